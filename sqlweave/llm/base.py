@@ -1,0 +1,132 @@
+"""The small interface every language-model backend implements.
+
+Messages go in; a :class:`Completion` with text(s), token usage and seconds comes out.
+
+>>> from sqlweave.llm.fake import FakeLLM
+>>> llm = FakeLLM(["SELECT 1"])
+>>> c = llm.complete([Message("user", "Say SELECT 1")])
+>>> c.text, c.usage.completion_tokens > 0
+('SELECT 1', True)
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: Role
+    content: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"role": self.role, "content": self.content}
+
+
+class GenerationOptions(BaseModel):
+    """Options for one call. Unknown options are an error, not silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_tokens: int = Field(512, ge=1, le=32768)
+    stop: tuple[str, ...] = ()
+    n: int = Field(1, ge=1, le=64)
+    seed: int | None = None
+    json_schema: dict[str, Any] | None = None
+    timeout_s: float | None = Field(None, gt=0)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens spent by one call (summed over its samples)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What a model answered: ``texts`` holds one entry per requested sample."""
+
+    texts: tuple[str, ...]
+    usage: Usage
+    seconds: float
+    model: str
+    cached: bool = False
+
+    @property
+    def text(self) -> str:
+        return self.texts[0] if self.texts else ""
+
+
+@dataclass
+class UsageMeter:
+    """Running totals of calls, tokens and seconds, safe to share across threads."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    seconds: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, c: Completion) -> None:
+        with self._lock:
+            self.calls += 1
+            self.cached_calls += int(c.cached)
+            self.usage = self.usage + c.usage
+            self.seconds += c.seconds
+
+
+class LLM(ABC):
+    """A language-model backend. Subclasses set ``model_id`` and implement :meth:`_complete`."""
+
+    model_id: str = "llm"
+    #: whether :meth:`_complete` honours ``json_schema`` natively (grammar or response_format).
+    supports_json_schema: bool = False
+
+    def __init__(self) -> None:
+        self.meter = UsageMeter()
+
+    def complete(self, messages: Sequence[Message], options: GenerationOptions | None = None, **kwargs: Any) -> Completion:
+        """Answer ``messages``. Options may be given as an object or as keywords (``temperature=0.2``)."""
+        opts = options or GenerationOptions(**kwargs)
+        if options is not None and kwargs:
+            opts = options.model_copy(update=kwargs)
+        start = time.perf_counter()
+        result = self._complete(tuple(messages), opts)
+        if not result.seconds and not result.cached:
+            result = Completion(result.texts, result.usage, time.perf_counter() - start, result.model, result.cached)
+        self.meter.add(result)
+        return result
+
+    @abstractmethod
+    def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
+        """Backend-specific call."""
+
+    def count_tokens(self, text: str) -> tuple[int, bool]:
+        """Tokens in ``text`` and whether the count is exact for this model."""
+        from .tokens import estimate_tokens
+
+        return estimate_tokens(text), False
+
+    def cache_key_params(self) -> dict[str, Any]:
+        """What, besides messages and options, changes this backend's answers (for the response cache)."""
+        return {"model": self.model_id}

@@ -1,0 +1,84 @@
+"""A persistent response cache (one SQLite file) in front of any backend.
+
+The key is a hash of the backend's identity, the messages and the options, so a
+rerun with the same inputs costs no model time. Hits are marked ``cached=True``.
+
+>>> import tempfile, pathlib
+>>> from sqlweave.llm.fake import FakeLLM
+>>> from sqlweave.llm.base import Message
+>>> inner = FakeLLM(["SELECT 1"])
+>>> llm = CachedLLM(inner, pathlib.Path(tempfile.mkdtemp()) / "cache.sqlite")
+>>> a = llm.complete([Message("user", "q")]); b = llm.complete([Message("user", "q")])
+>>> (a.text, b.text, b.cached, len(inner.calls))
+('SELECT 1', 'SELECT 1', True, 1)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from .base import LLM, Completion, GenerationOptions, Message, Usage
+
+
+class CachedLLM(LLM):
+    """Wraps ``inner``; answers found in the cache file are returned without calling it."""
+
+    def __init__(self, inner: LLM, path: Path) -> None:
+        super().__init__()
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.supports_json_schema = inner.supports_json_schema
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        with self._connect() as conn:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, texts TEXT, "
+                "prompt_tokens INTEGER, completion_tokens INTEGER, seconds REAL, created REAL)"
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30)
+
+    def key(self, messages: tuple[Message, ...], options: GenerationOptions) -> str:
+        payload = {
+            "backend": self.inner.cache_key_params(),
+            "messages": [m.as_dict() for m in messages],
+            "options": options.model_dump(exclude={"timeout_s"}),
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+    def count_tokens(self, text: str) -> tuple[int, bool]:
+        return self.inner.count_tokens(text)
+
+    def cache_key_params(self) -> dict[str, Any]:
+        return self.inner.cache_key_params()
+
+    def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
+        start = time.perf_counter()
+        k = self.key(messages, options)
+        with self._lock, self._connect() as conn:
+            row = conn.execute(
+                "SELECT texts, prompt_tokens, completion_tokens FROM responses WHERE key = ?", (k,)
+            ).fetchone()
+        if row is not None:
+            return Completion(tuple(json.loads(row[0])), Usage(row[1], row[2]), time.perf_counter() - start,
+                              self.model_id, cached=True)
+        result = self.inner.complete(messages, options)
+        with self._lock, self._connect() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (k, self.model_id, json.dumps(list(result.texts)), result.usage.prompt_tokens,
+                 result.usage.completion_tokens, result.seconds, time.time()),
+            )
+        return result
+
+    def __len__(self) -> int:
+        with self._connect() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])

@@ -1,0 +1,56 @@
+"""A deterministic model for tests: answers come from a queue, or from a function of the prompt.
+
+>>> llm = FakeLLM(["SELECT 1", "SELECT 2"])
+>>> [llm.complete([Message("user", "q")]).text for _ in range(2)]
+['SELECT 1', 'SELECT 2']
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Callable, Iterable
+
+from ..errors import LLMResponseError, LLMTimeoutError
+from .base import LLM, Completion, GenerationOptions, Message, Usage
+from .tokens import estimate_tokens
+
+Responder = Callable[[tuple[Message, ...], GenerationOptions], str]
+
+
+class FakeLLM(LLM):
+    """Replays queued answers in order; an ``Exception`` in the queue is raised instead.
+
+    ``responder`` (a function of messages and options) answers when the queue is empty.
+    Every call is kept in ``calls`` for assertions.
+    """
+
+    model_id = "fake"
+    supports_json_schema = True
+
+    def __init__(self, answers: Iterable[str | Exception] = (), responder: Responder | None = None) -> None:
+        super().__init__()
+        self.queue: deque[str | Exception] = deque(answers)
+        self.responder = responder
+        self.calls: list[tuple[tuple[Message, ...], GenerationOptions]] = []
+
+    def push(self, *answers: str | Exception) -> None:
+        self.queue.extend(answers)
+
+    def _next(self, messages: tuple[Message, ...], options: GenerationOptions) -> str:
+        if self.queue:
+            item = self.queue.popleft()
+            if isinstance(item, Exception):
+                raise item
+            return item
+        if self.responder is not None:
+            return self.responder(messages, options)
+        raise LLMResponseError("the fake model has no answers left", hint="Queue more answers with FakeLLM.push().")
+
+    def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
+        self.calls.append((messages, options))
+        texts = tuple(self._next(messages, options) for _ in range(options.n))
+        prompt = sum(estimate_tokens(m.content) for m in messages)
+        return Completion(texts, Usage(prompt, sum(estimate_tokens(t) for t in texts)), 0.0, self.model_id)
+
+
+__all__ = ["FakeLLM", "LLMTimeoutError"]

@@ -1,0 +1,141 @@
+"""The embedded local model: a GGUF file run on the CPU by llama.cpp (``llama-cpp-python``).
+
+Loads are cached per process, so building several pipelines costs one load.
+Consecutive prompts that share a prefix (instructions, schema, examples) reuse
+llama.cpp's evaluated prefix, so keep the question last.
+
+>>> llm = LocalLLM("0.5b")            # doctest: +SKIP
+>>> llm.complete([Message("user", "SELECT 1?")]).text  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+from typing import Any, Callable
+
+from ..errors import LLMResponseError, LLMTimeoutError, MissingDependencyError, ModelUnavailableError
+from .base import LLM, Completion, GenerationOptions, Message, Usage
+from .weights import MODELS, Progress, ensure_weights
+
+_LOADED: dict[tuple[str, int, int], Any] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free models while llama.cpp is still loaded (freeing them during interpreter shutdown errors)."""
+    while _LOADED:
+        _, llama = _LOADED.popitem()
+        llama.close()
+
+
+def default_threads() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None = None,
+               on_load: Callable[[str], None] | None = None) -> Any:
+    """The ``llama_cpp.Llama`` for model ``key``, loaded once per process."""
+    try:
+        from llama_cpp import Llama
+    except ImportError as err:
+        raise MissingDependencyError(
+            "the embedded model runtime (llama-cpp-python) is not installed",
+            hint="Install it with: pip install 'sqlweave[local]'",
+        ) from err
+    cache_key = (key, n_ctx, n_threads)
+    with _LOAD_LOCK:
+        if cache_key not in _LOADED:
+            path = ensure_weights(key, progress)
+            if on_load:
+                on_load(MODELS[key].name)
+            try:
+                _LOADED[cache_key] = Llama(
+                    model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False,
+                )
+            except (ValueError, RuntimeError) as err:
+                raise ModelUnavailableError(f"llama.cpp could not load {path}: {err}") from err
+        return _LOADED[cache_key]
+
+
+class LocalLLM(LLM):
+    """Qwen2.5-Coder-Instruct (``"1.5b"`` by default, or ``"0.5b"``) on the CPU."""
+
+    supports_json_schema = True
+
+    def __init__(
+        self,
+        model: str = "1.5b",
+        *,
+        n_ctx: int = 8192,
+        n_threads: int | None = None,
+        progress: Progress | None = None,
+        on_load: Callable[[str], None] | None = None,
+    ) -> None:
+        super().__init__()
+        if model not in MODELS:
+            raise ModelUnavailableError(f"unknown embedded model {model!r}", hint=f"Choose one of: {', '.join(MODELS)}.")
+        self.key = model
+        self.model_id = f"local:{model}"
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
+        self._progress = progress
+        self._on_load = on_load
+        self._lock = threading.Lock()
+
+    @property
+    def llama(self) -> Any:
+        return load_llama(self.key, self.n_ctx, self.n_threads, self._progress, self._on_load)
+
+    def count_tokens(self, text: str) -> tuple[int, bool]:
+        return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)), True
+
+    def cache_key_params(self) -> dict[str, Any]:
+        return {"model": self.model_id, "sha256": MODELS[self.key].sha256}
+
+    def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
+        llama = self.llama
+        texts: list[str] = []
+        usage = Usage()
+        start = time.perf_counter()
+        deadline = start + options.timeout_s if options.timeout_s else None
+        timed_out = [False]
+        eos = llama.token_eos()
+
+        def check_deadline(input_ids: Any, scores: Any) -> Any:
+            # Runs inside llama.cpp's sampler callback, where exceptions are swallowed: past the
+            # deadline, force end-of-sequence so generation stops at the next token, then raise below.
+            if deadline is not None and time.perf_counter() > deadline:
+                timed_out[0] = True
+                scores[:] = -float("inf")
+                scores[eos] = 0.0
+            return scores
+
+        kwargs: dict[str, Any] = dict(
+            messages=[m.as_dict() for m in messages],
+            temperature=options.temperature,
+            max_tokens=options.max_tokens,
+            stop=list(options.stop) or None,
+        )
+        if options.json_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": options.json_schema}
+        if deadline is not None:
+            from llama_cpp import LogitsProcessorList
+
+            kwargs["logits_processor"] = LogitsProcessorList([check_deadline])
+        with self._lock:
+            for i in range(options.n):
+                try:
+                    # Sample i of a call uses seed + i: several samples differ, reruns repeat.
+                    out = llama.create_chat_completion(seed=(options.seed or 0) + i, **kwargs)
+                except (ValueError, RuntimeError) as err:
+                    raise LLMResponseError(f"llama.cpp failed: {err}") from err
+                if timed_out[0]:
+                    raise LLMTimeoutError(f"the local model did not finish within {options.timeout_s:g} s")
+                texts.append(out["choices"][0]["message"].get("content") or "")
+                u = out.get("usage") or {}
+                usage = usage + Usage(int(u.get("prompt_tokens", 0)), int(u.get("completion_tokens", 0)))
+        return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id)

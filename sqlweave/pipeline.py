@@ -1,0 +1,250 @@
+"""The pipeline core: a tuple of small stages over one state object, each leaving a trace entry.
+
+A stage is any object with a ``name`` and ``__call__(state)``. It reads what it
+needs from the :class:`State`, writes its result back, talks to the model through
+:meth:`State.complete` (which records prompt, output, tokens and seconds), and adds
+structured notes with :meth:`State.note`. Stages never call one another, so a new
+stage slots in by building a new tuple.
+
+>>> from sqlweave.llm.fake import FakeLLM
+>>> from sqlweave.db import Database
+>>> from sqlweave.db.demo import demo_database_path
+>>> from sqlweave.presets import build_pipeline
+>>> pipe = build_pipeline("zero-shot")
+>>> [s.name for s in pipe.stages]
+['check_question', 'render_schema', 'generate', 'extract_sql', 'execute']
+>>> answer = pipe.run("How many customers?", Database.open(demo_database_path()),
+...                   FakeLLM(["```sql\\nSELECT COUNT(*) FROM customers\\n```"]))
+>>> answer.result.rows
+((60,),)
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+
+from .errors import PipelineError, SqlweaveError
+from .llm.base import LLM, Completion, GenerationOptions, Message, Usage
+
+if TYPE_CHECKING:
+    from .db.connection import Database, QueryResult
+    from .db.render import RenderedSchema
+    from .db.schema import Schema
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One model call made by a stage: the prompt, what came back, and what it cost."""
+
+    messages: tuple[Message, ...]
+    outputs: tuple[str, ...]
+    usage: Usage
+    seconds: float
+    cached: bool
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """What one stage did."""
+
+    stage: str
+    seconds: float
+    calls: tuple[ModelCall, ...] = ()
+    notes: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for c in self.calls:
+            total = total + c.usage
+        return total
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "seconds": round(self.seconds, 4),
+            "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens,
+            "calls": [
+                {
+                    "messages": [m.as_dict() for m in c.messages],
+                    "outputs": list(c.outputs),
+                    "prompt_tokens": c.usage.prompt_tokens,
+                    "completion_tokens": c.usage.completion_tokens,
+                    "seconds": round(c.seconds, 4),
+                    "cached": c.cached,
+                }
+                for c in self.calls
+            ],
+            "notes": _jsonable(self.notes),
+            "error": self.error,
+        }
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_jsonable(x) for x in v]
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    return str(v)
+
+
+@dataclass
+class State:
+    """The working object a pipeline's stages share for one question.
+
+    ``schema`` is the full schema; ``prompt_schema`` is what prompts show (a pruning
+    stage may narrow it). ``sql`` is the current best SQL; ``candidates`` are all
+    the SQL texts produced so far; ``extras`` holds what optional stages add
+    (examples, selected values, ...), keyed by stage name.
+    """
+
+    question: str
+    db: "Database"
+    llm: LLM
+    schema: "Schema"
+    prompt_schema: "Schema"
+    rendered_schema: "RenderedSchema | None" = None
+    raw_output: str | None = None
+    sql: str | None = None
+    candidates: list[str] = field(default_factory=list)
+    result: "QueryResult | None" = None
+    error: SqlweaveError | None = None
+    confidence: float | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+    trace: list[TraceEntry] = field(default_factory=list)
+    _calls: list[ModelCall] = field(default_factory=list, repr=False)
+    _notes: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def complete(self, messages: Sequence[Message], **options: Any) -> Completion:
+        """Call the model and record the call in the current stage's trace entry."""
+        result = self.llm.complete(list(messages), GenerationOptions(**options))
+        self._calls.append(ModelCall(tuple(messages), result.texts, result.usage, result.seconds, result.cached))
+        return result
+
+    def note(self, **data: Any) -> None:
+        """Add structured facts to the current stage's trace entry."""
+        self._notes.update(data)
+
+
+@runtime_checkable
+class Stage(Protocol):
+    """One step of a pipeline."""
+
+    name: str
+
+    def __call__(self, state: State) -> None: ...
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The outcome of one question: the SQL, its result, and how sqlweave got there.
+
+    ``error`` is set when no result could be produced (the typed error says why);
+    :meth:`raise_for_error` raises it.
+    """
+
+    question: str
+    sql: str | None
+    result: "QueryResult | None"
+    trace: tuple[TraceEntry, ...]
+    error: SqlweaveError | None = None
+    confidence: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.result is not None
+
+    @property
+    def usage(self) -> Usage:
+        total = Usage()
+        for e in self.trace:
+            total = total + e.usage
+        return total
+
+    @property
+    def seconds(self) -> float:
+        return sum(e.seconds for e in self.trace)
+
+    @property
+    def model_calls(self) -> int:
+        return sum(len(e.calls) for e in self.trace)
+
+    def raise_for_error(self) -> "Answer":
+        if self.error is not None:
+            self.error.details.setdefault("answer", self)
+            raise self.error
+        return self
+
+    def as_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {
+            "question": self.question,
+            "sql": self.sql,
+            "result": None if r is None else {
+                "columns": list(r.columns), "rows": _jsonable(r.rows), "truncated": r.truncated,
+                "elapsed_s": round(r.elapsed_s, 4),
+            },
+            "error": None if self.error is None else {
+                "code": self.error.code, "message": self.error.message, "hint": self.error.hint,
+            },
+            "confidence": self.confidence,
+            "prompt_tokens": self.usage.prompt_tokens,
+            "completion_tokens": self.usage.completion_tokens,
+            "model_calls": self.model_calls,
+            "seconds": round(self.seconds, 4),
+            "trace": [e.as_dict() for e in self.trace],
+        }
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """A named tuple of stages. Build a variant with :meth:`replace_stage`, :meth:`insert_after` or :meth:`without`."""
+
+    name: str
+    stages: tuple[Stage, ...]
+
+    def run(self, question: str, db: "Database", llm: LLM, *, schema: "Schema | None" = None) -> Answer:
+        """Run every stage on ``question``; stop at the first error and return it inside the :class:`Answer`."""
+        full = schema if schema is not None else db.schema()
+        state = State(question=question, db=db, llm=llm, schema=full, prompt_schema=full)
+        for stage in self.stages:
+            state._calls, state._notes = [], {}
+            start = time.perf_counter()
+            error: SqlweaveError | None = None
+            try:
+                stage(state)
+            except SqlweaveError as err:
+                error = err
+            state.trace.append(
+                TraceEntry(stage.name, time.perf_counter() - start, tuple(state._calls), dict(state._notes),
+                           None if error is None else f"{error.code}: {error.message}")
+            )
+            if error is not None:
+                state.error = error
+                break
+        return Answer(question, state.sql, state.result, tuple(state.trace), state.error, state.confidence)
+
+    def _index(self, name: str) -> int:
+        for i, s in enumerate(self.stages):
+            if s.name == name:
+                return i
+        raise PipelineError(f"pipeline {self.name!r} has no stage {name!r}",
+                            hint=f"Its stages are: {', '.join(s.name for s in self.stages)}.")
+
+    def replace_stage(self, name: str, stage: Stage) -> "Pipeline":
+        i = self._index(name)
+        return replace(self, stages=self.stages[:i] + (stage,) + self.stages[i + 1:])
+
+    def insert_after(self, name: str, stage: Stage) -> "Pipeline":
+        i = self._index(name)
+        return replace(self, stages=self.stages[: i + 1] + (stage,) + self.stages[i + 1:])
+
+    def without(self, name: str) -> "Pipeline":
+        i = self._index(name)
+        return replace(self, stages=self.stages[:i] + self.stages[i + 1:])

@@ -1,0 +1,96 @@
+"""Decide, from the sqlglot AST, whether a SQL text is one read-only statement.
+
+Classification never looks at the first word: ``WITH ... SELECT`` is a read,
+``SELECT ... INTO`` is a write, a data-modifying CTE is a write.
+
+>>> is_read_only("WITH t AS (SELECT 1 AS x) SELECT x FROM t")
+True
+>>> is_read_only("SELECT * INTO backup FROM singer")
+False
+>>> is_read_only("DROP TABLE singer")
+False
+"""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from ..errors import RefusedStatementError, SQLParseError
+
+#: Statement roots that only read.
+_READ_ROOTS: tuple[type[exp.Expression], ...] = (exp.Select, exp.SetOperation, exp.Subquery, exp.Values)
+
+#: Nodes that change data, schema, session or the file system, wherever they appear in the tree.
+_WRITE_NODES: tuple[type[exp.Expression], ...] = tuple(
+    getattr(exp, name)
+    for name in (
+        "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "TruncateTable", "Command",
+        "Pragma", "Attach", "Detach", "Set", "Use", "Copy", "Grant", "Revoke", "Transaction", "Commit",
+        "Rollback", "Lock", "LoadData", "Analyze", "Into", "Replace",
+    )
+    if hasattr(exp, name)
+)
+
+#: Functions with side effects or access outside the database.
+_UNSAFE_FUNCTIONS = frozenset(
+    {
+        "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer",
+        "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_sleep", "pg_terminate_backend",
+        "pg_cancel_backend", "set_config", "nextval", "setval", "lo_import", "lo_export", "dblink",
+        "dblink_exec", "query_to_xml", "read_csv", "read_csv_auto", "read_parquet", "read_json",
+        "read_json_auto", "read_text", "read_blob", "glob", "install", "load",
+    }
+)
+
+
+def _parse(sql: str, dialect: str | None) -> list[exp.Expression | None]:
+    try:
+        return sqlglot.parse(sql, read=dialect)
+    except SqlglotError as err:
+        raise SQLParseError(str(err).splitlines()[0], hint="Check the SQL syntax.", sql=sql) from err
+
+
+def ensure_read_only(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
+    """Return the parsed statement if ``sql`` is exactly one read-only statement; raise otherwise.
+
+    Raises:
+        RefusedStatementError: several statements, or any write, DDL, PRAGMA, ATTACH, ``SELECT INTO``.
+        SQLParseError: the text does not parse, so it cannot be shown to be safe.
+
+    >>> ensure_read_only("SELECT 1; DELETE FROM t")
+    Traceback (most recent call last):
+    ...
+    sqlweave.errors.RefusedStatementError: 2 statements given; only one SELECT may run (...)
+    """
+    statements = [s for s in _parse(sql, dialect) if s is not None]
+    if not statements:
+        raise SQLParseError("no SQL statement found", sql=sql)
+    if len(statements) > 1:
+        raise RefusedStatementError(f"{len(statements)} statements given; only one SELECT may run", sql=sql)
+    tree = statements[0]
+    if not isinstance(tree, _READ_ROOTS):
+        kind = tree.key.upper()
+        raise RefusedStatementError(f"{kind} statements are not allowed", sql=sql)
+    for node in tree.walk():
+        if isinstance(node, _WRITE_NODES):
+            raise RefusedStatementError(f"{node.key.upper()} is not allowed in a read-only query", sql=sql)
+        if isinstance(node, exp.Select) and node.args.get("into") is not None:
+            raise RefusedStatementError("SELECT ... INTO writes a table and is not allowed", sql=sql)
+        if isinstance(node, exp.Select) and node.args.get("locks"):
+            raise RefusedStatementError("SELECT ... FOR UPDATE/SHARE takes locks and is not allowed", sql=sql)
+        if isinstance(node, exp.Func):
+            name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+            if name in _UNSAFE_FUNCTIONS:
+                raise RefusedStatementError(f"function {name}() is not allowed", sql=sql)
+    return tree
+
+
+def is_read_only(sql: str, dialect: str | None = "sqlite") -> bool:
+    """True if :func:`ensure_read_only` accepts ``sql``; False for writes and for text that does not parse."""
+    try:
+        ensure_read_only(sql, dialect)
+    except (RefusedStatementError, SQLParseError):
+        return False
+    return True

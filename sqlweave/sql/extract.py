@@ -1,0 +1,154 @@
+"""Find the SQL statement in a language model's free-form answer.
+
+Models wrap SQL in Markdown fences, prefix it with "SQL:", follow it with an
+explanation, or stop mid-fence. Candidate spans are located in the text, and a
+span counts as SQL only when sqlglot parses it.
+
+>>> extract_sql("Sure! Here it is:\\n```sql\\nSELECT count(*) FROM singer;\\n```\\nThis counts singers.")
+'SELECT count(*) FROM singer'
+>>> extract_sql("SQL: select name from singer where age > 30 -- the older ones")
+'select name from singer where age > 30'
+"""
+
+from __future__ import annotations
+
+import re
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from ..errors import NoSQLInOutputError
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
+# Words that may begin a statement. Writes are included on purpose: a model that answers
+# "DROP TABLE x" must be shown to the safety check and refused, not reported as "no SQL".
+_STATEMENT_START = re.compile(
+    r"(?<![\w.])(SELECT|WITH|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|PRAGMA|ATTACH|DETACH|REPLACE|TRUNCATE|VALUES)\b",
+    re.IGNORECASE,
+)
+_STATEMENT_TYPES = (
+    exp.Select, exp.SetOperation, exp.Subquery, exp.Values, exp.Insert, exp.Update, exp.Delete,
+    exp.Drop, exp.Create, exp.Alter, exp.Pragma, exp.Attach, exp.Detach, exp.TruncateTable, exp.Merge,
+)
+_MAX_TRIES = 60
+
+
+def _parses(text: str, dialect: str | None) -> bool:
+    text = text.strip().rstrip(";").strip()
+    if not text:
+        return False
+    try:
+        trees = [t for t in sqlglot.parse(text, read=dialect) if t is not None]
+    except (SqlglotError, ValueError, RecursionError):
+        return False
+    return len(trees) == 1 and isinstance(trees[0], _STATEMENT_TYPES) and _complete(trees[0])
+
+
+def _complete(tree: exp.Expression) -> bool:
+    """Reject fragments sqlglot accepts leniently, such as a SELECT with nothing to select."""
+    if isinstance(tree, exp.Select):
+        return bool(tree.expressions)
+    return True
+
+
+def _first_statement(span: str) -> str:
+    """Cut ``span`` at the first top-level semicolon, using sqlglot's tokenizer so strings are respected."""
+    try:
+        tokens = sqlglot.Tokenizer().tokenize(span)
+    except (SqlglotError, ValueError):
+        return span
+    for tok in tokens:
+        if tok.token_type == sqlglot.TokenType.SEMICOLON:
+            return span[: tok.start]
+    return span
+
+
+def _shrink(span: str, dialect: str | None) -> str | None:
+    """The longest prefix of ``span`` (cut at a semicolon, then by lines, then by words) that parses."""
+    span = _first_statement(span).strip()
+    if _parses(span, dialect):
+        return span
+    tries = 0
+    lines = span.splitlines()
+    for end in range(len(lines) - 1, 0, -1):
+        tries += 1
+        if tries > _MAX_TRIES:
+            return None
+        cand = "\n".join(lines[:end]).strip()
+        if _parses(cand, dialect):
+            return cand
+    words = lines[0].split(" ") if lines else []
+    for end in range(len(words) - 1, 1, -1):
+        tries += 1
+        if tries > _MAX_TRIES:
+            return None
+        cand = " ".join(words[:end]).strip()
+        if _parses(cand, dialect):
+            return cand
+    return None
+
+
+def _strip_comments(sql: str) -> str:
+    """Drop trailing ``--`` comment lines the model appended after the statement."""
+    out = sql.rstrip()
+    while True:
+        lines = out.splitlines()
+        if len(lines) > 1 and lines[-1].lstrip().startswith("--"):
+            out = "\n".join(lines[:-1]).rstrip()
+            continue
+        return out
+
+
+def _candidates(text: str) -> list[str]:
+    fenced = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+    ordered = [body for lang, body in fenced if lang in ("sql", "sqlite", "postgresql", "postgres", "duckdb")]
+    ordered += [body for lang, body in fenced if lang not in ("sql", "sqlite", "postgresql", "postgres", "duckdb")]
+    outside = _FENCE.sub("\n", text) if fenced else text
+    return ordered + [outside]
+
+
+def extract_sql(text: str, dialect: str | None = "sqlite") -> str:
+    """Return the first SQL statement found in ``text``, without a trailing semicolon.
+
+    A statement that reads from a table is preferred over a table-less fragment
+    (prose such as "I will select the right rows" parses as ``SELECT the AS right``).
+
+    Raises:
+        NoSQLInOutputError: nothing in ``text`` parses as a SQL statement. The raw
+            output is kept in ``err.details["raw"]``.
+    """
+    weak: str | None = None
+    if text:
+        for block in _candidates(text):
+            for match in _STATEMENT_START.finditer(block):
+                found = _shrink(block[match.start():], dialect)
+                if found is None:
+                    continue
+                found = _strip_comments(_strip_trailing_comment(found, dialect))
+                if _strong(found, dialect):
+                    return found
+                weak = weak or found
+    if weak is not None:
+        return weak
+    raise NoSQLInOutputError("the model's answer contains no SQL statement", raw=text)
+
+
+def _strong(sql: str, dialect: str | None) -> bool:
+    """True unless ``sql`` is a bare SELECT without FROM (likely prose, or a constant)."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except (SqlglotError, ValueError):
+        return False
+    return not (isinstance(tree, exp.Select) and tree.args.get("from_", tree.args.get("from")) is None)
+
+
+def _strip_trailing_comment(sql: str, dialect: str | None) -> str:
+    """Remove a ``-- comment`` at the end of a one-line statement (sqlglot keeps comments as metadata)."""
+    try:
+        tokens = sqlglot.Tokenizer().tokenize(sql)
+    except (SqlglotError, ValueError):
+        return sql
+    if not tokens:
+        return sql
+    return sql[: tokens[-1].end + 1].strip()

@@ -1,0 +1,22 @@
+"""Stage: run the SQL safely (read-only connection, time limit, row cap)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import PipelineError
+from ..pipeline import State
+
+
+@dataclass(frozen=True)
+class ExecuteSQL:
+    """Execute ``state.sql`` and store the :class:`~sqlweave.db.QueryResult` in ``state.result``."""
+
+    name: str = "execute"
+
+    def __call__(self, state: State) -> None:
+        if state.sql is None:
+            raise PipelineError("execute needs SQL", hint="Put an extract_sql stage before execute.")
+        result = state.db.execute(state.sql)
+        state.result = result
+        state.note(rows=result.row_count, truncated=result.truncated, elapsed_s=round(result.elapsed_s, 4))

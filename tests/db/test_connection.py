@@ -1,0 +1,122 @@
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from sqlweave.db import Database
+from sqlweave.errors import (
+    DatabaseError,
+    DatabaseNotFoundError,
+    ExecutionError,
+    QueryTimeoutError,
+    RefusedStatementError,
+)
+from tests.conftest import file_digest
+
+
+def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(DatabaseNotFoundError, match="no database file"):
+        Database.open(tmp_path / "nope.sqlite")
+
+
+def test_missing_file_in_sqlite_url(tmp_path: Path) -> None:
+    with pytest.raises(DatabaseNotFoundError):
+        Database.open(f"sqlite:///{tmp_path}/nope.sqlite")
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    f = tmp_path / "notes.sqlite"
+    f.write_text("hello, this is not a database")
+    with pytest.raises(DatabaseError, match="not a SQLite database"):
+        Database.open(f)
+
+
+def test_bad_url() -> None:
+    with pytest.raises(DatabaseNotFoundError):
+        Database.open("this is ://not a url")
+
+
+def test_unknown_driver_names_the_extra() -> None:
+    from sqlweave.errors import MissingDependencyError
+
+    with pytest.raises((MissingDependencyError, DatabaseNotFoundError)):
+        Database.open("oracle+nosuchdriver://u:p@localhost/x")
+
+
+def test_execute_returns_typed_rows(singer_db: Path) -> None:
+    db = Database.open(singer_db)
+    r = db.execute("SELECT name, age FROM singer ORDER BY age DESC")
+    assert r.columns == ("Name", "Age")
+    assert r.row_count == 6 and not r.truncated
+    assert r.rows[0] == ("Joe Sharp", 52)
+    assert r.elapsed_s >= 0
+
+
+def test_row_cap_sets_truncated(singer_db: Path) -> None:
+    db = Database.open(singer_db, max_rows=4)
+    r = db.execute("SELECT name FROM singer")
+    assert r.row_count == 4 and r.truncated
+    assert db.execute("SELECT name FROM singer", max_rows=10).truncated is False
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DROP TABLE singer",
+        "DELETE FROM singer",
+        "UPDATE singer SET age = 0",
+        "SELECT 1; DELETE FROM singer",
+        "ATTACH DATABASE 'x.db' AS x",
+        "PRAGMA user_version = 7",
+        "CREATE TABLE t AS SELECT * FROM singer",
+    ],
+)
+def test_destructive_statements_are_refused_and_file_unchanged(singer_db: Path, sql: str) -> None:
+    before = file_digest(singer_db)
+    db = Database.open(singer_db)
+    with pytest.raises(RefusedStatementError):
+        db.execute(sql)
+    db.close()
+    assert file_digest(singer_db) == before
+
+
+def test_connection_is_read_only_even_past_the_classifier(singer_db: Path) -> None:
+    """Defence in depth: the raw runner (no classifier) still cannot write."""
+    before = file_digest(singer_db)
+    db = Database.open(singer_db)
+    with pytest.raises(ExecutionError, match="readonly|read-only|attempt to write"):
+        db._run("DELETE FROM singer", timeout_s=5, max_rows=10)
+    db.close()
+    assert file_digest(singer_db) == before
+    assert sqlite3.connect(singer_db).execute("SELECT count(*) FROM singer").fetchone()[0] == 6
+
+
+def test_runaway_cross_join_is_interrupted(singer_db: Path) -> None:
+    db = Database.open(singer_db, timeout_s=0.5)
+    sql = ("SELECT count(*) FROM singer a, singer b, singer c, singer d, singer e, singer f, "
+           "singer g, singer h, singer i, singer j, singer k, singer l")
+    start = time.perf_counter()
+    with pytest.raises(QueryTimeoutError):
+        db.execute(sql)
+    assert time.perf_counter() - start < 5
+    # The connection is usable afterwards.
+    assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
+
+
+def test_unknown_column_is_an_execution_error(singer_db: Path) -> None:
+    db = Database.open(singer_db)
+    with pytest.raises(ExecutionError, match="no such column") as info:
+        db.execute("SELECT nme FROM singer")
+    assert "no such column" in info.value.as_feedback()
+
+
+def test_invalid_utf8_does_not_crash(tmp_path: Path) -> None:
+    path = tmp_path / "bad.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t (s TEXT)")
+    conn.execute("INSERT INTO t VALUES (CAST(X'61FF62' AS TEXT))")
+    conn.commit()
+    conn.close()
+    rows = Database.open(path).execute("SELECT s FROM t").rows
+    assert rows[0][0].startswith("a") and rows[0][0].endswith("b")

@@ -1,0 +1,139 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from sqlweave.db import Database, render_compact, render_create_table, render_schema
+from sqlweave.db.demo import build_demo_database, demo_database_path
+from sqlweave.errors import SchemaError
+
+
+def test_sqlite_schema(singer_db: Path) -> None:
+    s = Database.open(singer_db).schema()
+    assert set(s.table_names) == {"stadium", "singer", "concert", "singer_in_concert"}
+    singer = s.table("SINGER")
+    assert singer.primary_key == ("Singer_ID",)
+    assert singer.row_count == 6
+    assert len(singer.sample_rows) == 3
+    age = singer.column("age")
+    assert age.stats.minimum == 25 and age.stats.maximum == 52
+    assert age.stats.nulls == 0 and age.stats.distinct == 6
+    assert len(singer.column("Name").samples) == 3
+    fks = {str(fk) for fk in s.foreign_keys}
+    assert "singer_in_concert.Singer_ID -> singer.Singer_ID" in fks
+    assert "concert.Stadium_ID -> stadium.Stadium_ID" in fks
+
+
+def test_unknown_table_and_column_hint(singer_db: Path) -> None:
+    s = Database.open(singer_db).schema()
+    with pytest.raises(SchemaError, match="no table 'singers'") as info:
+        s.table("singers")
+    assert "singer" in info.value.hint
+    with pytest.raises(SchemaError, match="no column"):
+        s.table("singer").column("nme")
+
+
+def test_duckdb_schema_through_the_same_code(tmp_path: Path) -> None:
+    duckdb = pytest.importorskip("duckdb", reason="duckdb is part of the dev extra")
+    path = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE customer (id INTEGER PRIMARY KEY, name VARCHAR, city VARCHAR)")
+    con.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customer(id), total DOUBLE)")
+    con.execute("INSERT INTO customer VALUES (1, 'Ana', 'Lyon'), (2, 'Ben', 'Oslo')")
+    con.execute("INSERT INTO orders VALUES (10, 1, 9.5), (11, 1, 20.0), (12, 2, 3.25)")
+    con.close()
+    db = Database.open(path)
+    assert db.dialect == "duckdb"
+    s = db.schema()
+    assert set(s.table_names) == {"customer", "orders"}
+    assert s.table("orders").column("total").stats.maximum == 20.0
+    assert s.table("customer").primary_key == ("id",)
+    assert [str(fk) for fk in s.foreign_keys] == ["orders.customer_id -> customer.id"]
+    assert db.execute("SELECT count(*) FROM orders").rows == ((3,),)
+    from sqlweave.errors import RefusedStatementError
+
+    with pytest.raises(RefusedStatementError):
+        db.execute("DELETE FROM orders")
+    db.close()
+    assert duckdb.connect(str(path), read_only=True).execute("SELECT count(*) FROM orders").fetchone()[0] == 3
+
+
+def test_database_without_tables(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "empty.sqlite"
+    sqlite3.connect(path).execute("CREATE TABLE t (a)").connection.execute("DROP TABLE t")
+    with pytest.raises(SchemaError, match="no tables"):
+        Database.open(path).schema()
+
+
+def test_descriptions_side_file(singer_db: Path, tmp_path: Path) -> None:
+    side = tmp_path / "desc.json"
+    side.write_text(json.dumps({"singer": {"description": "People who sing", "columns": {"Age": "age in years"}}}))
+    s = Database.open(singer_db, descriptions=side).schema()
+    assert s.table("singer").description == "People who sing"
+    assert s.table("singer").column("age").description == "age in years"
+    text = render_create_table(s)
+    assert "-- People who sing" in text and "-- age in years" in text
+
+
+def test_defog_descriptions(singer_db: Path, tmp_path: Path) -> None:
+    side = tmp_path / "defog.json"
+    side.write_text(json.dumps({"table_metadata": {"singer": [{"column_name": "Name", "column_description": "full name"}]}}))
+    assert Database.open(singer_db, descriptions=side).schema().table("singer").column("name").description == "full name"
+
+
+def test_bird_description_folder(singer_db: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "database_description"
+    folder.mkdir()
+    (folder / "singer.csv").write_text(
+        "original_column_name,column_name,column_description,data_format,value_description\n"
+        "Country,country,country of birth,text,ISO name\n"
+    )
+    col = Database.open(singer_db, descriptions=folder).schema().table("singer").column("country")
+    assert col.description == "country of birth; ISO name"
+
+
+def test_malformed_description_file(singer_db: Path, tmp_path: Path) -> None:
+    side = tmp_path / "bad.json"
+    side.write_text("{not json")
+    with pytest.raises(SchemaError, match="cannot read descriptions"):
+        Database.open(singer_db, descriptions=side).schema()
+
+
+def test_render_styles_and_token_counts(singer_db: Path) -> None:
+    s = Database.open(singer_db).schema()
+    full = render_schema(s, "create_table", count=lambda t: (len(t.split()), True))
+    compact = render_schema(s, "compact", count=lambda t: (len(t.split()), True))
+    assert full.text.count("CREATE TABLE") == 4
+    assert "FOREIGN KEY (Singer_ID) REFERENCES singer(Singer_ID)" in full.text
+    assert "3 example rows" in full.text
+    assert compact.text.splitlines()[0].startswith("concert(") or "singer(" in compact.text
+    assert "singer_in_concert.Singer_ID = singer.Singer_ID" in compact.text
+    assert compact.tokens < full.tokens
+    assert render_compact(s) == compact.text
+
+
+def test_quoted_identifiers_in_rendering(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "q.sqlite"
+    c = sqlite3.connect(path)
+    c.execute('CREATE TABLE "order items" ("item name" TEXT, qty INT)')
+    c.execute("INSERT INTO \"order items\" VALUES ('pen', 2)")
+    c.commit()
+    s = Database.open(path).schema()
+    assert '"order items"("item name" TEXT' in render_compact(s)
+    assert 'CREATE TABLE "order items"' in render_create_table(s)
+
+
+def test_demo_database_is_deterministic(tmp_path: Path) -> None:
+    a = build_demo_database(tmp_path / "a.sqlite")
+    b = build_demo_database(tmp_path / "b.sqlite")
+    import sqlite3
+
+    dump = lambda p: list(sqlite3.connect(p).iterdump())  # noqa: E731
+    assert dump(a) == dump(b)
+    s = Database.open(demo_database_path()).schema()
+    assert len(s.tables) == 6 and len(s.foreign_keys) >= 5
+    assert sum(t.row_count or 0 for t in s.tables) >= 300

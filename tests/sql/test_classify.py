@@ -1,0 +1,78 @@
+import pytest
+
+from sqlweave.errors import RefusedStatementError, SQLParseError
+from sqlweave.sql.classify import ensure_read_only, is_read_only
+
+READS = [
+    "SELECT count(*) FROM singer",
+    "select name from singer where age > 30 order by age desc limit 3",
+    "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+    "SELECT a FROM t1 UNION SELECT b FROM t2",
+    "SELECT a FROM t1 INTERSECT SELECT a FROM t2",
+    "SELECT a FROM t1 EXCEPT SELECT a FROM t2",
+    "SELECT * FROM (SELECT name FROM singer) AS s",
+    "SELECT name FROM singer WHERE singer_id IN (SELECT singer_id FROM singer_in_concert)",
+    "SELECT count(*) FROM singer;",
+    "SELECT 'DROP TABLE singer' AS text",
+]
+
+WRITES = [
+    ("DROP TABLE singer", "DROP"),
+    ("DELETE FROM singer", "DELETE"),
+    ("UPDATE singer SET age = 1", "UPDATE"),
+    ("INSERT INTO singer (name) VALUES ('x')", "INSERT"),
+    ("CREATE TABLE x (a INT)", "CREATE"),
+    ("ALTER TABLE singer ADD COLUMN x INT", "ALTER"),
+    ("ATTACH DATABASE '/tmp/x.db' AS x", "ATTACH"),
+    ("PRAGMA journal_mode = DELETE", "PRAGMA"),
+    ("PRAGMA writable_schema = 1", "PRAGMA"),
+    ("SELECT * INTO backup FROM singer", "INTO"),
+    ("SELECT 1; DROP TABLE singer", "2 statements"),
+    ("SELECT 1; SELECT 2", "2 statements"),
+    ("REPLACE INTO singer (name) VALUES ('x')", ""),
+    ("VACUUM", ""),
+    ("SELECT load_extension('evil.so')", "load_extension"),
+]
+
+
+@pytest.mark.parametrize("sql", READS)
+def test_reads_are_accepted(sql: str) -> None:
+    assert is_read_only(sql)
+    ensure_read_only(sql)
+
+
+@pytest.mark.parametrize("sql,word", WRITES)
+def test_writes_are_refused(sql: str, word: str) -> None:
+    assert not is_read_only(sql)
+    with pytest.raises(RefusedStatementError) as info:
+        ensure_read_only(sql)
+    assert word in str(info.value)
+
+
+def test_data_modifying_cte_is_refused_in_postgres() -> None:
+    sql = "WITH d AS (DELETE FROM singer RETURNING *) SELECT * FROM d"
+    with pytest.raises(RefusedStatementError):
+        ensure_read_only(sql, "postgres")
+
+
+def test_select_for_update_is_refused_in_postgres() -> None:
+    with pytest.raises(RefusedStatementError, match="FOR UPDATE"):
+        ensure_read_only("SELECT * FROM singer FOR UPDATE", "postgres")
+
+
+def test_unparseable_text_is_a_parse_error_not_a_pass() -> None:
+    assert not is_read_only("SELECT FROM WHERE (((")
+    with pytest.raises(SQLParseError):
+        ensure_read_only("SELECT FROM WHERE (((")
+
+
+def test_empty_is_a_parse_error() -> None:
+    with pytest.raises(SQLParseError):
+        ensure_read_only("  ;  ")
+
+
+def test_refusal_renders_feedback_for_the_model() -> None:
+    with pytest.raises(RefusedStatementError) as info:
+        ensure_read_only("DROP TABLE singer")
+    assert "single SELECT" in info.value.as_feedback()
+    assert info.value.details["sql"] == "DROP TABLE singer"

@@ -1,0 +1,37 @@
+import pytest
+
+from sqlweave.errors import NoSQLInOutputError
+from sqlweave.sql.extract import extract_sql
+
+CASES = [
+    ("fenced with language", "```sql\nSELECT count(*) FROM singer\n```", "SELECT count(*) FROM singer"),
+    ("fenced, chatter around", "Sure! Here is the query:\n\n```sql\nSELECT name\nFROM singer\nWHERE age > 30;\n```\n\nThis returns the names.",
+     "SELECT name\nFROM singer\nWHERE age > 30"),
+    ("fence without language", "```\nSELECT 1\n```", "SELECT 1"),
+    ("unterminated fence (cut by max tokens)", "```sql\nSELECT name FROM singer ORDER BY age", "SELECT name FROM singer ORDER BY age"),
+    ("plain", "SELECT count(*) FROM singer", "SELECT count(*) FROM singer"),
+    ("label prefix", "SQL: SELECT count(*) FROM singer", "SELECT count(*) FROM singer"),
+    ("explanation on the next line", "SELECT count(*) FROM singer\nThis query counts all singers in the table.", "SELECT count(*) FROM singer"),
+    ("explanation after semicolon", "SELECT count(*) FROM singer; -- counts them. It's simple.", "SELECT count(*) FROM singer"),
+    ("trailing comment line", "SELECT name FROM singer\n-- names of singers", "SELECT name FROM singer"),
+    ("with-cte", "Answer:\nWITH t AS (SELECT age FROM singer) SELECT avg(age) FROM t", "WITH t AS (SELECT age FROM singer) SELECT avg(age) FROM t"),
+    ("prose with 'with' first", "To answer this, start with the singer table.\n```sql\nSELECT name FROM singer\n```", "SELECT name FROM singer"),
+    ("semicolon inside a string", "SELECT name FROM singer WHERE name = 'a;b'", "SELECT name FROM singer WHERE name = 'a;b'"),
+    ("two fenced blocks: sql first", "```python\nprint(1)\n```\n```sql\nSELECT 2\n```", "SELECT 2"),
+    ("lowercase", "select name from singer", "select name from singer"),
+    ("destructive statement is extracted for the safety check", "```sql\nDROP TABLE singer;\n```", "DROP TABLE singer"),
+    ("select word inside prose, sql later", "I will select the right rows.\nSELECT * FROM singer", "SELECT * FROM singer"),
+]
+
+
+@pytest.mark.parametrize("title,text,expected", CASES, ids=[c[0] for c in CASES])
+def test_extracts(title: str, text: str, expected: str) -> None:
+    assert extract_sql(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "I don't know.", "The answer is 42.", "```\nprint('hello')\n```", "SELECT"])
+def test_no_sql(text: str) -> None:
+    with pytest.raises(NoSQLInOutputError) as info:
+        extract_sql(text)
+    assert info.value.details["raw"] == text
+    assert info.value.retryable

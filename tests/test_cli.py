@@ -1,0 +1,50 @@
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from sqlweave.cli import app
+from tests.conftest import file_digest
+
+runner = CliRunner()
+
+
+def test_schema_command(singer_db: Path) -> None:
+    r = runner.invoke(app, ["schema", "--db", str(singer_db)])
+    assert r.exit_code == 0, r.output
+    assert "singer_in_concert" in r.output and "foreign keys" in r.output
+    r = runner.invoke(app, ["schema", "--db", str(singer_db), "--json"])
+    data = json.loads(r.stdout)
+    assert {t["name"] for t in data["tables"]} == {"stadium", "singer", "concert", "singer_in_concert"}
+
+
+def test_sql_command_and_refusal(singer_db: Path) -> None:
+    r = runner.invoke(app, ["sql", "--db", str(singer_db), "SELECT count(*) FROM singer", "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["rows"] == [[6]]
+    before = file_digest(singer_db)
+    r = runner.invoke(app, ["sql", "--db", str(singer_db), "DROP TABLE singer"])
+    assert r.exit_code == 2
+    assert "Error:" in r.output and "DROP" in r.output and "Traceback" not in r.output
+    assert file_digest(singer_db) == before
+
+
+def test_missing_database_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["ask", "--db", str(tmp_path / "none.sqlite"), "How many?"])
+    assert r.exit_code == 2
+    assert "no database file" in r.output and "Hint:" in r.output and "Traceback" not in r.output
+
+
+def test_unknown_model_backend(singer_db: Path) -> None:
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "gpt9000", "How many singers?"])
+    assert r.exit_code == 2 and "unknown model backend" in r.output
+
+
+def test_fake_model_via_cli_reports_error_cleanly(singer_db: Path) -> None:
+    # The fake backend has no queued answers: a typed model error, shown as a message.
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "fake", "--no-cache", "How many singers?"])
+    assert r.exit_code == 2 and "no answers left" in r.output
+
+
+def test_version() -> None:
+    r = runner.invoke(app, ["--version"])
+    assert r.exit_code == 0 and "sqlweave" in r.output

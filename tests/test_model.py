@@ -1,0 +1,58 @@
+"""Tests that run the real embedded model (Qwen2.5-Coder GGUF on llama.cpp). Marked ``model``: about a minute."""
+
+from pathlib import Path
+
+import pytest
+
+import sqlweave
+from sqlweave.db.demo import demo_database_path
+from sqlweave.llm.base import Message
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def local_llm():
+    from sqlweave.llm.local import LocalLLM
+
+    return LocalLLM("1.5b")
+
+
+def test_real_model_counts_singers(singer_db: Path, local_llm) -> None:
+    answer = sqlweave.connect(singer_db, llm=local_llm, cache=False).ask("How many singers are there?")
+    assert answer.result.rows == ((6,),)
+    gen = next(e for e in answer.trace if e.stage == "generate")
+    assert gen.usage.prompt_tokens > 200 and gen.usage.completion_tokens > 0 and gen.seconds > 0
+
+
+def test_real_model_on_the_demo_database(local_llm) -> None:
+    answer = sqlweave.connect(demo_database_path(), llm=local_llm, cache=False).ask("How many customers are there?")
+    assert answer.result.rows == ((60,),)
+
+
+def test_real_model_refusal_leaves_database_unchanged(singer_db: Path, local_llm) -> None:
+    from tests.conftest import file_digest
+
+    before = file_digest(singer_db)
+    answer = sqlweave.connect(singer_db, llm=local_llm, cache=False).run("Delete all singers from the database.")
+    # Whatever the model wrote, nothing was deleted: either refused, or a harmless read.
+    assert answer.error is None or answer.error.code in {"refused_statement", "no_sql_in_output", "sql_parse"}
+    assert file_digest(singer_db) == before
+
+
+def test_exact_token_counts_and_timeout(local_llm) -> None:
+    n, exact = local_llm.count_tokens("SELECT count(*) FROM singer")
+    assert exact and 4 <= n <= 12
+    from sqlweave.errors import LLMTimeoutError
+
+    with pytest.raises(LLMTimeoutError):
+        local_llm.complete([Message("user", "Write a very long essay about databases.")], max_tokens=2000, timeout_s=0.5)
+    # The model still answers after an interrupted call.
+    assert "1" in local_llm.complete([Message("user", "Reply with the digit 1 only.")], max_tokens=5).text
+
+
+def test_small_model_answers(singer_db: Path) -> None:
+    from sqlweave.llm.local import LocalLLM
+
+    answer = sqlweave.connect(singer_db, llm=LocalLLM("0.5b"), cache=False).run("How many singers are there?")
+    assert answer.sql is not None and "singer" in answer.sql.lower()

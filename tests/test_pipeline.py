@@ -1,0 +1,113 @@
+from pathlib import Path
+
+import pytest
+
+import sqlweave
+from sqlweave.db import Database
+from sqlweave.errors import (
+    ConfigurationError,
+    InvalidQuestionError,
+    LLMTimeoutError,
+    NoSQLInOutputError,
+    PipelineError,
+    RefusedStatementError,
+)
+from sqlweave.llm import FakeLLM
+from sqlweave.pipeline import Pipeline
+from sqlweave.presets import build_pipeline
+from sqlweave.stages import ExecuteSQL, GenerateSQL
+from tests.conftest import file_digest
+
+
+def test_zero_shot_end_to_end_with_trace(singer_db: Path) -> None:
+    llm = FakeLLM(["Here you go:\n```sql\nSELECT count(*) FROM singer;\n```"])
+    engine = sqlweave.connect(singer_db, llm=llm)
+    answer = engine.ask("How many singers are there?")
+    assert answer.ok and answer.sql == "SELECT count(*) FROM singer"
+    assert answer.result.rows == ((6,),)
+    assert [e.stage for e in answer.trace] == ["check_question", "render_schema", "generate", "extract_sql", "execute"]
+    gen = answer.trace[2]
+    assert len(gen.calls) == 1 and gen.usage.prompt_tokens > 0
+    # The prompt holds the schema first and the question last (prefix-cache friendly).
+    user = gen.calls[0].messages[-1].content
+    assert "CREATE TABLE singer" in user and user.rstrip().endswith("How many singers are there?")
+    assert answer.trace[1].notes["tables"] == 4
+    assert answer.trace[3].notes["schema_issues"] == []
+    d = answer.as_dict()
+    assert d["result"]["rows"] == [[6]] and d["model_calls"] == 1 and len(d["trace"]) == 5
+
+
+def test_model_drop_table_is_refused_and_file_unchanged(singer_db: Path) -> None:
+    before = file_digest(singer_db)
+    engine = sqlweave.connect(singer_db, llm=FakeLLM(["```sql\nDROP TABLE singer;\n```"]))
+    answer = engine.run("delete all singers")
+    assert isinstance(answer.error, RefusedStatementError)
+    assert answer.result is None and answer.trace[-1].stage == "extract_sql"
+    engine.llm.push("DELETE FROM singer; SELECT 1")
+    with pytest.raises(RefusedStatementError):
+        engine.ask("delete all singers")
+    engine.close()
+    assert file_digest(singer_db) == before
+
+
+def test_ask_raises_typed_error_with_answer_attached(singer_db: Path) -> None:
+    engine = sqlweave.connect(singer_db, llm=FakeLLM(["I am not sure what you mean."]))
+    with pytest.raises(NoSQLInOutputError) as info:
+        engine.ask("How many singers?")
+    failed = info.value.details["answer"]
+    assert failed.trace[-1].error.startswith("no_sql_in_output")
+    assert failed.trace[2].calls[0].outputs == ("I am not sure what you mean.",)
+
+
+def test_llm_timeout_is_reported(singer_db: Path) -> None:
+    engine = sqlweave.connect(singer_db, llm=FakeLLM([LLMTimeoutError("the model did not finish")]))
+    answer = engine.run("How many singers?")
+    assert isinstance(answer.error, LLMTimeoutError) and answer.sql is None
+
+
+@pytest.mark.parametrize("question", ["", "   ", "Combien de chanteurs y a-t-il dans la base ?", "有多少歌手？", "x" * 3000])
+def test_bad_questions_cost_no_model_call(singer_db: Path, question: str) -> None:
+    llm = FakeLLM(["SELECT 1"])
+    answer = sqlweave.connect(singer_db, llm=llm).run(question)
+    assert isinstance(answer.error, InvalidQuestionError)
+    assert llm.calls == []
+
+
+def test_execution_error_keeps_the_sql(singer_db: Path) -> None:
+    answer = sqlweave.connect(singer_db, llm=FakeLLM(["SELECT nme FROM singer"])).run("names?")
+    assert answer.sql == "SELECT nme FROM singer"
+    assert answer.error is not None and answer.error.code == "execution"
+    assert answer.trace[3].notes["schema_issues"] == ["unknown column nme"]
+
+
+def test_pipeline_editing() -> None:
+    p = build_pipeline("zero-shot")
+    assert [s.name for s in p.without("check_question").stages][0] == "render_schema"
+    q = p.replace_stage("generate", GenerateSQL(max_tokens=10))
+    assert q.stages[2].max_tokens == 10 and p.stages[2].max_tokens != 10
+
+    class Note:
+        name = "note"
+
+        def __call__(self, state):
+            state.note(seen=state.sql)
+
+    r = p.insert_after("extract_sql", Note())
+    assert [s.name for s in r.stages][4] == "note"
+    with pytest.raises(PipelineError, match="no stage"):
+        p.without("vote")
+    with pytest.raises(ConfigurationError, match="unknown pipeline"):
+        build_pipeline("magic")
+
+
+def test_stage_order_mistakes_are_clear(singer_db: Path) -> None:
+    pipe = Pipeline("broken", (ExecuteSQL(),))
+    answer = pipe.run("q", Database.open(singer_db), FakeLLM())
+    assert isinstance(answer.error, PipelineError) and "extract_sql" in answer.error.hint
+
+
+def test_compact_preset(singer_db: Path) -> None:
+    llm = FakeLLM(["SELECT count(*) FROM stadium"])
+    a = sqlweave.connect(singer_db, llm=llm, pipeline="zero-shot-compact").ask("How many stadiums?")
+    assert a.result.rows == ((9,),)
+    assert "singer(" in llm.calls[0][0][-1].content and "CREATE TABLE" not in llm.calls[0][0][-1].content
