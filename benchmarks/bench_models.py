@@ -43,21 +43,19 @@ def measure(model: str, n_questions: int) -> dict:
     llama = load_llama(llm.key, llm.n_ctx, llm.n_threads)
     load_s = time.perf_counter() - t0
 
-    # Prompt speed: a ~600-token prompt evaluated from scratch (cache reset), 1 output token.
+    # Speeds from llama.cpp's own counters: a ~600-token prompt evaluated from scratch, then 128 tokens.
+    import llama_cpp
+
     text = "\n".join(f"CREATE TABLE t{i} (id INTEGER PRIMARY KEY, name TEXT, value REAL, created TEXT);" for i in range(30))
-    msgs = [Message("user", text + "\nHow many rows are in t3?")]
     prompt_rates, gen_rates = [], []
     for _ in range(3):
         llama.reset()
-        start = time.perf_counter()
-        out = llm.complete(msgs, max_tokens=1)
-        elapsed = time.perf_counter() - start
-        prompt_rates.append(out.usage.prompt_tokens / elapsed)
-        # Generation speed: same prompt (now cached), 128 tokens; subtract the 1-token time.
-        start = time.perf_counter()
-        out2 = llm.complete([Message("user", text + "\nWrite a long SQL tutorial about these tables.")], max_tokens=128)
-        gen_elapsed = time.perf_counter() - start
-        gen_rates.append(max(out2.usage.completion_tokens - 1, 1) / max(gen_elapsed - 20 / prompt_rates[-1], 1e-6))
+        llama_cpp.llama_perf_context_reset(llama._ctx.ctx)
+        llm.complete([Message("user", text + "\nWrite a long SQL tutorial about these tables.")], max_tokens=128,
+                     temperature=0.8, seed=len(prompt_rates))
+        perf = llama_cpp.llama_perf_context(llama._ctx.ctx)
+        prompt_rates.append(perf.n_p_eval / (perf.t_p_eval_ms / 1000))
+        gen_rates.append(perf.n_eval / (perf.t_eval_ms / 1000))
 
     ds, questions = sample_questions(n_questions)
     per_q, correct, executed, prompt_tokens, completion_tokens = [], 0, 0, [], []

@@ -259,6 +259,136 @@ def models() -> None:
     console.print(table)
 
 
+eval_app = typer.Typer(help="Evaluate pipelines on benchmarks (Spider, BIRD) with the official metrics.",
+                       invoke_without_command=True, no_args_is_help=False)
+app.add_typer(eval_app, name="eval")
+
+DATASETS = {"spider-dev": ("spider", "dev"), "spider-train": ("spider", "train"), "bird-dev": ("bird", "dev")}
+
+
+def _load_dataset(name: str, data_dir: Path):
+    from .errors import ConfigurationError
+    from .eval.datasets import load_bird, load_spider
+
+    if name not in DATASETS:
+        raise ConfigurationError(f"unknown dataset {name!r}", hint=f"Use one of: {', '.join(DATASETS)}.")
+    kind, split = DATASETS[name]
+    return load_spider(data_dir, split) if kind == "spider" else load_bird(data_dir, split)
+
+
+def _summary_table(title: str, summary) -> RichTable:
+    t = RichTable(title=title, header_style="bold")
+    t.add_column("hardness")
+    t.add_column("n", justify="right")
+    t.add_column("EX %", justify="right")
+    for lv, (n, ex) in summary.by_level.items():
+        t.add_row(lv, str(n), f"{ex:.1f}")
+    t.add_row("[bold]all[/]", str(summary.n), f"[bold]{summary.ex:.1f}[/]")
+    t.caption = (f"EX keep-distinct {summary.ex_keep_distinct:.1f}%, executable {summary.executable:.1f}%, "
+                 f"median {summary.median_seconds:.2f} s and {summary.median_prompt_tokens:.0f}+"
+                 f"{summary.median_completion_tokens:.0f} tokens per question, {summary.mean_model_calls:.2f} calls")
+    return t
+
+
+@eval_app.callback()
+def eval_run(
+    ctx: typer.Context,
+    dataset: str = typer.Option("spider-dev", "--dataset", help=f"One of: {', '.join(DATASETS)}."),
+    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir", help="Folder of the dataset."),
+    pipeline: str = typer.Option("zero-shot", "--pipeline", "-p", help="Pipeline preset."),
+    model: str = ModelOption,
+    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N questions (after --sample)."),
+    sample: Optional[Path] = typer.Option(None, "--sample", help="A sample file (JSON list of question ids)."),
+    concurrency: int = typer.Option(1, "--concurrency", help="Questions in flight (useful for HTTP backends)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Run folder (default: runs/<dataset>-<pipeline>-<model>)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache."),
+) -> None:
+    """Run PIPELINE over DATASET: per-question JSONL, resumable, summary by hardness."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from .eval.runner import run_eval, summarize
+    from .eval.sample import read_sample
+    from .presets import build_pipeline
+
+    with _errors():
+        ds = _load_dataset(dataset, data_dir)
+        for p in ds.problems:
+            err_console.print(f"[yellow]Note:[/] {p}")
+        examples = list(ds.examples)
+        if sample:
+            examples = read_sample(sample, examples)
+        if limit:
+            examples = examples[:limit]
+        pipe = build_pipeline(pipeline)
+        llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)
+        folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
+        from .eval.runner import ResultStore  # noqa: F401  (imported for its resume message)
+
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TextColumn("EX {task.fields[ex]}"), TimeRemainingColumn(), console=err_console) as bar:
+            task = bar.add_task(f"{pipeline} on {dataset}", total=len(examples), ex="-")
+            hits = [0, 0]
+
+            def tick(r) -> None:
+                hits[0] += r.match
+                hits[1] += 1
+                bar.update(task, advance=1, ex=f"{100 * hits[0] / hits[1]:.1f}%")
+
+            results = run_eval(ds, examples, pipe, llm, folder, concurrency=concurrency, on_result=tick,
+                               meta={"sample": str(sample) if sample else None, "limit": limit})
+        summary = summarize(results)
+        console.print(_summary_table(f"{pipeline} / {model} on {dataset} ({summary.n} questions)", summary))
+        console.print(f"[dim]results: {folder}/results.jsonl[/]")
+
+
+@eval_app.command("compare")
+def eval_compare(run_a: Path, run_b: Path, show: int = typer.Option(10, "--show", help="Flipped questions to list.")) -> None:
+    """Per-hardness deltas between two runs, and the questions that flipped either way."""
+    from .eval.runner import load_results, summarize
+
+    with _errors():
+        a, b = load_results(run_a), load_results(run_b)
+        common = {r.id for r in a} & {r.id for r in b}
+        a = [r for r in a if r.id in common]
+        b = [r for r in b if r.id in common]
+        sa, sb = summarize(a), summarize(b)
+        t = RichTable(title=f"{run_a.name} -> {run_b.name} ({len(common)} common questions)", header_style="bold")
+        for c in ("hardness", "n", "EX A", "EX B", "delta"):
+            t.add_column(c, justify="right")
+        for lv in sa.by_level:
+            n, ea = sa.by_level[lv]
+            eb = sb.by_level.get(lv, (0, 0.0))[1]
+            t.add_row(lv, str(n), f"{ea:.1f}", f"{eb:.1f}", f"{eb - ea:+.1f}")
+        t.add_row("all", str(sa.n), f"{sa.ex:.1f}", f"{sb.ex:.1f}", f"{sb.ex - sa.ex:+.1f}")
+        console.print(t)
+        by_b = {r.id: r for r in b}
+        gained = [r for r in a if not r.match and by_b[r.id].match]
+        lost = [r for r in a if r.match and not by_b[r.id].match]
+        console.print(f"wrong -> right: {len(gained)}   right -> wrong: {len(lost)}")
+        for label, rows in (("wrong -> right", gained), ("right -> wrong", lost)):
+            for r in rows[:show]:
+                console.print(f"[dim]{label}[/] {r.id} [{r.hardness}] {r.question}")
+                console.print(f"    A: {r.prediction}\n    B: {by_b[r.id].prediction}")
+
+
+@eval_app.command("sample")
+def eval_sample(
+    n: int = typer.Option(200, "--n"),
+    seed: int = typer.Option(0, "--seed"),
+    dataset: str = typer.Option("spider-dev", "--dataset"),
+    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir"),
+    out: Path = typer.Option(..., "--out"),
+) -> None:
+    """Write a fixed, stratified (by hardness) sample of DATASET."""
+    from .eval.sample import stratified_sample, write_sample
+
+    with _errors():
+        ds = _load_dataset(dataset, data_dir)
+        chosen = stratified_sample(ds.examples, n, seed)
+        write_sample(out, dataset, chosen, seed)
+        console.print(f"wrote {len(chosen)} question ids to {out}")
+
+
 @app.callback(invoke_without_command=True)
 def _root(version: bool = typer.Option(False, "--version", help="Print the version.")) -> None:
     if version:

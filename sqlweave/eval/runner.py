@@ -1,0 +1,268 @@
+"""Run a pipeline over a dataset: per-question JSONL results, resumable after any interruption.
+
+Each finished question is appended to ``results.jsonl`` and flushed to disk at once,
+so a run killed at any point (even SIGKILL) loses at most the question in flight.
+A rerun with the same output folder reads what is there, drops a torn last line,
+and continues with the questions not yet done; the result is exactly one line per
+question. Traces go to ``traces.jsonl`` beside it, keyed by question id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..db.connection import Database
+from ..errors import ConfigurationError, SqlweaveError
+from ..llm.base import LLM
+from ..pipeline import Pipeline
+from .datasets import Dataset, Example
+from .hardness import LEVELS, hardness
+from .metrics import order_matters, remove_distinct, spider_result_eq
+
+EVAL_TIMEOUT_S = 30.0
+EVAL_MAX_ROWS = 10_000_000
+
+
+@dataclass(frozen=True)
+class QuestionResult:
+    """One line of ``results.jsonl``."""
+
+    id: str
+    db_id: str
+    question: str
+    gold: str
+    prediction: str | None
+    hardness: str
+    match: bool  # execution match, official default (DISTINCT removed)
+    match_keep_distinct: bool
+    executable: bool
+    error: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    model_calls: int
+    seconds: float
+    trace_ref: str
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "QuestionResult":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+
+
+class GoldCache:
+    """Gold results per (database, SQL), computed once per run."""
+
+    def __init__(self) -> None:
+        self._data: dict[tuple[str, str], Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, db: Database, sql: str) -> Any:
+        key = (db.target, sql)
+        with self._lock:
+            if key in self._data:
+                return self._data[key]
+        rows = db.execute(sql, timeout_s=EVAL_TIMEOUT_S, max_rows=EVAL_MAX_ROWS).rows
+        with self._lock:
+            self._data[key] = rows
+        return rows
+
+
+def execution_match(db: Database, gold_sql: str, pred_sql: str, gold_cache: GoldCache | None = None,
+                    keep_distinct: bool = False) -> tuple[bool, str | None]:
+    """``(match, error)`` by the official Spider rule; ``error`` says why the prediction failed to run."""
+    cache = gold_cache or GoldCache()
+    g_sql, p_sql = (gold_sql, pred_sql) if keep_distinct else (remove_distinct(gold_sql), remove_distinct(pred_sql))
+    gold = cache.get(db, g_sql)
+    try:
+        pred = db.execute(p_sql, timeout_s=EVAL_TIMEOUT_S, max_rows=EVAL_MAX_ROWS).rows
+    except SqlweaveError as err:
+        return False, f"{err.code}: {err.message}"
+    return spider_result_eq(gold, pred, order_matters(gold_sql)), None
+
+
+def example_hardness(ex: Example) -> str:
+    if ex.difficulty:
+        return ex.difficulty
+    try:
+        return hardness(ex.gold_parse) if ex.gold_parse else hardness(ex.gold_sql)
+    except SqlweaveError:
+        return "unknown"
+
+
+class ResultStore:
+    """``results.jsonl`` + ``traces.jsonl`` + ``run.json`` in one folder, append-only and crash-safe."""
+
+    def __init__(self, folder: Path, meta: dict[str, Any]) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.results_path = self.folder / "results.jsonl"
+        self.traces_path = self.folder / "traces.jsonl"
+        meta_path = self.folder / "run.json"
+        if meta_path.exists():
+            old = json.loads(meta_path.read_text())
+            for key in ("dataset", "pipeline", "model"):
+                if old.get(key) != meta.get(key):
+                    raise ConfigurationError(
+                        f"{self.folder} holds a run with {key}={old.get(key)!r}, not {meta.get(key)!r}",
+                        hint="Use another --out folder, or the same settings to resume.",
+                    )
+        else:
+            meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+        self.done: dict[str, QuestionResult] = self._load()
+        self._lock = threading.Lock()
+
+    def _load(self) -> dict[str, QuestionResult]:
+        done: dict[str, QuestionResult] = {}
+        if not self.results_path.exists():
+            return done
+        good_lines = []
+        for line in self.results_path.read_text(encoding="utf-8").splitlines():
+            try:
+                r = QuestionResult.from_dict(json.loads(line))
+            except (ValueError, KeyError, TypeError):
+                continue  # a line torn by a kill mid-write
+            if r.id not in done:
+                done[r.id] = r
+                good_lines.append(line)
+        # Rewrite without torn or repeated lines, atomically.
+        tmp = self.results_path.with_suffix(".tmp")
+        tmp.write_text("".join(l + "\n" for l in good_lines), encoding="utf-8")
+        os.replace(tmp, self.results_path)
+        return done
+
+    def add(self, result: QuestionResult, trace: list[dict[str, Any]]) -> None:
+        with self._lock:
+            if result.id in self.done:
+                return
+            with self.traces_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"id": result.id, "trace": trace}, default=str) + "\n")
+            with self.results_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(asdict(result), default=str) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            self.done[result.id] = result
+
+
+def run_eval(
+    dataset: Dataset,
+    examples: Iterable[Example],
+    pipeline: Pipeline,
+    llm: LLM,
+    out: Path,
+    *,
+    meta: dict[str, Any] | None = None,
+    concurrency: int = 1,
+    on_result: Callable[[QuestionResult], None] | None = None,
+) -> list[QuestionResult]:
+    """Answer and score every example not already in ``out``; return all results in example order."""
+    todo_all = list(examples)
+    store = ResultStore(out, {"dataset": dataset.name, "pipeline": pipeline.name, "model": llm.model_id,
+                              "questions": len(todo_all), "created": time.strftime("%Y-%m-%d %H:%M:%S"),
+                              **(meta or {})})
+    # Grouped by database, so consecutive prompts share the schema prefix (llama.cpp reuses it).
+    todo = sorted((e for e in todo_all if e.id not in store.done), key=lambda e: e.db_id)
+    dbs: dict[str, Database] = {}
+    db_lock = threading.Lock()
+    gold_cache = GoldCache()
+
+    def database(db_id: str) -> Database:
+        with db_lock:
+            if db_id not in dbs:
+                dbs[db_id] = Database.open(dataset.db_path(db_id), timeout_s=EVAL_TIMEOUT_S)
+            return dbs[db_id]
+
+    def one(ex: Example) -> None:
+        db = database(ex.db_id)
+        answer = pipeline.run(ex.question, db, llm, schema=db.schema())
+        match = match_kd = False
+        error = None if answer.error is None else f"{answer.error.code}: {answer.error.message}"
+        executable = answer.sql is not None and answer.result is not None
+        if answer.sql is not None and (answer.error is None or answer.error.code == "query_timeout"):
+            try:
+                match, run_error = execution_match(db, ex.gold_sql, answer.sql, gold_cache)
+                match_kd, _ = execution_match(db, ex.gold_sql, answer.sql, gold_cache, keep_distinct=True)
+                error = error or run_error
+            except SqlweaveError as err:  # the gold query itself failed: reported, scored as a miss
+                error = f"gold failed: {err.code}: {err.message}"
+        result = QuestionResult(
+            id=ex.id, db_id=ex.db_id, question=ex.question, gold=ex.gold_sql, prediction=answer.sql,
+            hardness=example_hardness(ex), match=match, match_keep_distinct=match_kd, executable=executable,
+            error=error, prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
+            model_calls=answer.model_calls, seconds=round(answer.seconds, 4), trace_ref=f"traces.jsonl#{ex.id}",
+        )
+        store.add(result, [e.as_dict() for e in answer.trace])
+        if on_result:
+            on_result(result)
+
+    try:
+        if concurrency <= 1:
+            for ex in todo:
+                one(ex)
+        else:
+            with ThreadPoolExecutor(max_workers=concurrency) as pool:
+                for f in [pool.submit(one, ex) for ex in todo]:
+                    f.result()
+    finally:
+        for db in dbs.values():
+            db.close()
+    return [store.done[e.id] for e in todo_all if e.id in store.done]
+
+
+def load_results(folder: Path) -> list[QuestionResult]:
+    path = Path(folder) / "results.jsonl"
+    if not path.exists():
+        raise ConfigurationError(f"no results in {folder}", hint="Pass the --out folder of an evaluation run.")
+    out = []
+    seen = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            r = QuestionResult.from_dict(json.loads(line))
+        except (ValueError, KeyError, TypeError):
+            continue
+        if r.id not in seen:
+            seen.add(r.id)
+            out.append(r)
+    return out
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    ex: float
+    ex_keep_distinct: float
+    executable: float
+    by_level: dict[str, tuple[int, float]]
+    median_seconds: float
+    median_prompt_tokens: float
+    median_completion_tokens: float
+    mean_model_calls: float
+
+
+def summarize(results: list[QuestionResult]) -> Summary:
+    n = len(results)
+    if n == 0:
+        return Summary(0, 0.0, 0.0, 0.0, {}, 0.0, 0.0, 0.0, 0.0)
+    levels = [lv for lv in LEVELS if any(r.hardness == lv for r in results)]
+    levels += sorted({r.hardness for r in results} - set(LEVELS))
+    by = {}
+    for lv in levels:
+        rs = [r for r in results if r.hardness == lv]
+        by[lv] = (len(rs), 100.0 * sum(r.match for r in rs) / len(rs))
+    return Summary(
+        n=n,
+        ex=100.0 * sum(r.match for r in results) / n,
+        ex_keep_distinct=100.0 * sum(r.match_keep_distinct for r in results) / n,
+        executable=100.0 * sum(r.executable for r in results) / n,
+        by_level=by,
+        median_seconds=statistics.median(r.seconds for r in results),
+        median_prompt_tokens=statistics.median(r.prompt_tokens for r in results),
+        median_completion_tokens=statistics.median(r.completion_tokens for r in results),
+        mean_model_calls=statistics.mean(r.model_calls for r in results),
+    )

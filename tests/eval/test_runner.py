@@ -1,0 +1,177 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sqlweave.eval.datasets import load_spider
+from sqlweave.eval.runner import load_results, run_eval, summarize
+from sqlweave.eval.sample import read_sample, stratified_sample, write_sample
+from sqlweave.llm import FakeLLM
+from sqlweave.presets import build_pipeline
+from tests.conftest import SHARED
+
+SPIDER = SHARED / "data" / "spider"
+needs_spider = pytest.mark.skipif(not (SPIDER / "dev.json").exists(), reason="needs ../shared/data/spider")
+
+
+def gold_responder(ds):
+    gold = {e.question: e.gold_sql for e in ds.examples}
+    return lambda messages, options: "```sql\n" + gold[messages[-1].content.rsplit("Question: ", 1)[1]] + "\n```"
+
+
+@needs_spider
+def test_gold_as_prediction_scores_100_on_all_available_dev_questions(tmp_path: Path) -> None:
+    ds = load_spider(SPIDER, "dev")
+    assert len(ds.examples) == 972 and ds.missing_databases == ("wta_1",)
+    pipe = build_pipeline("zero-shot").without("check_question")
+    results = run_eval(ds, ds.examples, pipe, FakeLLM(responder=gold_responder(ds)), tmp_path / "run")
+    s = summarize(results)
+    failures = [(r.id, r.error) for r in results if not r.match]
+    assert failures == []
+    assert s.n == 972 and s.ex == 100.0 and s.ex_keep_distinct == 100.0 and s.executable == 100.0
+
+
+def _tiny_dataset(tmp_path: Path):
+    """Two databases, five questions, in Spider's layout."""
+    import shutil
+
+    root = tmp_path / "spider"
+    (root / "database" / "concert_singer").mkdir(parents=True)
+    shutil.copy(Path(__file__).parents[1] / "fixtures" / "concert_singer.sqlite",
+                root / "database" / "concert_singer" / "concert_singer.sqlite")
+    qs = [
+        {"db_id": "concert_singer", "question": "How many singers?", "query": "SELECT count(*) FROM singer"},
+        {"db_id": "concert_singer", "question": "Names by age?", "query": "SELECT name FROM singer ORDER BY age"},
+        {"db_id": "concert_singer", "question": "Stadium count?", "query": "SELECT count(*) FROM stadium"},
+        {"db_id": "concert_singer", "question": "Countries?", "query": "SELECT DISTINCT country FROM singer"},
+        {"db_id": "missing_db", "question": "Gone?", "query": "SELECT 1"},
+        {"db_id": "concert_singer", "question": "Broken gold?", "query": "SELECT nope FROM singer"},
+    ]
+    (root / "dev.json").write_text(json.dumps(qs))
+    return root
+
+
+def test_loader_reports_missing_databases_and_bad_entries(tmp_path: Path) -> None:
+    root = _tiny_dataset(tmp_path)
+    data = json.loads((root / "dev.json").read_text()) + [{"question": "no db id"}]
+    (root / "dev.json").write_text(json.dumps(data))
+    ds = load_spider(root, "dev")
+    assert len(ds.examples) == 5 and ds.missing_databases == ("missing_db",)
+    assert any("entry 6" in p for p in ds.problems)
+    (root / "dev.json").write_text("[not json")
+    from sqlweave.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="not valid JSON"):
+        load_spider(root, "dev")
+    with pytest.raises(ConfigurationError, match="no dataset file"):
+        load_spider(tmp_path / "nowhere", "dev")
+
+
+def test_scores_wrong_order_errors_and_broken_gold(tmp_path: Path) -> None:
+    ds = load_spider(_tiny_dataset(tmp_path), "dev")
+    answers = {
+        "How many singers?": "SELECT count(*) FROM singer",             # right
+        "Names by age?": "SELECT name FROM singer ORDER BY age DESC",   # wrong order, gold has ORDER BY
+        "Stadium count?": "SELECT nme FROM stadium",                    # execution error
+        "Countries?": "SELECT country FROM singer",                     # right only without DISTINCT
+        "Broken gold?": "SELECT name FROM singer",                      # gold fails: reported
+    }
+    llm = FakeLLM(responder=lambda m, o: answers[m[-1].content.rsplit("Question: ", 1)[1]])
+    results = {r.question: r for r in run_eval(ds, ds.examples, build_pipeline("zero-shot"), llm, tmp_path / "run")}
+    assert results["How many singers?"].match
+    assert not results["Names by age?"].match
+    assert not results["Stadium count?"].match and not results["Stadium count?"].executable
+    assert "no such column" in results["Stadium count?"].error
+    assert results["Countries?"].match and not results["Countries?"].match_keep_distinct
+    assert results["Broken gold?"].error.startswith("gold failed")
+
+
+def test_resume_after_interruption_gives_one_result_per_question(tmp_path: Path) -> None:
+    ds = load_spider(_tiny_dataset(tmp_path), "dev")
+    out = tmp_path / "run"
+    llm = FakeLLM(["SELECT count(*) FROM singer", RuntimeError("killed")])
+    with pytest.raises(RuntimeError):
+        run_eval(ds, ds.examples, build_pipeline("zero-shot"), llm, out)
+    # Simulate a torn last line from a kill mid-write.
+    with (out / "results.jsonl").open("a") as fh:
+        fh.write('{"id": "dev-1", "db_id": "conc')
+    assert len(load_results(out)) == 1
+    llm2 = FakeLLM(responder=lambda m, o: "SELECT 1")
+    results = run_eval(ds, ds.examples, build_pipeline("zero-shot"), llm2, out)
+    assert len(results) == 5
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 5 and len({json.loads(l)["id"] for l in lines}) == 5
+    assert len(llm2.calls) == 4  # the finished question was not asked again
+
+
+def test_resume_refuses_a_different_configuration(tmp_path: Path) -> None:
+    from sqlweave.errors import ConfigurationError
+
+    ds = load_spider(_tiny_dataset(tmp_path), "dev")
+    run_eval(ds, ds.examples[:1], build_pipeline("zero-shot"), FakeLLM(["SELECT 1"]), tmp_path / "run")
+    with pytest.raises(ConfigurationError, match="pipeline"):
+        run_eval(ds, ds.examples[:1], build_pipeline("zero-shot-compact"), FakeLLM(["SELECT 1"]), tmp_path / "run")
+
+
+@needs_spider
+def test_sigkill_halfway_then_resume(tmp_path: Path) -> None:
+    """A real process killed with SIGKILL mid-run; the rerun completes with exactly one line per question."""
+    script = tmp_path / "run.py"
+    script.write_text(f"""
+import sys, time
+sys.path.insert(0, {str(Path(__file__).parents[2])!r})
+from sqlweave.eval.datasets import load_spider
+from sqlweave.eval.runner import run_eval
+from sqlweave.llm import FakeLLM
+from sqlweave.presets import build_pipeline
+ds = load_spider({str(SPIDER)!r}, "dev")
+exs = ds.examples[:40]
+gold = {{e.question: e.gold_sql for e in exs}}
+def answer(m, o):
+    time.sleep(float(sys.argv[2]))
+    return gold[m[-1].content.rsplit("Question: ", 1)[1]]
+run_eval(ds, exs, build_pipeline("zero-shot").without("check_question"), FakeLLM(responder=answer), sys.argv[1])
+""")
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, str(script), str(out), "0.05"])
+    results = out / "results.jsonl"
+    import time
+
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 10:
+            break
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = len(load_results(out))
+    assert 10 <= partial < 40
+    subprocess.run([sys.executable, str(script), str(out), "0"], check=True)
+    lines = results.read_text().splitlines()
+    ids = [json.loads(l)["id"] for l in lines]
+    assert len(ids) == 40 and len(set(ids)) == 40
+    assert all(r.match for r in load_results(out))
+
+
+def test_stratified_sample_is_reproducible(tmp_path: Path) -> None:
+    ds = load_spider(_tiny_dataset(tmp_path), "dev")
+    a = stratified_sample(ds.examples, 3, seed=1)
+    assert [e.id for e in a] == [e.id for e in stratified_sample(ds.examples, 3, seed=1)]
+    write_sample(tmp_path / "s.json", ds.name, a, 1)
+    assert [e.id for e in read_sample(tmp_path / "s.json", ds.examples)] == [e.id for e in a]
+
+
+@needs_spider
+def test_committed_sample_has_200_questions_stratified_by_hardness() -> None:
+    import collections
+
+    from sqlweave.eval.runner import example_hardness
+
+    ds = load_spider(SPIDER, "dev")
+    sample = read_sample(Path(__file__).parents[2] / "benchmarks" / "samples" / "spider-dev-200.json", ds.examples)
+    counts = collections.Counter(example_hardness(e) for e in sample)
+    assert len(sample) == 200 and counts == {"easy": 48, "medium": 85, "hard": 33, "extra": 34}
