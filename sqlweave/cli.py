@@ -322,8 +322,6 @@ def eval_run(
         pipe = build_pipeline(pipeline)
         llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)
         folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
-        from .eval.runner import ResultStore  # noqa: F401  (imported for its resume message)
-
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TextColumn("EX {task.fields[ex]}"), TimeRemainingColumn(), console=err_console) as bar:
             task = bar.add_task(f"{pipeline} on {dataset}", total=len(examples), ex="-")
@@ -337,6 +335,9 @@ def eval_run(
             results = run_eval(ds, examples, pipe, llm, folder, concurrency=concurrency, on_result=tick,
                                meta={"sample": str(sample) if sample else None, "limit": limit})
         summary = summarize(results)
+        from dataclasses import asdict
+
+        (folder / "summary.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
         console.print(_summary_table(f"{pipeline} / {model} on {dataset} ({summary.n} questions)", summary))
         console.print(f"[dim]results: {folder}/results.jsonl[/]")
 
