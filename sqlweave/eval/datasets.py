@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import ConfigurationError
 
@@ -54,6 +54,26 @@ def _read_json(path: Path) -> Any:
         raise ConfigurationError(f"{str(path)!r} is not valid JSON: {err}") from err
 
 
+def _collect(name: str, root: Path, db_dir: Path, data: Any, required: set[str],
+             build: Callable[[int, dict[str, Any]], Example]) -> Dataset:
+    """Keep entries that have ``required`` keys and whose database exists; report the rest."""
+    if not isinstance(data, list):
+        raise ConfigurationError(f"the questions file of {name} must hold a list of questions")
+    examples, missing, problems = [], set(), []
+    for i, item in enumerate(data):
+        if not isinstance(item, dict) or not required <= item.keys():
+            problems.append(f"entry {i}: missing {'/'.join(sorted(required))}")
+            continue
+        if not (db_dir / item["db_id"] / f"{item['db_id']}.sqlite").is_file():
+            missing.add(item["db_id"])
+            continue
+        examples.append(build(i, item))
+    skipped = len(data) - len(examples) - len(problems)
+    if missing:
+        problems.append(f"{skipped} questions skipped: databases missing: {', '.join(sorted(missing))}")
+    return Dataset(name, root, tuple(examples), db_dir, tuple(sorted(missing)), skipped, tuple(problems))
+
+
 def load_spider(root: str | Path, split: str = "dev", *, questions_file: str | None = None) -> Dataset:
     """Spider layout: ``<split>.json`` (db_id, question, query), ``database/<db_id>/<db_id>.sqlite``.
 
@@ -61,23 +81,11 @@ def load_spider(root: str | Path, split: str = "dev", *, questions_file: str | N
     """
     root = Path(root)
     data = _read_json(root / (questions_file or f"{split}.json"))
-    if not isinstance(data, list):
-        raise ConfigurationError(f"{split}.json must hold a list of questions")
-    db_dir = root / "database"
-    examples, missing, problems = [], set(), []
-    for i, item in enumerate(data):
-        if not isinstance(item, dict) or not {"db_id", "question", "query"} <= item.keys():
-            problems.append(f"entry {i}: missing db_id/question/query")
-            continue
-        if not (db_dir / item["db_id"] / f"{item['db_id']}.sqlite").is_file():
-            missing.add(item["db_id"])
-            continue
-        examples.append(Example(id=f"{split}-{i}", db_id=item["db_id"], question=item["question"],
-                                gold_sql=item["query"], gold_parse=item.get("sql")))
-    skipped = len(data) - len(examples) - len(problems)
-    if missing:
-        problems.append(f"{skipped} questions skipped: databases missing: {', '.join(sorted(missing))}")
-    return Dataset(f"spider-{split}", root, tuple(examples), db_dir, tuple(sorted(missing)), skipped, tuple(problems))
+    return _collect(
+        f"spider-{split}", root, root / "database", data, {"db_id", "question", "query"},
+        lambda i, item: Example(id=f"{split}-{i}", db_id=item["db_id"], question=item["question"],
+                                gold_sql=item["query"], gold_parse=item.get("sql")),
+    )
 
 
 def load_bird(root: str | Path, split: str = "dev") -> Dataset:
@@ -85,19 +93,9 @@ def load_bird(root: str | Path, split: str = "dev") -> Dataset:
     ``<split>_databases/<db_id>/<db_id>.sqlite`` with ``database_description/*.csv`` beside each."""
     root = Path(root)
     data = _read_json(root / f"{split}.json")
-    db_dir = root / f"{split}_databases"
-    examples, missing, problems = [], set(), []
-    for i, item in enumerate(data):
-        if not isinstance(item, dict) or not {"db_id", "question", "SQL"} <= item.keys():
-            problems.append(f"entry {i}: missing db_id/question/SQL")
-            continue
-        if not (db_dir / item["db_id"] / f"{item['db_id']}.sqlite").is_file():
-            missing.add(item["db_id"])
-            continue
-        examples.append(Example(id=str(item.get("question_id", i)), db_id=item["db_id"], question=item["question"],
+    return _collect(
+        f"bird-{split}", root, root / f"{split}_databases", data, {"db_id", "question", "SQL"},
+        lambda i, item: Example(id=str(item.get("question_id", i)), db_id=item["db_id"], question=item["question"],
                                 gold_sql=item["SQL"], evidence=item.get("evidence", ""),
-                                difficulty=item.get("difficulty")))
-    skipped = len(data) - len(examples) - len(problems)
-    if missing:
-        problems.append(f"{skipped} questions skipped: databases missing: {', '.join(sorted(missing))}")
-    return Dataset(f"bird-{split}", root, tuple(examples), db_dir, tuple(sorted(missing)), skipped, tuple(problems))
+                                difficulty=item.get("difficulty")),
+    )

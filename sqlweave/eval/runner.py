@@ -9,6 +9,7 @@ question. Traces go to ``traces.jsonl`` beside it, keyed by question id.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import statistics
@@ -24,6 +25,7 @@ from ..errors import ConfigurationError, SqlweaveError
 from ..llm.base import LLM
 from ..pipeline import Pipeline
 from .datasets import Dataset, Example
+from .exact_match import exact_match
 from .hardness import LEVELS, hardness
 from .metrics import order_matters, remove_distinct, spider_result_eq
 
@@ -50,10 +52,13 @@ class QuestionResult:
     model_calls: int
     seconds: float
     trace_ref: str
+    exact: bool | None = None  # Spider exact-set-match (None: not computed)
+    ts_match: bool | None = None  # test-suite match (None: no suite for this database)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "QuestionResult":
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+        fields = cls.__dataclass_fields__
+        return cls(**{k: d[k] for k in fields if k in d or fields[k].default is dataclasses.MISSING})
 
 
 class GoldCache:
@@ -85,6 +90,22 @@ def execution_match(db: Database, gold_sql: str, pred_sql: str, gold_cache: Gold
     except SqlweaveError as err:
         return False, f"{err.code}: {err.message}"
     return spider_result_eq(gold, pred, order_matters(gold_sql)), None
+
+
+def suite_paths(suite_dir: Path | None, db_id: str) -> list[Path]:
+    """The database variants of ``db_id`` in a Spider test suite (``<suite>/<db_id>/*.sqlite``)."""
+    if suite_dir is None:
+        return []
+    return sorted((Path(suite_dir) / db_id).glob("*.sqlite"))
+
+
+def test_suite_match(paths: list[Path], gold_sql: str, pred_sql: str) -> bool:
+    """Correct only if the prediction matches gold on every database of the suite."""
+    for path in paths:
+        with Database.open(path, timeout_s=EVAL_TIMEOUT_S) as db:
+            if not execution_match(db, gold_sql, pred_sql)[0]:
+                return False
+    return True
 
 
 def example_hardness(ex: Example) -> str:
@@ -160,6 +181,7 @@ def run_eval(
     meta: dict[str, Any] | None = None,
     concurrency: int = 1,
     on_result: Callable[[QuestionResult], None] | None = None,
+    suite_dir: Path | None = None,
 ) -> list[QuestionResult]:
     """Answer and score every example not already in ``out``; return all results in example order."""
     todo_all = list(examples)
@@ -187,7 +209,9 @@ def run_eval(
         if answer.sql is not None and (answer.error is None or answer.error.code == "query_timeout"):
             try:
                 match, run_error = execution_match(db, ex.gold_sql, answer.sql, gold_cache)
-                match_kd, _ = execution_match(db, ex.gold_sql, answer.sql, gold_cache, keep_distinct=True)
+                has_distinct = (remove_distinct(ex.gold_sql) != ex.gold_sql or remove_distinct(answer.sql) != answer.sql)
+                match_kd = (execution_match(db, ex.gold_sql, answer.sql, gold_cache, keep_distinct=True)[0]
+                            if has_distinct else match)
                 error = error or run_error
             except SqlweaveError as err:  # the gold query itself failed: reported, scored as a miss
                 error = f"gold failed: {err.code}: {err.message}"
@@ -197,6 +221,13 @@ def run_eval(
             error=error, prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
             model_calls=answer.model_calls, seconds=round(answer.seconds, 4), trace_ref=f"traces.jsonl#{ex.id}",
         )
+        if answer.sql is not None:
+            exact = exact_match(ex.gold_sql, answer.sql, db.schema(), db.dialect)
+            suite = suite_paths(suite_dir, ex.db_id)
+            ts = test_suite_match(suite, ex.gold_sql, answer.sql) if suite else None
+        else:
+            exact, ts = False, (False if suite_paths(suite_dir, ex.db_id) else None)
+        result = dataclasses.replace(result, exact=exact, ts_match=ts)
         store.add(result, [e.as_dict() for e in answer.trace])
         if on_result:
             on_result(result)
@@ -243,6 +274,9 @@ class Summary:
     median_prompt_tokens: float
     median_completion_tokens: float
     mean_model_calls: float
+    exact_match: float | None = None
+    test_suite: float | None = None
+    ts_n: int = 0
 
 
 def summarize(results: list[QuestionResult]) -> Summary:
@@ -265,4 +299,7 @@ def summarize(results: list[QuestionResult]) -> Summary:
         median_prompt_tokens=statistics.median(r.prompt_tokens for r in results),
         median_completion_tokens=statistics.median(r.completion_tokens for r in results),
         mean_model_calls=statistics.mean(r.model_calls for r in results),
+        exact_match=(100.0 * sum(bool(r.exact) for r in results) / n) if any(r.exact is not None for r in results) else None,
+        test_suite=(100.0 * sum(bool(r.ts_match) for r in ts) / len(ts)) if (ts := [r for r in results if r.ts_match is not None]) else None,
+        ts_n=len([r for r in results if r.ts_match is not None]),
     )

@@ -43,21 +43,27 @@ _CMP = {exp.EQ: 2, exp.GT: 3, exp.LT: 4, exp.GTE: 5, exp.LTE: 6, exp.NEQ: 7, exp
 SpiderSQL = dict[str, Any]
 
 
-def to_spider(sql: str | exp.Expression, dialect: str = "sqlite") -> SpiderSQL:
-    """Parse ``sql`` into Spider's structure; raise :class:`SQLParseError` if it cannot be read."""
+def to_spider(sql: str | exp.Expression, dialect: str = "sqlite", schema: dict[str, list[str]] | None = None) -> SpiderSQL:
+    """Parse ``sql`` into Spider's structure; raise :class:`SQLParseError` if it cannot be read.
+
+    With ``schema`` (``{table: [columns]}``), unqualified columns are resolved to the table in
+    FROM that has them, as Spider's parser does.
+    """
     try:
         tree = sqlglot.parse_one(sql, read=dialect) if isinstance(sql, str) else sql
     except SqlglotError as err:
         raise SQLParseError(str(err).splitlines()[0], sql=sql) from err
     try:
-        return _Builder().query(tree)
+        return _Builder(schema).query(tree)
     except (AttributeError, TypeError, IndexError, KeyError, ValueError) as err:
         raise SQLParseError(f"cannot read the query structure: {err}", sql=str(sql)) from err
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, schema: dict[str, list[str]] | None = None) -> None:
         self.aliases: dict[str, str] = {}
+        self.schema = {t.lower(): {c.lower() for c in cols} for t, cols in (schema or {}).items()}
+        self.scope: list[str] = []
 
     # --- queries -----------------------------------------------------------------------
 
@@ -102,7 +108,7 @@ class _Builder:
             node = node.this
         if not isinstance(node, exp.Select):
             raise ValueError(f"expected SELECT, found {node.key}")
-        saved = dict(self.aliases)
+        saved, saved_scope = dict(self.aliases), list(self.scope)
         self._collect_aliases(node)
         out: SpiderSQL = {
             "select": (node.args.get("distinct") is not None, [self.select_item(e) for e in node.expressions]),
@@ -116,7 +122,7 @@ class _Builder:
             "union": None,
             "except": None,
         }
-        self.aliases = saved
+        self.aliases, self.scope = saved, saved_scope
         return out
 
     def _collect_aliases(self, node: exp.Select) -> None:
@@ -124,9 +130,11 @@ class _Builder:
         if node.args.get("from_") is not None:
             sources.append(node.args["from_"].this)
         sources += [j.this for j in node.args.get("joins") or []]
+        self.scope = []
         for src in sources:
             if isinstance(src, exp.Table):
                 self.aliases[(src.alias or src.name).lower()] = src.name.lower()
+                self.scope.append(src.name.lower())
 
     def from_clause(self, node: exp.Select) -> dict[str, Any]:
         units: list[tuple[str, Any]] = []
@@ -140,7 +148,7 @@ class _Builder:
             if isinstance(src, exp.Table):
                 units.append(("table_unit", src.name.lower()))
             else:
-                units.append(("sql", _Builder().query(src)))
+                units.append(("sql", _Builder(self._schema_lists()).query(src)))
             if on is not None and not isinstance(on, exp.Boolean):  # sqlglot writes a bare JOIN as ON TRUE
                 if conds:
                     conds.append("and")
@@ -153,9 +161,17 @@ class _Builder:
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
             return "__all__"
         if isinstance(node, exp.Column):
-            table = node.table.lower()
-            return f"{self.aliases.get(table, table)}.{node.name.lower()}" if table else node.name.lower()
+            table, name = node.table.lower(), node.name.lower()
+            if table:
+                return f"{self.aliases.get(table, table)}.{name}"
+            for t in self.scope:
+                if name in self.schema.get(t, ()):
+                    return f"{t}.{name}"
+            return name
         return node.sql().lower()
+
+    def _schema_lists(self) -> dict[str, list[str]]:
+        return {t: sorted(c) for t, c in self.schema.items()}
 
     def col_unit(self, node: exp.Expression) -> tuple[int, str, bool]:
         node = _unparen(node)
@@ -193,7 +209,7 @@ class _Builder:
     def value(self, node: exp.Expression) -> Any:
         node = _unparen(node) if not isinstance(node, exp.Subquery) else node
         if isinstance(node, (exp.Subquery, exp.Select, exp.SetOperation)):
-            return _Builder().query(node)
+            return _Builder(self._schema_lists()).query(node)
         if isinstance(node, exp.Literal):
             return float(node.this) if node.is_number else node.this
         if isinstance(node, (exp.Column,)) or type(node) in _AGG:
