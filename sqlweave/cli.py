@@ -277,16 +277,22 @@ def _load_dataset(name: str, data_dir: Path):
 
 
 def _summary_table(title: str, summary) -> RichTable:
-    t = RichTable(title=title, header_style="bold")
+    """EX by hardness, with costs and the other metrics in the caption."""
+    t = RichTable(title=title, header_style="bold", min_width=90)
     t.add_column("hardness")
     t.add_column("n", justify="right")
     t.add_column("EX %", justify="right")
     for lv, (n, ex) in summary.by_level.items():
         t.add_row(lv, str(n), f"{ex:.1f}")
     t.add_row("[bold]all[/]", str(summary.n), f"[bold]{summary.ex:.1f}[/]")
-    t.caption = (f"EX keep-distinct {summary.ex_keep_distinct:.1f}%, executable {summary.executable:.1f}%, "
-                 f"median {summary.median_seconds:.2f} s and {summary.median_prompt_tokens:.0f}+"
-                 f"{summary.median_completion_tokens:.0f} tokens per question, {summary.mean_model_calls:.2f} calls")
+    extra = ""
+    if summary.exact_match is not None:
+        extra += f", exact match {summary.exact_match:.1f}%"
+    if summary.test_suite is not None:
+        extra += f", test-suite {summary.test_suite:.1f}% ({summary.ts_n})"
+    t.caption = (f"EX with DISTINCT kept {summary.ex_keep_distinct:.1f}%{extra}, executable {summary.executable:.1f}%; "
+                 f"per question: median {summary.median_seconds:.2f} s, {summary.median_prompt_tokens:.0f} prompt + "
+                 f"{summary.median_completion_tokens:.0f} output tokens, {summary.mean_model_calls:.2f} model calls")
     return t
 
 
@@ -388,6 +394,94 @@ def eval_sample(
         chosen = stratified_sample(ds.examples, n, seed)
         write_sample(out, dataset, chosen, seed)
         console.print(f"wrote {len(chosen)} question ids to {out}")
+
+
+@eval_app.command("score")
+def eval_score(
+    predictions: Path = typer.Option(..., "--predictions", help="One predicted query per line (Spider's format)."),
+    dataset: str = typer.Option("spider-dev", "--dataset"),
+    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir"),
+    suite_dir: Optional[Path] = typer.Option(None, "--suite-dir", help="Test-suite databases: <dir>/<db_id>/*.sqlite."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write per-question results (JSONL) here."),
+) -> None:
+    """Score a file of predicted SQL against gold: EX (both DISTINCT modes), exact match, test-suite."""
+    import time
+    from dataclasses import asdict
+
+    from .eval.runner import summarize
+    from .eval.score import read_predictions, score_predictions
+
+    with _errors():
+        ds = _load_dataset(dataset, data_dir)
+        start = time.perf_counter()
+        results = score_predictions(ds, read_predictions(predictions), suite_dir)
+        elapsed = time.perf_counter() - start
+        summary = summarize(results)
+        console.print(_summary_table(f"{predictions.name} on {dataset} ({summary.n} questions)", summary))
+        console.print(f"scored in {elapsed:.1f} s")
+        if out:
+            out.write_text("".join(json.dumps(asdict(r), default=str) + "\n" for r in results))
+
+
+@eval_app.command("ablate")
+def eval_ablate(
+    pipelines: str = typer.Option(..., "--pipelines", help="Comma-separated presets, e.g. zero-shot,zero-shot-compact."),
+    dataset: str = typer.Option("spider-dev", "--dataset"),
+    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir"),
+    model: str = ModelOption,
+    sample: Optional[Path] = typer.Option(None, "--sample"),
+    limit: Optional[int] = typer.Option(None, "--limit"),
+    out: Path = typer.Option(Path("runs/ablation"), "--out", help="Folder: one run per preset, plus ablation.md/json."),
+    no_cache: bool = typer.Option(False, "--no-cache"),
+) -> None:
+    """Run several presets on the same questions (each resumable) and tabulate them side by side."""
+    from dataclasses import asdict
+
+    from .eval.report import markdown_table
+    from .eval.runner import run_eval, summarize
+    from .eval.sample import read_sample
+    from .presets import build_pipeline
+
+    with _errors():
+        ds = _load_dataset(dataset, data_dir)
+        examples = read_sample(sample, ds.examples) if sample else list(ds.examples)
+        examples = examples[:limit] if limit else examples
+        names = [p.strip() for p in pipelines.split(",") if p.strip()]
+        pipes = [build_pipeline(n) for n in names]  # fail fast on a typo, before any model time
+        llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)
+        rows = []
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeRemainingColumn(), console=err_console) as bar:
+            for name, pipe in zip(names, pipes):
+                task = bar.add_task(name, total=len(examples))
+                results = run_eval(ds, examples, pipe, llm, out / name, on_result=lambda r, t=task: bar.update(t, advance=1))
+                rows.append((name, summarize(results)))
+        table = markdown_table(rows)
+        console.print(table)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "ablation.md").write_text(table)
+        (out / "ablation.json").write_text(json.dumps({n: asdict(s) for n, s in rows}, indent=2) + "\n")
+
+
+@eval_app.command("report")
+def eval_report(
+    runs: list[Path] = typer.Argument(..., help="Run folders to put side by side."),
+    html_out: Optional[Path] = typer.Option(None, "--html", help="Write a self-contained HTML page with plots."),
+    md_out: Optional[Path] = typer.Option(None, "--md", help="Write the Markdown table."),
+) -> None:
+    """Markdown and HTML reports of one or more runs."""
+    from .eval.report import html_report, markdown_table
+    from .eval.runner import load_results, summarize
+
+    with _errors():
+        loaded = [(r.name, load_results(r)) for r in runs]
+        table = markdown_table([(n, summarize(rs)) for n, rs in loaded])
+        console.print(table)
+        if md_out:
+            md_out.write_text(table)
+        if html_out:
+            html_out.write_text(html_report("sqlweave evaluation: " + ", ".join(n for n, _ in loaded), loaded))
+            console.print(f"wrote {html_out}")
 
 
 @app.callback(invoke_without_command=True)

@@ -40,6 +40,7 @@ class Dataset:
     missing_databases: tuple[str, ...] = ()
     skipped: int = 0
     problems: tuple[str, ...] = field(default_factory=tuple)
+    total: int = 0  # entries in the questions file, kept or not
 
     def db_path(self, db_id: str) -> Path:
         return self.db_dir / db_id / f"{db_id}.sqlite"
@@ -71,7 +72,7 @@ def _collect(name: str, root: Path, db_dir: Path, data: Any, required: set[str],
     skipped = len(data) - len(examples) - len(problems)
     if missing:
         problems.append(f"{skipped} questions skipped: databases missing: {', '.join(sorted(missing))}")
-    return Dataset(name, root, tuple(examples), db_dir, tuple(sorted(missing)), skipped, tuple(problems))
+    return Dataset(name, root, tuple(examples), db_dir, tuple(sorted(missing)), skipped, tuple(problems), len(data))
 
 
 def load_spider(root: str | Path, split: str = "dev", *, questions_file: str | None = None) -> Dataset:

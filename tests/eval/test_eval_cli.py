@@ -1,0 +1,65 @@
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from sqlweave.cli import app
+from sqlweave.eval.datasets import load_spider
+from sqlweave.eval.runner import run_eval
+from sqlweave.llm import FakeLLM
+from sqlweave.presets import build_pipeline
+from tests.eval.test_runner import _tiny_dataset
+
+runner = CliRunner()
+
+
+def _two_runs(tmp_path: Path) -> tuple[Path, Path, Path]:
+    root = _tiny_dataset(tmp_path)
+    ds = load_spider(root, "dev")
+    good = {"How many singers?": "SELECT count(*) FROM singer", "Names by age?": "SELECT name FROM singer ORDER BY age",
+            "Stadium count?": "SELECT count(*) FROM stadium", "Countries?": "SELECT DISTINCT country FROM singer",
+            "Broken gold?": "SELECT 1"}
+    ask = lambda m: m[-1].content.rsplit("Question: ", 1)[1]  # noqa: E731
+    a = tmp_path / "a"
+    b = tmp_path / "b"
+    run_eval(ds, ds.examples, build_pipeline("zero-shot"), FakeLLM(responder=lambda m, o: "SELECT 1"), a)
+    run_eval(ds, ds.examples, build_pipeline("zero-shot"), FakeLLM(responder=lambda m, o: good[ask(m)]), b)
+    return root, a, b
+
+
+def test_compare_and_report(tmp_path: Path) -> None:
+    root, a, b = _two_runs(tmp_path)
+    r = runner.invoke(app, ["eval", "compare", str(a), str(b)])
+    assert r.exit_code == 0, r.output
+    assert "wrong -> right: 4" in r.output and "right -> wrong: 0" in r.output
+    html = tmp_path / "report.html"
+    md = tmp_path / "report.md"
+    r = runner.invoke(app, ["eval", "report", str(a), str(b), "--html", str(html), "--md", str(md)])
+    assert r.exit_code == 0, r.output
+    page = html.read_text()
+    assert page.count("<svg") == 3 and "Execution accuracy by hardness" in page and "<script" not in page
+    assert "| **EX (all)** | 5 | **0.0** | **80.0** |" in md.read_text()
+
+
+def test_score_prediction_file(tmp_path: Path) -> None:
+    root = _tiny_dataset(tmp_path)
+    preds = tmp_path / "preds.sql"
+    preds.write_text("SELECT count(*) FROM singer\nSELECT name FROM singer ORDER BY age\n\nSELECT country FROM singer\t concert_singer\nSELECT 1\nSELECT 2\n")
+    out = tmp_path / "scored.jsonl"
+    r = runner.invoke(app, ["eval", "score", "--predictions", str(preds), "--data-dir", str(root), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(l) for l in out.read_text().splitlines()]
+    assert [x["match"] for x in rows] == [True, True, False, True, False]
+    assert rows[2]["error"] == "no prediction"
+    preds.write_text("SELECT 1\n")
+    r = runner.invoke(app, ["eval", "score", "--predictions", str(preds), "--data-dir", str(root)])
+    assert r.exit_code == 2 and "1 predictions for 6 questions" in r.output
+
+
+def test_eval_errors_are_messages(tmp_path: Path) -> None:
+    r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(tmp_path), "--model", "fake"])
+    assert r.exit_code == 2 and "no dataset file" in r.output
+    r = runner.invoke(app, ["eval", "--dataset", "nope", "--data-dir", str(tmp_path)])
+    assert r.exit_code == 2 and "unknown dataset" in r.output
+    r = runner.invoke(app, ["eval", "compare", str(tmp_path / "x"), str(tmp_path / "y")])
+    assert r.exit_code == 2 and "no results" in r.output
