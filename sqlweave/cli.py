@@ -396,6 +396,25 @@ def eval_sample(
         console.print(f"wrote {len(chosen)} question ids to {out}")
 
 
+@eval_app.command("check")
+def eval_check(
+    dataset: str = typer.Option("spider-dev", "--dataset"),
+    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir"),
+) -> None:
+    """Report missing databases and gold queries that fail on their own database."""
+    from .eval.runner import check_gold
+
+    with _errors():
+        ds = _load_dataset(dataset, data_dir)
+        console.print(f"{ds.name}: {ds.total} entries, {len(ds.examples)} with a database")
+        for p in ds.problems:
+            console.print(f"[yellow]{p}[/]")
+        broken = check_gold(ds)
+        for qid, err in broken:
+            console.print(f"[red]broken gold[/] {qid}: {err}")
+        console.print(f"{len(broken)} broken gold queries")
+
+
 @eval_app.command("score")
 def eval_score(
     predictions: Path = typer.Option(..., "--predictions", help="One predicted query per line (Spider's format)."),

@@ -27,7 +27,7 @@ from ..pipeline import Pipeline
 from .datasets import Dataset, Example
 from .exact_match import exact_match
 from .hardness import LEVELS, hardness
-from .metrics import order_matters, remove_distinct, spider_result_eq
+from .metrics import bird_result_eq, order_matters, remove_distinct, spider_result_eq
 
 EVAL_TIMEOUT_S = 30.0
 EVAL_MAX_ROWS = 10_000_000
@@ -80,16 +80,44 @@ class GoldCache:
 
 
 def execution_match(db: Database, gold_sql: str, pred_sql: str, gold_cache: GoldCache | None = None,
-                    keep_distinct: bool = False) -> tuple[bool, str | None]:
-    """``(match, error)`` by the official Spider rule; ``error`` says why the prediction failed to run."""
+                    keep_distinct: bool = False, rule: str = "spider") -> tuple[bool, str | None]:
+    """``(match, error)`` by the official rule (``"spider"``, or ``"bird"``: set equality, no DISTINCT
+    rewriting); ``error`` says why the prediction failed to run."""
     cache = gold_cache or GoldCache()
-    g_sql, p_sql = (gold_sql, pred_sql) if keep_distinct else (remove_distinct(gold_sql), remove_distinct(pred_sql))
+    if rule == "bird" or keep_distinct:
+        g_sql, p_sql = gold_sql, pred_sql
+    else:
+        g_sql, p_sql = remove_distinct(gold_sql), remove_distinct(pred_sql)
     gold = cache.get(db, g_sql)
     try:
         pred = db.execute(p_sql, timeout_s=EVAL_TIMEOUT_S, max_rows=EVAL_MAX_ROWS).rows
     except SqlweaveError as err:
         return False, f"{err.code}: {err.message}"
+    if rule == "bird":
+        return bird_result_eq(gold, pred), None
     return spider_result_eq(gold, pred, order_matters(gold_sql)), None
+
+
+def comparison_rule(dataset: Dataset) -> str:
+    """BIRD datasets are scored with BIRD's rule, everything else with Spider's."""
+    return "bird" if dataset.name.startswith("bird") else "spider"
+
+
+def check_gold(dataset: Dataset) -> list[tuple[str, str]]:
+    """``(question id, error)`` for every gold query that fails on its own database."""
+    broken = []
+    dbs: dict[str, Database] = {}
+    try:
+        for ex in dataset.examples:
+            db = dbs.get(ex.db_id) or dbs.setdefault(ex.db_id, Database.open(dataset.db_path(ex.db_id), timeout_s=EVAL_TIMEOUT_S))
+            try:
+                db.execute(ex.gold_sql, max_rows=1)
+            except SqlweaveError as err:
+                broken.append((ex.id, f"{err.code}: {err.message}"))
+    finally:
+        for db in dbs.values():
+            db.close()
+    return broken
 
 
 def suite_paths(suite_dir: Path | None, db_id: str) -> list[Path]:
@@ -193,6 +221,7 @@ def run_eval(
     dbs: dict[str, Database] = {}
     db_lock = threading.Lock()
     gold_cache = GoldCache()
+    rule = comparison_rule(dataset)
 
     def database(db_id: str) -> Database:
         with db_lock:
@@ -208,10 +237,10 @@ def run_eval(
         executable = answer.sql is not None and answer.result is not None
         if answer.sql is not None and (answer.error is None or answer.error.code == "query_timeout"):
             try:
-                match, run_error = execution_match(db, ex.gold_sql, answer.sql, gold_cache)
+                match, run_error = execution_match(db, ex.gold_sql, answer.sql, gold_cache, rule=rule)
                 has_distinct = (remove_distinct(ex.gold_sql) != ex.gold_sql or remove_distinct(answer.sql) != answer.sql)
-                match_kd = (execution_match(db, ex.gold_sql, answer.sql, gold_cache, keep_distinct=True)[0]
-                            if has_distinct else match)
+                match_kd = (execution_match(db, ex.gold_sql, answer.sql, gold_cache, keep_distinct=True, rule=rule)[0]
+                            if has_distinct and rule == "spider" else match)
                 error = error or run_error
             except SqlweaveError as err:  # the gold query itself failed: reported, scored as a miss
                 error = f"gold failed: {err.code}: {err.message}"

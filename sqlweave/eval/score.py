@@ -13,7 +13,15 @@ from ..db.connection import Database
 from ..errors import ConfigurationError, SqlweaveError
 from .datasets import Dataset
 from .exact_match import exact_match
-from .runner import GoldCache, QuestionResult, example_hardness, execution_match, suite_paths, test_suite_match
+from .runner import (
+    GoldCache,
+    QuestionResult,
+    comparison_rule,
+    example_hardness,
+    execution_match,
+    suite_paths,
+    test_suite_match,
+)
 
 
 def read_predictions(path: Path) -> list[str]:
@@ -35,6 +43,7 @@ def score_predictions(dataset: Dataset, predictions: list[str], suite_dir: Path 
         )
     dbs: dict[str, Database] = {}
     cache = GoldCache()
+    rule = comparison_rule(dataset)
     out = []
     try:
         for ex in dataset.examples:
@@ -47,8 +56,8 @@ def score_predictions(dataset: Dataset, predictions: list[str], suite_dir: Path 
             ts = None
             if pred:
                 try:
-                    match, error = execution_match(db, ex.gold_sql, pred, cache)
-                    match_kd, _ = execution_match(db, ex.gold_sql, pred, cache, keep_distinct=True)
+                    match, error = execution_match(db, ex.gold_sql, pred, cache, rule=rule)
+                    match_kd, _ = execution_match(db, ex.gold_sql, pred, cache, keep_distinct=True, rule=rule)
                     executable = error is None
                 except SqlweaveError as err:
                     error = f"gold failed: {err.code}: {err.message}"

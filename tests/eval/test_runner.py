@@ -175,3 +175,36 @@ def test_committed_sample_has_200_questions_stratified_by_hardness() -> None:
     sample = read_sample(Path(__file__).parents[2] / "benchmarks" / "samples" / "spider-dev-200.json", ds.examples)
     counts = collections.Counter(example_hardness(e) for e in sample)
     assert len(sample) == 200 and counts == {"easy": 48, "medium": 85, "hard": 33, "extra": 34}
+
+
+def test_check_gold_reports_broken_queries(tmp_path: Path) -> None:
+    from sqlweave.eval.runner import check_gold
+
+    ds = load_spider(_tiny_dataset(tmp_path), "dev")
+    broken = check_gold(ds)
+    assert len(broken) == 1 and broken[0][0] == "dev-5" and "no such column" in broken[0][1]
+
+
+def test_bird_layout_and_rule(tmp_path: Path) -> None:
+    import shutil
+
+    from sqlweave.eval.datasets import load_bird
+
+    root = tmp_path / "bird"
+    db_dir = root / "dev_databases" / "concert_singer"
+    db_dir.mkdir(parents=True)
+    shutil.copy(Path(__file__).parents[1] / "fixtures" / "concert_singer.sqlite", db_dir / "concert_singer.sqlite")
+    qs = [
+        {"question_id": 7, "db_id": "concert_singer", "question": "Names?", "evidence": "name = Name",
+         "SQL": "SELECT name FROM singer ORDER BY age", "difficulty": "moderate"},
+        {"question_id": 8, "db_id": "concert_singer", "question": "Name and age?", "evidence": "",
+         "SQL": "SELECT name, age FROM singer", "difficulty": "simple"},
+    ]
+    (root / "dev.json").write_text(json.dumps(qs))
+    ds = load_bird(root, "dev")
+    assert [e.id for e in ds.examples] == ["7", "8"] and ds.examples[0].evidence == "name = Name"
+    answers = {"Names?": "SELECT DISTINCT name FROM singer ORDER BY age DESC",  # BIRD: sets, order ignored
+               "Name and age?": "SELECT age, name FROM singer"}                 # BIRD: column order matters
+    llm = FakeLLM(responder=lambda m, o: answers[m[-1].content.rsplit("Question: ", 1)[1]])
+    results = run_eval(ds, ds.examples, build_pipeline("zero-shot"), llm, tmp_path / "run")
+    assert [(r.hardness, r.match) for r in results] == [("moderate", True), ("simple", False)]
