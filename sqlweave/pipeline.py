@@ -99,7 +99,8 @@ class State:
     """The working object a pipeline's stages share for one question.
 
     ``schema`` is the full schema; ``prompt_schema`` is what prompts show (a pruning
-    stage may narrow it). ``sql`` is the current best SQL; ``candidates`` are all
+    stage may narrow it). ``prompt`` is the generation conversation, which correction
+    stages extend (so the model's prefix cache is reused). ``sql`` is the current best SQL; ``candidates`` are all
     the SQL texts produced so far; ``extras`` holds what optional stages add
     (examples, selected values, ...), keyed by stage name.
     """
@@ -110,6 +111,7 @@ class State:
     schema: "Schema"
     prompt_schema: "Schema"
     rendered_schema: "RenderedSchema | None" = None
+    prompt: list[Message] = field(default_factory=list)
     raw_output: str | None = None
     sql: str | None = None
     candidates: list[str] = field(default_factory=list)
@@ -134,7 +136,7 @@ class State:
 
 @runtime_checkable
 class Stage(Protocol):
-    """One step of a pipeline."""
+    """One step of a pipeline. A stage may also set ``recovers = True`` to run after a failure."""
 
     name: str
 
@@ -210,10 +212,17 @@ class Pipeline:
     stages: tuple[Stage, ...]
 
     def run(self, question: str, db: "Database", llm: LLM, *, schema: "Schema | None" = None) -> Answer:
-        """Run every stage on ``question``; stop at the first error and return it inside the :class:`Answer`."""
+        """Run the stages on ``question`` and return the :class:`Answer`.
+
+        After a stage fails, only stages marked ``recovers = True`` (correction, voting) still run;
+        one of them may repair the answer and clear ``state.error``. The first error is kept if
+        the repair fails too.
+        """
         full = schema if schema is not None else db.schema()
         state = State(question=question, db=db, llm=llm, schema=full, prompt_schema=full)
         for stage in self.stages:
+            if state.error is not None and not getattr(stage, "recovers", False):
+                continue
             state._calls, state._notes = [], {}
             start = time.perf_counter()
             error: SqlweaveError | None = None
@@ -225,9 +234,8 @@ class Pipeline:
                 TraceEntry(stage.name, time.perf_counter() - start, tuple(state._calls), dict(state._notes),
                            None if error is None else f"{error.code}: {error.message}")
             )
-            if error is not None:
+            if error is not None and state.error is None:
                 state.error = error
-                break
         return Answer(question, state.sql, state.result, tuple(state.trace), state.error, state.confidence)
 
     def _index(self, name: str) -> int:

@@ -1,7 +1,7 @@
 """Named pipelines. Later stages (pruning, examples, correction, voting, agent) add presets here.
 
 >>> sorted(PRESETS)
-['zero-shot', 'zero-shot-compact']
+['correct', 'revise', 'vote', 'vote-correct', 'zero-shot', 'zero-shot-compact']
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ from typing import Callable
 from .errors import ConfigurationError
 from .pipeline import Pipeline
 from .stages import CheckQuestion, ExecuteSQL, ExtractSQL, GenerateSQL, RenderSchema
+from .stages.correct import ErrorCorrection
+from .stages.revise import RevisionChain
+from .stages.vote import SelfConsistency
 
 
 def zero_shot(style: str = "create_table") -> Pipeline:
@@ -21,9 +24,18 @@ def zero_shot(style: str = "create_table") -> Pipeline:
     )
 
 
+def with_stages(base: Pipeline, name: str, *extra) -> Pipeline:
+    """``base`` with ``extra`` stages appended (correction stages run after execution)."""
+    return Pipeline(name, base.stages + tuple(extra))
+
+
 PRESETS: dict[str, Callable[[], Pipeline]] = {
     "zero-shot": zero_shot,
     "zero-shot-compact": lambda: zero_shot("compact"),
+    "correct": lambda: with_stages(zero_shot(), "correct", ErrorCorrection()),
+    "revise": lambda: with_stages(zero_shot(), "revise", RevisionChain()),
+    "vote": lambda: with_stages(zero_shot(), "vote", SelfConsistency()),
+    "vote-correct": lambda: with_stages(zero_shot(), "vote-correct", SelfConsistency(), ErrorCorrection()),
 }
 
 

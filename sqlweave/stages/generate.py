@@ -34,9 +34,6 @@ class GenerateSQL:
             schema=state.rendered_schema.text,
             question=state.question,
         )
-        out = state.complete(
-            [Message("system", system), Message("user", user)],
-            temperature=self.temperature,
-            max_tokens=self.max_tokens,
-        )
+        state.prompt = [Message("system", system), Message("user", user)]
+        out = state.complete(state.prompt, temperature=self.temperature, max_tokens=self.max_tokens)
         state.raw_output = out.text

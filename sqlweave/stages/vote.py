@@ -1,0 +1,55 @@
+"""Stage: candidate generation and execution-based voting (self-consistency).
+
+``n`` more candidates are sampled from the generation prompt; every candidate, the
+greedy answer included, is executed; candidates are grouped by their result (rows as a
+multiset) and the largest group of working candidates wins. The winner's share of all
+candidates is the answer's confidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..pipeline import State
+from .candidate import Attempt, adopt, attempt, current_attempt
+
+
+@dataclass(frozen=True)
+class SelfConsistency:
+    """Sample ``n`` candidates at ``temperature``, execute them all, keep the majority result."""
+
+    n: int = 5
+    temperature: float = 0.8
+    max_tokens: int = 384
+    seed: int = 1
+    name: str = "vote"
+    recovers: bool = True
+
+    def __call__(self, state: State) -> None:
+        greedy = current_attempt(state)
+        if not state.prompt or greedy.kind == "refused":
+            state.note(skipped=True)
+            return
+        out = state.complete(state.prompt, n=self.n, temperature=self.temperature, max_tokens=self.max_tokens,
+                             seed=self.seed)
+        candidates: list[Attempt] = [greedy] + [attempt(state, t) for t in out.texts]
+        groups: dict[tuple, list[Attempt]] = {}
+        for c in candidates:
+            if c.kind == "ok":
+                groups.setdefault(c.rows_key(), []).append(c)
+        if not groups:  # nothing works: fall back to empty results, then keep the greedy answer
+            for c in candidates:
+                if c.kind == "empty":
+                    groups.setdefault(c.rows_key(), []).append(c)
+        if not groups:
+            state.confidence = 0.0
+            state.note(votes=[c.kind for c in candidates], winner=None)
+            return
+        # Largest group wins; on a tie, the group holding the earliest candidate (the greedy one first).
+        order = {id(c): i for i, c in enumerate(candidates)}
+        winner = max(groups.values(), key=lambda g: (len(g), -min(order[id(c)] for c in g)))
+        chosen = min(winner, key=lambda c: order[id(c)])
+        adopt(state, chosen)
+        state.confidence = len(winner) / len(candidates)
+        state.note(votes=[c.kind for c in candidates], groups=sorted((len(g) for g in groups.values()), reverse=True),
+                   confidence=round(state.confidence, 3), changed=chosen is not greedy)

@@ -1,0 +1,201 @@
+"""Self-correction stages with the fake model: every feedback path and stop rule."""
+
+from pathlib import Path
+
+import pytest
+
+from sqlweave.db import Database
+from sqlweave.llm import FakeLLM
+from sqlweave.pipeline import Pipeline
+from sqlweave.presets import build_pipeline, zero_shot
+from sqlweave.stages.correct import ErrorCorrection
+from sqlweave.stages.revise import RevisionChain
+from sqlweave.stages.vote import SelfConsistency
+
+
+def run(pipe: Pipeline, db_path: Path, answers, question="How many singers are there?"):
+    llm = FakeLLM(answers)
+    answer = pipe.run(question, Database.open(db_path), llm)
+    return answer, llm
+
+
+def last_user(llm: FakeLLM, call: int = -1) -> str:
+    return llm.calls[call][0][-1].content
+
+
+def correct_pipe(**kw) -> Pipeline:
+    return Pipeline("c", zero_shot().stages + (ErrorCorrection(**kw),))
+
+
+def test_correction_skipped_when_the_answer_works(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(), singer_db, ["SELECT count(*) FROM singer"])
+    assert answer.ok and len(llm.calls) == 1
+    assert answer.trace[-1].notes == {"skipped": True, "outcome": "ok"}
+
+
+def test_forged_column_gets_schema_feedback_with_suggestions(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(), singer_db, ["SELECT nme FROM singer", "SELECT name FROM singer"], "Singer names?")
+    assert answer.ok and answer.sql == "SELECT name FROM singer" and answer.result.row_count == 6
+    fb = last_user(llm)
+    assert "no such column: nme" in fb and "did you mean singer.Name" in fb and "table singer has columns" in fb
+    # The correction continues the generation conversation: same prefix, then the failed SQL.
+    assert llm.calls[1][0][:2] == llm.calls[0][0]
+    assert llm.calls[1][0][2].role == "assistant" and "nme" in llm.calls[1][0][2].content
+    notes = answer.trace[-1].notes
+    assert notes["changed"] and notes["rounds"][0]["was"] == "schema_linking" and notes["rounds"][0]["now"] == "ok"
+
+
+def test_forged_table(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(), singer_db, ["SELECT count(*) FROM singers", "SELECT count(*) FROM singer"])
+    assert answer.result.rows == ((6,),)
+    assert "unknown table singers; did you mean singer" in last_user(llm)
+
+
+def test_syntax_error_feedback(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(), singer_db, ["SELECT name singer FROM FROM singer", "SELECT count(*) FROM singer"])
+    assert answer.ok
+    assert 'near "FROM": syntax error' in last_user(llm)
+    assert answer.trace[-1].notes["rounds"][0]["was"] == "syntax"
+
+
+def test_other_execution_error_feedback(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(), singer_db, ["SELECT nosuchfunction(age) FROM singer", "SELECT max(age) FROM singer"],
+                      "Oldest age?")
+    assert answer.result.rows == ((52,),)
+    assert "no such function" in last_user(llm)
+
+
+def test_empty_result_gets_value_feedback(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(), singer_db,
+                      ["SELECT name FROM singer WHERE country = 'france'", "SELECT name FROM singer WHERE country = 'France'"],
+                      "Singers from France?")
+    assert answer.result.row_count == 4
+    fb = last_user(llm)
+    assert "returned no rows" in fb and "singer.Country holds values such as: 'France'" in fb
+
+
+def test_gives_up_after_max_rounds_and_keeps_the_best(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(max_rounds=2), singer_db,
+                      ["SELECT nme FROM singer", "SELECT name FROM singer WHERE 1 = 0", "SELECT x FROM y"])
+    assert len(llm.calls) == 3
+    # The empty-but-valid query beats the two broken ones.
+    assert answer.error is None and answer.sql == "SELECT name FROM singer WHERE 1 = 0"
+    assert [r["now"] for r in answer.trace[-1].notes["rounds"]] == ["empty", "schema_linking"]
+
+
+def test_no_sql_output_is_corrected(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(), singer_db, ["I cannot answer that.", "SELECT count(*) FROM singer"])
+    assert answer.ok and "no SQL" in last_user(llm)
+
+
+def test_refused_statements_are_not_corrected(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(), singer_db, ["DROP TABLE singer"], "delete all singers")
+    assert answer.error is not None and answer.error.code == "refused_statement" and len(llm.calls) == 1
+
+
+def test_full_schema_fallback_when_pruned_schema_is_missing_a_table(singer_db: Path) -> None:
+    class Prune:
+        name = "prune"
+
+        def __call__(self, state):
+            state.prompt_schema = state.schema.subset({"singer": None})
+
+    stages = zero_shot().stages
+    pipe = Pipeline("p", stages[:1] + (Prune(),) + stages[1:] + (ErrorCorrection(),))
+    answer, llm = run(pipe, singer_db, ["SELECT count(*) FROM stadiums", "SELECT count(*) FROM stadium"], "How many stadiums?")
+    assert answer.result.rows == ((9,),)
+    assert "CREATE TABLE stadium" not in llm.calls[0][0][1].content
+    assert "CREATE TABLE stadium" in llm.calls[1][0][1].content  # the retry shows the full schema
+    assert answer.trace[-1].notes["rounds"][0]["full_schema"] is True
+
+
+# --- revision chain ----------------------------------------------------------------------------
+
+
+def revise_pipe(**kw) -> Pipeline:
+    return Pipeline("r", zero_shot().stages + (RevisionChain(**kw),))
+
+
+def test_revision_stops_on_convergence(singer_db: Path) -> None:
+    answers = ["SELECT name FROM singer WHERE age > 40",      # initial
+               "It lists singers older than 40. It matches.",  # explanation, round 1
+               "SELECT name FROM singer WHERE age > 40"]      # same result -> converged
+    answer, llm = run(revise_pipe(), singer_db, answers, "Singers older than 40?")
+    notes = answer.trace[-1].notes
+    assert notes["stop"] == "converged" and len(notes["rounds"]) == 1 and len(llm.calls) == 3
+    revise_prompt = last_user(llm)
+    assert "Execution feedback: the query ran and returned" in revise_prompt
+    assert "Explanation: It lists singers older than 40" in revise_prompt
+
+
+def test_revision_stops_after_n_max(singer_db: Path) -> None:
+    answers = ["SELECT name FROM singer", "e1", "SELECT name FROM singer WHERE age > 30",
+               "e2", "SELECT name FROM singer WHERE age > 40"]
+    answer, llm = run(revise_pipe(max_rounds=2), singer_db, answers)
+    notes = answer.trace[-1].notes
+    assert notes["stop"] == "max_rounds" and len(notes["rounds"]) == 2
+    assert answer.sql == "SELECT name FROM singer WHERE age > 40"
+
+
+def test_revision_feeds_execution_errors_and_db_contents(singer_db: Path) -> None:
+    answers = ["SELECT name FROM singer WHERE country = 'Frace'", "It filters by a country.",
+               "SELECT name FROM singer WHERE country = 'France'", "It lists French singers.",
+               "SELECT name FROM singer WHERE country = 'France'"]
+    answer, llm = run(revise_pipe(), singer_db, answers, "French singers?")
+    first_revision = llm.calls[2][0][-1].content
+    assert "returned no rows" in first_revision and "Related database contents" in first_revision
+    assert answer.result.row_count == 4 and answer.trace[-1].notes["stop"] == "converged"
+
+
+def test_revision_never_swaps_a_working_query_for_a_broken_one(singer_db: Path) -> None:
+    answers = ["SELECT count(*) FROM singer", "fine", "SELECT count(*) FROM singerz", "fine", "SELECT count(*) FROM singer"]
+    answer, _ = run(revise_pipe(max_rounds=2), singer_db, answers)
+    assert answer.ok and answer.sql == "SELECT count(*) FROM singer"
+
+
+def test_revision_skip_if_ok_and_explain_off(singer_db: Path) -> None:
+    answer, llm = run(revise_pipe(skip_if_ok=True), singer_db, ["SELECT count(*) FROM singer"])
+    assert len(llm.calls) == 1 and answer.trace[-1].notes["skipped"]
+    answer, llm = run(revise_pipe(explain=False, max_rounds=1), singer_db,
+                      ["SELECT count(*) FROM singer", "SELECT count(*) FROM singer"])
+    assert len(llm.calls) == 2 and "Explanation" not in last_user(llm)
+
+
+# --- voting --------------------------------------------------------------------------------------
+
+
+def vote_pipe(n: int = 4) -> Pipeline:
+    return Pipeline("v", zero_shot().stages + (SelfConsistency(n=n),))
+
+
+def test_majority_result_wins_and_sets_confidence(singer_db: Path) -> None:
+    answers = ["SELECT count(*) FROM singer WHERE age > 40",  # greedy: 3 rows counted... a minority result
+               "SELECT count(*) FROM singer", "SELECT COUNT(singer_id) FROM singer", "SELECT count(name) FROM singer",
+               "SELECT nme FROM singer"]
+    answer, llm = run(vote_pipe(), singer_db, answers)
+    assert answer.result.rows == ((6,),) and answer.sql == "SELECT count(*) FROM singer"
+    assert answer.confidence == pytest.approx(3 / 5)
+    assert llm.calls[1][1].n == 4 and llm.calls[1][1].temperature == 0.8
+    assert answer.trace[-1].notes["votes"] == ["ok", "ok", "ok", "ok", "schema_linking"]
+
+
+def test_vote_tie_keeps_the_greedy_answer(singer_db: Path) -> None:
+    answers = ["SELECT count(*) FROM singer", "SELECT count(*) FROM stadium"]
+    answer, _ = run(vote_pipe(n=1), singer_db, answers)
+    assert answer.sql == "SELECT count(*) FROM singer" and answer.confidence == 0.5
+
+
+def test_vote_rescues_a_failing_greedy_answer(singer_db: Path) -> None:
+    answers = ["SELECT nme FROM singer", "SELECT name FROM singer", "SELECT name FROM singer"]
+    answer, _ = run(vote_pipe(n=2), singer_db, answers, "Names?")
+    assert answer.ok and answer.error is None and answer.sql == "SELECT name FROM singer"
+
+
+def test_vote_with_nothing_working_keeps_the_error(singer_db: Path) -> None:
+    answer, _ = run(vote_pipe(n=2), singer_db, ["SELECT a FROM b", "SELECT c FROM d", "nothing"])
+    assert answer.error is not None and answer.confidence == 0.0
+
+
+def test_presets_build() -> None:
+    for name in ("correct", "revise", "vote", "vote-correct"):
+        assert build_pipeline(name).stages[-1].recovers
