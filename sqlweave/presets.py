@@ -1,7 +1,7 @@
 """Named pipelines. Later stages (pruning, examples, correction, voting, agent) add presets here.
 
 >>> sorted(PRESETS)
-['correct', 'revise', 'vote', 'vote-correct', 'zero-shot', 'zero-shot-compact']
+['correct', 'dac', 'revise', 'vote', 'vote-correct', 'zero-shot', 'zero-shot-compact']
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from .errors import ConfigurationError
 from .pipeline import Pipeline
 from .stages import CheckQuestion, ExecuteSQL, ExtractSQL, GenerateSQL, RenderSchema
 from .stages.correct import ErrorCorrection
+from .stages.dac import DecomposedCorrection
 from .stages.revise import RevisionChain
 from .stages.vote import SelfConsistency
 
@@ -36,6 +37,7 @@ PRESETS: dict[str, Callable[[], Pipeline]] = {
     "revise": lambda: with_stages(zero_shot(), "revise", RevisionChain()),
     "vote": lambda: with_stages(zero_shot(), "vote", SelfConsistency()),
     "vote-correct": lambda: with_stages(zero_shot(), "vote-correct", SelfConsistency(), ErrorCorrection()),
+    "dac": lambda: with_stages(zero_shot(), "dac", DecomposedCorrection()),
 }
 
 
