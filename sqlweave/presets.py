@@ -1,7 +1,7 @@
 """Named pipelines. Later stages (pruning, examples, correction, voting, agent) add presets here.
 
 >>> sorted(PRESETS)
-['correct', 'dac', 'revise', 'vote', 'vote-correct', 'zero-shot', 'zero-shot-compact']
+['correct', 'correct-all', 'dac', 'revise', 'vote', 'vote-correct', 'zero-shot', 'zero-shot-compact']
 """
 
 from __future__ import annotations
@@ -38,6 +38,12 @@ PRESETS: dict[str, Callable[[], Pipeline]] = {
     "vote": lambda: with_stages(zero_shot(), "vote", SelfConsistency()),
     "vote-correct": lambda: with_stages(zero_shot(), "vote-correct", SelfConsistency(), ErrorCorrection()),
     "dac": lambda: with_stages(zero_shot(), "dac", DecomposedCorrection()),
+    # Every correction method, with the safety check: answers that run, return rows and on which
+    # the sampled candidates agree (>= 60%) are left alone by the model-judged stages.
+    "correct-all": lambda: with_stages(
+        zero_shot(), "correct-all", SelfConsistency(), ErrorCorrection(),
+        DecomposedCorrection(skip_if_confident=0.6), RevisionChain(skip_if_confident=0.6),
+    ),
 }
 
 

@@ -100,6 +100,12 @@ def current_attempt(state: State) -> Attempt:
     return Attempt(state.sql, state.result, state.error, issues)
 
 
+def confident(state: State, current: Attempt, threshold: float | None) -> bool:
+    """The safety check: the answer executes, returns rows, and voting agreed at least ``threshold``."""
+    return (threshold is not None and current.kind == "ok" and state.confidence is not None
+            and state.confidence >= threshold)
+
+
 def adopt(state: State, chosen: Attempt) -> None:
     """Make ``chosen`` the pipeline's answer."""
     state.sql = chosen.sql

@@ -28,7 +28,7 @@ from ..pipeline import State
 from ..prompts import render
 from ..sql.extract import extract_sql
 from ..sql.skeleton import sql_entities, sql_skeleton
-from .candidate import adopt, attempt, current_attempt
+from .candidate import adopt, attempt, confident, current_attempt
 from .generate import dialect_name
 
 
@@ -131,13 +131,15 @@ class DecomposedCorrection:
 
     entities: bool = True
     skeleton: bool = True
+    skip_if_confident: float | None = None
     max_tokens: int = 384
     name: str = "dac"
     recovers: bool = True
 
     def __call__(self, state: State) -> None:
         current = current_attempt(state)
-        if current.sql is None or current.kind == "refused" or state.rendered_schema is None:
+        if (current.sql is None or current.kind == "refused" or state.rendered_schema is None
+                or confident(state, current, self.skip_if_confident)):
             state.note(skipped=True)
             return
         dialect = state.db.dialect

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
-from .candidate import adopt, attempt, current_attempt, feedback, value_hint
+from .candidate import adopt, attempt, confident, current_attempt, feedback, value_hint
 from .generate import dialect_name
 
 
@@ -22,20 +22,23 @@ from .generate import dialect_name
 class RevisionChain:
     """Revise the SQL with execution, explanation and database-content feedback until it converges.
 
-    ``skip_if_ok`` leaves an answer alone when it executes and returns rows (the safety check).
+    ``skip_if_ok`` leaves an answer alone when it executes and returns rows; ``skip_if_confident``
+    does so only when voting also agreed at least that much (the safety check).
     """
 
     max_rounds: int = 3
     explain: bool = True
     db_contents: bool = True
     skip_if_ok: bool = False
+    skip_if_confident: float | None = None
     max_tokens: int = 384
     name: str = "revise"
     recovers: bool = True
 
     def __call__(self, state: State) -> None:
         current = current_attempt(state)
-        if not state.prompt or current.kind in ("refused",) or (self.skip_if_ok and current.kind == "ok"):
+        if (not state.prompt or current.kind in ("refused",) or (self.skip_if_ok and current.kind == "ok")
+                or confident(state, current, self.skip_if_confident)):
             state.note(skipped=True, outcome=current.kind)
             return
         dialect = dialect_name(state.db.dialect)

@@ -199,3 +199,14 @@ def test_vote_with_nothing_working_keeps_the_error(singer_db: Path) -> None:
 def test_presets_build() -> None:
     for name in ("correct", "revise", "vote", "vote-correct"):
         assert build_pipeline(name).stages[-1].recovers
+
+
+def test_safety_check_skips_confident_answers(singer_db: Path) -> None:
+    from sqlweave.stages.dac import DecomposedCorrection
+
+    stages = zero_shot().stages + (SelfConsistency(n=2), DecomposedCorrection(skip_if_confident=0.6),
+                                   RevisionChain(skip_if_confident=0.6))
+    answers = ["SELECT count(*) FROM singer", "SELECT count(*) FROM singer", "SELECT COUNT(name) FROM singer"]
+    answer, llm = run(Pipeline("safe", stages), singer_db, answers)
+    assert answer.confidence == 1.0 and len(llm.calls) == 2  # generation + one sampling call; no correction calls
+    assert answer.trace[-1].notes["skipped"] and answer.trace[-2].notes["skipped"]
