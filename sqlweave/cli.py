@@ -142,16 +142,23 @@ def _show_answer(answer: Answer, *, as_json: bool, trace: bool) -> None:
 
 
 def _ask(db: Database, llm: LLM, question: str, pipeline: str, *, as_json: bool, trace: bool,
-         any_language: bool) -> None:
+         any_language: bool, examples: Path | None = None) -> None:
     from .presets import build_pipeline
     from .stages import CheckQuestion
 
-    pipe = build_pipeline(pipeline)
+    pipe = build_pipeline(pipeline, **_pipeline_options(examples))
     if any_language:
         pipe = pipe.replace_stage("check_question", CheckQuestion(any_language=True))
     answer = pipe.run(question, db, llm)
     _show_answer(answer, as_json=as_json, trace=trace)
     answer.raise_for_error()
+
+
+ExamplesOption = typer.Option(None, "--examples", help="Example pool for rag presets (Spider-format train.json).")
+
+
+def _pipeline_options(examples: Path | None) -> dict[str, Any]:
+    return {"examples": str(examples)} if examples else {}
 
 
 @app.command()
@@ -169,13 +176,15 @@ def ask(
     any_language: bool = typer.Option(False, "--any-language", help="Try questions that are not in English."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
+    examples: Optional[Path] = ExamplesOption,
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
         database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions)
         database.schema()
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=as_json)
-        _ask(database, llm, question, pipeline, as_json=as_json, trace=trace, any_language=any_language)
+        _ask(database, llm, question, pipeline, as_json=as_json, trace=trace, any_language=any_language,
+             examples=examples)
 
 
 @app.command()
@@ -308,6 +317,8 @@ def eval_run(
     concurrency: int = typer.Option(1, "--concurrency", help="Questions in flight (useful for HTTP backends)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Run folder (default: runs/<dataset>-<pipeline>-<model>)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache."),
+    examples: Optional[Path] = ExamplesOption,
+    suite_dir: Optional[Path] = typer.Option(None, "--suite-dir", help="Test-suite databases: <dir>/<db_id>/*.sqlite."),
 ) -> None:
     """Run PIPELINE over DATASET: per-question JSONL, resumable, summary by hardness."""
     if ctx.invoked_subcommand is not None:
@@ -320,17 +331,17 @@ def eval_run(
         ds = _load_dataset(dataset, data_dir)
         for p in ds.problems:
             err_console.print(f"[yellow]Note:[/] {p}")
-        examples = list(ds.examples)
+        questions = list(ds.examples)
         if sample:
-            examples = read_sample(sample, examples)
+            questions = read_sample(sample, questions)
         if limit:
-            examples = examples[:limit]
-        pipe = build_pipeline(pipeline)
+            questions = questions[:limit]
+        pipe = build_pipeline(pipeline, **_pipeline_options(examples))
         llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)
         folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TextColumn("EX {task.fields[ex]}"), TimeRemainingColumn(), console=err_console) as bar:
-            task = bar.add_task(f"{pipeline} on {dataset}", total=len(examples), ex="-")
+            task = bar.add_task(f"{pipeline} on {dataset}", total=len(questions), ex="-")
             hits = [0, 0]
 
             def tick(r) -> None:
@@ -338,8 +349,8 @@ def eval_run(
                 hits[1] += 1
                 bar.update(task, advance=1, ex=f"{100 * hits[0] / hits[1]:.1f}%")
 
-            results = run_eval(ds, examples, pipe, llm, folder, concurrency=concurrency, on_result=tick,
-                               meta={"sample": str(sample) if sample else None, "limit": limit})
+            results = run_eval(ds, questions, pipe, llm, folder, concurrency=concurrency, on_result=tick,
+                               meta={"sample": str(sample) if sample else None, "limit": limit}, suite_dir=suite_dir)
         summary = summarize(results)
         from dataclasses import asdict
 
@@ -452,6 +463,7 @@ def eval_ablate(
     limit: Optional[int] = typer.Option(None, "--limit"),
     out: Path = typer.Option(Path("runs/ablation"), "--out", help="Folder: one run per preset, plus ablation.md/json."),
     no_cache: bool = typer.Option(False, "--no-cache"),
+    examples: Optional[Path] = ExamplesOption,
 ) -> None:
     """Run several presets on the same questions (each resumable) and tabulate them side by side."""
     from dataclasses import asdict
@@ -463,17 +475,17 @@ def eval_ablate(
 
     with _errors():
         ds = _load_dataset(dataset, data_dir)
-        examples = read_sample(sample, ds.examples) if sample else list(ds.examples)
-        examples = examples[:limit] if limit else examples
+        questions = read_sample(sample, ds.examples) if sample else list(ds.examples)
+        questions = questions[:limit] if limit else questions
         names = [p.strip() for p in pipelines.split(",") if p.strip()]
-        pipes = [build_pipeline(n) for n in names]  # fail fast on a typo, before any model time
+        pipes = [build_pipeline(n, **_pipeline_options(examples)) for n in names]  # fail fast on a typo, before any model time
         llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)
         rows = []
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeRemainingColumn(), console=err_console) as bar:
             for name, pipe in zip(names, pipes):
-                task = bar.add_task(name, total=len(examples))
-                results = run_eval(ds, examples, pipe, llm, out / name, on_result=lambda r, t=task: bar.update(t, advance=1))
+                task = bar.add_task(name, total=len(questions))
+                results = run_eval(ds, questions, pipe, llm, out / name, on_result=lambda r, t=task: bar.update(t, advance=1))
                 rows.append((name, summarize(results)))
         table = markdown_table(rows)
         console.print(table)

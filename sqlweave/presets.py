@@ -1,7 +1,7 @@
 """Named pipelines. Later stages (pruning, examples, correction, voting, agent) add presets here.
 
->>> sorted(PRESETS)
-['correct', 'correct-all', 'dac', 'revise', 'vote', 'vote-correct', 'zero-shot', 'zero-shot-compact']
+>>> sorted(PRESETS)[:4]
+['correct', 'correct-all', 'dac', 'rag']
 """
 
 from __future__ import annotations
@@ -9,15 +9,16 @@ from __future__ import annotations
 from typing import Callable
 
 from .errors import ConfigurationError
-from .pipeline import Pipeline
+from .pipeline import Pipeline, Stage
 from .stages import CheckQuestion, ExecuteSQL, ExtractSQL, GenerateSQL, RenderSchema
 from .stages.correct import ErrorCorrection
 from .stages.dac import DecomposedCorrection
 from .stages.revise import RevisionChain
+from .stages.select_examples import SelectExamples, default_pool_path
 from .stages.vote import SelfConsistency
 
 
-def zero_shot(style: str = "create_table") -> Pipeline:
+def zero_shot(style: str = "create_table", **_: object) -> Pipeline:
     """Schema as CREATE TABLE statements with sample rows, then the question; one model call."""
     return Pipeline(
         "zero-shot" if style == "create_table" else f"zero-shot-{style.replace('_', '-')}",
@@ -25,31 +26,46 @@ def zero_shot(style: str = "create_table") -> Pipeline:
     )
 
 
-def with_stages(base: Pipeline, name: str, *extra) -> Pipeline:
+def few_shot(name: str = "rag", *, examples: str | None = None, method: str = "bm25", k: int = 4,
+             organisation: str = "pairs", **_: object) -> Pipeline:
+    """Zero-shot plus ``k`` examples retrieved from the pool at ``examples`` (a Spider-format train.json)."""
+    return Pipeline(name, (
+        CheckQuestion(), RenderSchema(),
+        SelectExamples(pool=examples or str(default_pool_path()), method=method, k=k, organisation=organisation),
+        GenerateSQL(prompt="few_shot"), ExtractSQL(), ExecuteSQL(),
+    ))
+
+
+def with_stages(base: Pipeline, name: str, *extra: Stage) -> Pipeline:
     """``base`` with ``extra`` stages appended (correction stages run after execution)."""
     return Pipeline(name, base.stages + tuple(extra))
 
 
-PRESETS: dict[str, Callable[[], Pipeline]] = {
+PRESETS: dict[str, Callable[..., Pipeline]] = {
     "zero-shot": zero_shot,
-    "zero-shot-compact": lambda: zero_shot("compact"),
-    "correct": lambda: with_stages(zero_shot(), "correct", ErrorCorrection()),
-    "revise": lambda: with_stages(zero_shot(), "revise", RevisionChain()),
-    "vote": lambda: with_stages(zero_shot(), "vote", SelfConsistency()),
-    "vote-correct": lambda: with_stages(zero_shot(), "vote-correct", SelfConsistency(), ErrorCorrection()),
-    "dac": lambda: with_stages(zero_shot(), "dac", DecomposedCorrection()),
+    "zero-shot-compact": lambda **o: zero_shot("compact"),
+    "rag": lambda **o: few_shot("rag", **o),
+    "rag-qskeleton": lambda **o: few_shot("rag-qskeleton", method="question_skeleton", **o),
+    "rag-skeleton-org": lambda **o: few_shot("rag-skeleton-org", organisation="skeleton", **o),
+    "correct": lambda **o: with_stages(zero_shot(), "correct", ErrorCorrection()),
+    "revise": lambda **o: with_stages(zero_shot(), "revise", RevisionChain()),
+    "vote": lambda **o: with_stages(zero_shot(), "vote", SelfConsistency()),
+    "vote-correct": lambda **o: with_stages(zero_shot(), "vote-correct", SelfConsistency(), ErrorCorrection()),
+    "dac": lambda **o: with_stages(zero_shot(), "dac", DecomposedCorrection()),
     # Every correction method, with the safety check: answers that run, return rows and on which
     # the sampled candidates agree (>= 60%) are left alone by the model-judged stages.
-    "correct-all": lambda: with_stages(
+    "correct-all": lambda **o: with_stages(
         zero_shot(), "correct-all", SelfConsistency(), ErrorCorrection(),
         DecomposedCorrection(skip_if_confident=0.6), RevisionChain(skip_if_confident=0.6),
     ),
+    "rag-correct": lambda **o: with_stages(few_shot("rag-correct", **o), "rag-correct", ErrorCorrection()),
 }
 
 
-def build_pipeline(name: str = "zero-shot") -> Pipeline:
-    """The pipeline preset called ``name``."""
+def build_pipeline(name: str = "zero-shot", **options: object) -> Pipeline:
+    """The pipeline preset called ``name``; ``options`` (e.g. ``examples=PATH``) go to presets that use them."""
     try:
-        return PRESETS[name]()
+        factory = PRESETS[name]
     except KeyError:
         raise ConfigurationError(f"unknown pipeline {name!r}", hint=f"Use one of: {', '.join(sorted(PRESETS))}.") from None
+    return factory(**options)

@@ -29,7 +29,7 @@ def full_schema_prompt(state: State, template: str) -> list[Message]:
     state.prompt_schema = state.schema
     state.rendered_schema = render_schema(state.schema, style, count=state.llm.count_tokens)
     system, user = render(template, dialect=dialect_name(state.db.dialect), schema=state.rendered_schema.text,
-                          question=state.question)
+                          question=state.question, examples=state.extras.get("examples_text", ""))
     return [Message("system", system), Message("user", user)]
 
 
@@ -45,7 +45,6 @@ class ErrorCorrection:
     fix_empty: bool = True
     full_schema_after: int = 2
     max_tokens: int = 384
-    template: str = "zero_shot"
     name: str = "correct"
     recovers: bool = True
 
@@ -64,7 +63,7 @@ class ErrorCorrection:
             pruned = state.prompt_schema is not state.schema
             switched = pruned and (current.kind == "schema_linking" or i > self.full_schema_after)
             if switched:
-                messages = full_schema_prompt(state, self.template)
+                messages = full_schema_prompt(state, state.extras.get("prompt_template", "zero_shot"))
             dialect = dialect_name(state.db.dialect)
             messages = messages + [
                 Message("assistant", f"```sql\n{current.sql}\n```" if current.sql else (state.raw_output or "")),

@@ -33,7 +33,9 @@ class GenerateSQL:
             dialect=dialect_name(state.db.dialect),
             schema=state.rendered_schema.text,
             question=state.question,
+            examples=state.extras.get("examples_text", ""),
         )
         state.prompt = [Message("system", system), Message("user", user)]
+        state.extras["prompt_template"] = self.prompt
         out = state.complete(state.prompt, temperature=self.temperature, max_tokens=self.max_tokens)
         state.raw_output = out.text

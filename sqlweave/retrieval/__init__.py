@@ -1,0 +1,1 @@
+"""Retrieval: lexical indexes, the example pool, question and SQL skeletons for example selection."""

@@ -1,0 +1,177 @@
+"""The example pool: question/SQL pairs with their question skeletons and SQL skeletons.
+
+Built from a Spider-format training file (``train.json`` with ``tables.json`` beside it for
+the schema names to mask) and from pairs a user adds. Derived fields are cached on disk,
+one line per example keyed by a hash of its inputs, so adding examples recomputes only
+the new ones. BM25 indexes over questions, question skeletons and SQL skeletons are built
+on first use.
+
+>>> pool = ExamplePool([])
+>>> pool.add("How many singers are there?", "SELECT count(*) FROM singer", schema_names=["singer"])
+>>> pool.search("question", "number of singers", k=1)[0].sql
+'SELECT count(*) FROM singer'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import sqlglot
+from sqlglot import exp
+
+from ..config import cache_dir
+from ..errors import ConfigurationError, SqlweaveError
+from ..sql.skeleton import sql_skeleton
+from .lexical import BM25Index
+from .question_skeleton import question_skeleton
+
+POOL_VERSION = 1
+FIELDS = ("question", "question_skeleton", "sql_skeleton")
+
+
+@dataclass(frozen=True)
+class PoolExample:
+    question: str
+    sql: str
+    db_id: str
+    question_skeleton: str
+    sql_skeleton: str
+    source: str = "train"
+
+
+def _literals(sql: str) -> list[str]:
+    try:
+        return [lit.this for lit in sqlglot.parse_one(sql, read="sqlite").find_all(exp.Literal)]
+    except (sqlglot.errors.SqlglotError, ValueError):
+        return []
+
+
+def derive(question: str, sql: str, db_id: str, schema_names: Iterable[str], source: str = "train") -> PoolExample:
+    """Compute the skeletons of one pair (a SQL that does not parse keeps an empty SQL skeleton)."""
+    try:
+        skel = sql_skeleton(sql, "sqlite")
+    except SqlweaveError:
+        skel = ""
+    return PoolExample(question, sql, db_id, question_skeleton(question, schema_names, _literals(sql)), skel, source)
+
+
+def _key(question: str, sql: str, db_id: str) -> str:
+    return hashlib.sha256(f"{POOL_VERSION}\x00{db_id}\x00{question}\x00{sql}".encode()).hexdigest()[:24]
+
+
+class ExamplePool:
+    """Question/SQL examples and their BM25 indexes."""
+
+    def __init__(self, examples: Sequence[PoolExample], user_file: Path | None = None) -> None:
+        self.examples: list[PoolExample] = list(examples)
+        self.user_file = user_file
+        self._indexes: dict[str, BM25Index] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_spider(cls, train_file: str | Path, *, tables_file: str | Path | None = None,
+                    progress: Callable[[int, int], None] | None = None, include_user: bool = True) -> "ExamplePool":
+        """Load ``train.json`` (db_id, question, query) and derive skeletons, reusing cached ones."""
+        train_file = Path(train_file)
+        try:
+            data = json.loads(train_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise ConfigurationError(f"cannot read examples from {train_file}: {err}",
+                                     hint="Pass a Spider-format train.json (db_id, question, query).") from err
+        tables_file = Path(tables_file) if tables_file else train_file.parent / "tables.json"
+        names: dict[str, list[str]] = {}
+        if tables_file.exists():
+            for db in json.loads(tables_file.read_text(encoding="utf-8")):
+                names[db["db_id"]] = list(db["table_names_original"]) + [c for _, c in db["column_names_original"] if c != "*"]
+        cache = cache_dir() / "pool" / "derived.jsonl"
+        known: dict[str, PoolExample] = {}
+        if cache.exists():
+            for line in cache.read_text(encoding="utf-8").splitlines():
+                try:
+                    row = json.loads(line)
+                    key = row.pop("key")
+                    known[key] = PoolExample(**row)
+                except (ValueError, TypeError, KeyError):
+                    continue
+        examples, fresh = [], []
+        for i, item in enumerate(data):
+            if not isinstance(item, dict) or not {"db_id", "question", "query"} <= item.keys():
+                continue
+            k = _key(item["question"], item["query"], item["db_id"])
+            ex = known.get(k)
+            if ex is None:
+                ex = derive(item["question"], item["query"], item["db_id"], names.get(item["db_id"], []))
+                fresh.append((k, ex))
+            examples.append(ex)
+            if progress:
+                progress(i + 1, len(data))
+        if fresh:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            with cache.open("a", encoding="utf-8") as fh:
+                for k, ex in fresh:
+                    fh.write(json.dumps({"key": k, **asdict(ex)}) + "\n")
+        user_file = cache_dir() / "pool" / "user.jsonl"
+        pool = cls(examples, user_file=user_file)
+        if include_user and user_file.exists():
+            for line in user_file.read_text(encoding="utf-8").splitlines():
+                try:
+                    pool.examples.append(PoolExample(**json.loads(line)))
+                except (ValueError, TypeError):
+                    continue
+        return pool
+
+    def add(self, question: str, sql: str, db_id: str = "user", schema_names: Iterable[str] = (),
+            persist: bool = False) -> None:
+        """Add one pair (persisted to the user's pool file when ``persist``); indexes rebuild on next search."""
+        ex = derive(question, sql, db_id, schema_names, source="user")
+        with self._lock:
+            self.examples.append(ex)
+            self._indexes.clear()
+        if persist:
+            path = self.user_file or cache_dir() / "pool" / "user.jsonl"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(asdict(ex)) + "\n")
+
+    def index(self, field: str) -> BM25Index:
+        if field not in FIELDS:
+            raise ConfigurationError(f"no index on {field!r}", hint=f"Use one of: {', '.join(FIELDS)}.")
+        with self._lock:
+            if field not in self._indexes:
+                self._indexes[field] = BM25Index([getattr(e, field) for e in self.examples])
+            return self._indexes[field]
+
+    def search(self, field: str, text: str, k: int = 4, exclude: Callable[[PoolExample], bool] | None = None) -> list[PoolExample]:
+        """The ``k`` examples whose ``field`` best matches ``text`` (BM25), skipping ``exclude``d ones."""
+        out: list[PoolExample] = []
+        for i, _ in self.index(field).search(text, k=k * 4 + 8):
+            ex = self.examples[i]
+            if exclude is not None and exclude(ex):
+                continue
+            if any(o.sql == ex.sql and o.question == ex.question for o in out):
+                continue
+            out.append(ex)
+            if len(out) == k:
+                break
+        return out
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+
+_POOLS: dict[str, ExamplePool] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def load_pool(train_file: str | Path) -> ExamplePool:
+    """The pool for ``train_file``, loaded once per process."""
+    key = str(Path(train_file).resolve())
+    with _POOLS_LOCK:
+        if key not in _POOLS:
+            _POOLS[key] = ExamplePool.from_spider(train_file)
+        return _POOLS[key]
