@@ -1,7 +1,7 @@
 """Named pipelines. Later stages (pruning, examples, correction, voting, agent) add presets here.
 
 >>> sorted(PRESETS)[:4]
-['correct', 'correct-all', 'dac', 'rag']
+['correct', 'correct-all', 'dac', 'pruned']
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ from typing import Callable
 from .errors import ConfigurationError
 from .pipeline import Pipeline, Stage
 from .stages import CheckQuestion, ExecuteSQL, ExtractSQL, GenerateSQL, RenderSchema
+from .stages.approximate import ApproximateQuery
 from .stages.correct import ErrorCorrection
+from .stages.prune_schema import PruneSchema
 from .stages.dac import DecomposedCorrection
 from .stages.revise import RevisionChain
 from .stages.select_examples import SelectExamples, default_pool_path
@@ -34,6 +36,17 @@ def few_shot(name: str = "rag", *, examples: str | None = None, method: str = "b
         SelectExamples(pool=examples or str(default_pool_path()), method=method, k=k, organisation=organisation),
         GenerateSQL(prompt="few_shot"), ExtractSQL(), ExecuteSQL(),
     ))
+
+
+def pruned(name: str, *, examples: str | None = None, correct: bool = False, **_: object) -> Pipeline:
+    """Approximated query -> hybrid schema pruning -> few-shot generation (-> error correction with full-schema fallback)."""
+    stages: tuple[Stage, ...] = (CheckQuestion(), ApproximateQuery(), PruneSchema(), RenderSchema())
+    if examples is not None:
+        stages += (SelectExamples(pool=examples),)
+    stages += (GenerateSQL(prompt="few_shot" if examples is not None else "zero_shot"), ExtractSQL(), ExecuteSQL())
+    if correct:
+        stages += (ErrorCorrection(),)
+    return Pipeline(name, stages)
 
 
 def with_stages(base: Pipeline, name: str, *extra: Stage) -> Pipeline:
@@ -59,6 +72,8 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
         DecomposedCorrection(skip_if_confident=0.6), RevisionChain(skip_if_confident=0.6),
     ),
     "rag-correct": lambda **o: with_stages(few_shot("rag-correct", **o), "rag-correct", ErrorCorrection()),
+    "pruned": lambda **o: pruned("pruned", **o),
+    "pruned-correct": lambda **o: pruned("pruned-correct", correct=True, **o),
 }
 
 

@@ -1,0 +1,76 @@
+"""Schema-pruning recall and shortening on Spider dev (972 questions with a database).
+
+    .venv/bin/python benchmarks/bench_pruning.py [--approx RUN_FOLDER ...]
+
+Recall: share of questions whose gold tables and columns are all kept. Shortening: mean share of
+schema elements (tables + columns) removed. Methods: BM25 top-k columns (k = 5, 10, 15, 20), and
+ASTReS's hybrid (dynamic top-k + the elements of an approximated query). Approximated queries
+come from evaluation run folders (their predictions), so the hybrid is measured on the questions
+those runs cover; the gold query as approximation gives the upper bound on all 972.
+Writes benchmarks/results/pruning.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPIDER = ROOT.parent / "shared" / "data" / "spider"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--approx", nargs="*", type=Path, default=[])
+    args = ap.parse_args()
+    from sqlweave.db import Database
+    from sqlweave.eval.datasets import load_spider
+    from sqlweave.eval.runner import load_results
+    from sqlweave.retrieval.schema_retriever import prune, prune_stats
+
+    ds = load_spider(SPIDER, "dev")
+    schemas = {}
+    for ex in ds.examples:
+        if ex.db_id not in schemas:
+            schemas[ex.db_id] = Database.open(ds.db_path(ex.db_id)).schema()
+    rows = []
+
+    def measure(label: str, examples, approx_of=None, **kw) -> None:
+        rec, short = [], []
+        for ex in examples:
+            s = schemas[ex.db_id]
+            kept = prune(s, ex.question, approx_sql=approx_of(ex) if approx_of else None, **kw)
+            r, sh = prune_stats(s, kept, ex.gold_sql)
+            rec.append(r)
+            short.append(sh)
+        rows.append({"method": label, "questions": len(rec), "recall": round(100 * sum(rec) / len(rec), 1),
+                     "shortening": round(100 * statistics.mean(short), 1)})
+
+    for k in (5, 10, 15, 20):
+        measure(f"bm25 top-{k}", ds.examples, method="bm25", k=k)
+    by_id = {e.id: e for e in ds.examples}
+    measure("hybrid, gold as approximation (upper bound)", ds.examples, method="hybrid",
+            approx_of=lambda e: e.gold_sql)
+    for run in args.approx:
+        preds = {r.id: r.prediction for r in load_results(run) if r.prediction}
+        covered = [by_id[i] for i in preds if i in by_id]
+        measure(f"bm25 top-10 on {run.name}'s questions", covered, method="bm25", k=10)
+        for factor in (1.5, 2.0, 2.5, 3.0):
+            measure(f"hybrid x{factor}, approximated by {run.name}", covered, method="hybrid", factor=factor,
+                    approx_of=lambda e: preds[e.id])
+    print("| method | questions | recall % | shortening % |\n|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['method']} | {r['questions']} | {r['recall']} | {r['shortening']} |")
+    out = ROOT / "benchmarks" / "results" / "pruning.json"
+    out.write_text(json.dumps({"date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+                               "command": " ".join(sys.argv), "rows": rows}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+from pathlib import Path
+
+from sqlweave.db import Database
+from sqlweave.llm import FakeLLM
+from sqlweave.presets import build_pipeline
+from sqlweave.retrieval.schema_retriever import prune, prune_stats, query_elements
+
+
+def test_join_keys_and_bridge_tables_are_kept(singer_db: Path) -> None:
+    from sqlweave.retrieval.schema_retriever import _with_join_keys
+
+    s = Database.open(singer_db).schema()
+    keep = _with_join_keys(s, {"singer": {"Name"}, "stadium": {"Capacity"}})
+    # singer and stadium only connect through singer_in_concert and concert: both bridges are kept.
+    assert set(keep) == {"singer", "stadium", "concert", "singer_in_concert"}
+    assert {"Singer_ID", "concert_ID"} <= keep["singer_in_concert"]
+    assert {"Stadium_ID", "concert_ID"} <= keep["concert"]
+    assert "Singer_ID" in keep["singer"]  # primary key
+
+
+def test_bm25_pruning_shortens(singer_db: Path) -> None:
+    s = Database.open(singer_db).schema()
+    kept = prune(s, "What is the capacity of each stadium?", k=3)
+    assert kept.has_table("stadium") and kept.table("stadium").has_column("Capacity")
+    assert sum(len(t.columns) for t in kept.tables) < sum(len(t.columns) for t in s.tables) / 2
+
+
+def test_hybrid_merges_the_approximated_query(singer_db: Path) -> None:
+    s = Database.open(singer_db).schema()
+    approx = "SELECT T1.Song_release_year FROM singer AS T1 WHERE T1.Is_male = 'T'"
+    assert query_elements(approx, s) == {("singer", None), ("singer", "Song_release_year"), ("singer", "Is_male")}
+    kept = prune(s, "In which year did the male singers release songs?", method="hybrid", approx_sql=approx)
+    assert kept.table("singer").has_column("Is_male") and kept.table("singer").has_column("Song_release_year")
+    recall, shortening = prune_stats(s, kept, "SELECT song_release_year FROM singer WHERE is_male = 'T'")
+    assert recall and 0.0 < shortening < 1.0
+
+
+def test_nothing_matches_keeps_the_full_schema(singer_db: Path) -> None:
+    s = Database.open(singer_db).schema()
+    assert prune(s, "zzz qqq") is s
+
+
+def test_pruned_pipeline_and_full_schema_fallback(singer_db: Path) -> None:
+    llm = FakeLLM(["SELECT count(*) FROM singer",          # approximation
+                   "SELECT count(*) FROM singers",         # generation: a forged table name
+                   "SELECT count(*) FROM singer"])         # correction, full schema
+    pipe = build_pipeline("pruned-correct")
+    answer = pipe.run("How many singers are there?", Database.open(singer_db), llm)
+    gen_prompt = llm.calls[1][0][-1].content
+    assert "CREATE TABLE singer" in gen_prompt and "CREATE TABLE stadium" not in gen_prompt
+    assert answer.result.rows == ((6,),)
+    assert "CREATE TABLE stadium" in llm.calls[2][0][1].content  # fallback prompt shows everything
+    stages = [e.stage for e in answer.trace]
+    assert stages[:4] == ["check_question", "approximate", "prune_schema", "render_schema"]
