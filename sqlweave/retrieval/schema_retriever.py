@@ -33,8 +33,16 @@ from .lexical import BM25Index
 METHODS = ("bm25", "hybrid")
 
 
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def _split(text: str) -> list[str]:
+    """Words of an identifier: snake_case and CamelCase split (``IsOfficial`` -> ``Is``, ``Official``)."""
+    return [w for part in re.split(r"[_\W]+", str(text)) for w in _CAMEL.split(part) if w]
+
+
 def _words(text: str) -> str:
-    return " ".join(w for w in re.split(r"[_\W]+", str(text)) if w)
+    return " ".join(_split(text))
 
 
 def column_text(schema: Schema, table: str, column: str) -> str:
@@ -92,6 +100,23 @@ def query_elements(sql: str, schema: Schema, dialect: str = "sqlite") -> set[tup
     return found
 
 
+def _stem(word: str) -> str:
+    w = word.lower()
+    return w[:-1] if len(w) > 3 and w.endswith("s") else w
+
+
+def _named_in_question(schema: Schema, question: str) -> list[tuple[str, str]]:
+    """Columns whose every name word appears in the question (``song_name`` for "... song name ...")."""
+    q = {_stem(w) for w in re.split(r"[_\W]+", question) if w}
+    found = []
+    for t in schema.tables:
+        for c in t.columns:
+            words = [_stem(w) for w in _split(c.name)]
+            if words and all(w in q for w in words) and not (len(words) == 1 and words[0] in ("id", "name")):
+                found.append((t.name, c.name))
+    return found
+
+
 def _with_join_keys(schema: Schema, keep: dict[str, set[str]]) -> dict[str, set[str]]:
     """Add bridge tables on shortest FK paths between kept tables, then primary and foreign keys."""
     import networkx as nx
@@ -137,6 +162,8 @@ def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, a
         keep.setdefault(t, set())
         if c:
             keep[t].add(c)
+    for t, c in _named_in_question(schema, question):
+        keep.setdefault(t, set()).add(c)
     if not keep:  # nothing matched: keep everything rather than guess
         return schema
     keep = _with_join_keys(schema, keep)

@@ -16,7 +16,7 @@ class PruneSchema:
 
     method: str = "hybrid"
     k: int = 10
-    factor: float = 3.0
+    factor: float = 2.0
     name: str = "prune_schema"
 
     def __call__(self, state: State) -> None:
