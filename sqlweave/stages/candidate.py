@@ -21,6 +21,7 @@ from ..errors import (
     SQLParseError,
     SqlweaveError,
 )
+from ..llm.base import Message
 from ..pipeline import State
 from ..sql.classify import ensure_read_only
 from ..sql.extract import extract_sql
@@ -104,6 +105,11 @@ def confident(state: State, current: Attempt, threshold: float | None) -> bool:
     """The safety check: the answer executes, returns rows, and voting agreed at least ``threshold``."""
     return (threshold is not None and current.kind == "ok" and state.confidence is not None
             and state.confidence >= threshold)
+
+
+def assistant_turn(state: State, a: Attempt) -> Message:
+    """The model's previous answer, replayed as its turn in a correction conversation."""
+    return Message("assistant", f"```sql\n{a.sql}\n```" if a.sql else (state.raw_output or ""))
 
 
 def adopt(state: State, chosen: Attempt) -> None:

@@ -17,7 +17,7 @@ from ..db.render import render_schema
 from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
-from .candidate import Attempt, adopt, attempt, current_attempt, feedback
+from .candidate import Attempt, adopt, assistant_turn, attempt, current_attempt, feedback
 from .generate import dialect_name
 
 CORRECTABLE = ("schema_linking", "syntax", "execution", "timeout", "no_sql", "empty")
@@ -66,7 +66,7 @@ class ErrorCorrection:
                 messages = full_schema_prompt(state, state.extras.get("prompt_template", "zero_shot"))
             dialect = dialect_name(state.db.dialect)
             messages = messages + [
-                Message("assistant", f"```sql\n{current.sql}\n```" if current.sql else (state.raw_output or "")),
+                assistant_turn(state, current),
                 Message("user", f"{feedback(state, current)}\nWrite the corrected {dialect} query in a ```sql block."),
             ]
             out = state.complete(messages, temperature=0.0, max_tokens=self.max_tokens)

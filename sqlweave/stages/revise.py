@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
-from .candidate import adopt, attempt, confident, current_attempt, feedback, value_hint
+from .candidate import adopt, assistant_turn, attempt, confident, current_attempt, feedback, value_hint
 from .generate import dialect_name
 
 
@@ -62,7 +62,7 @@ class RevisionChain:
                 if hint:
                     parts.append(f"Related database contents:\n{hint}")
             messages = list(state.prompt) + [
-                Message("assistant", f"```sql\n{current.sql}\n```" if current.sql else (state.raw_output or "")),
+                assistant_turn(state, current),
                 Message("user", "\n\n".join(parts) + f"\n\nIf the query does not answer the question, revise it. "
                                 f"Answer with the final {dialect} query in a ```sql block."),
             ]
