@@ -60,6 +60,7 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "rag": lambda **o: few_shot("rag", **o),
     "rag-qskeleton": lambda **o: few_shot("rag-qskeleton", method="question_skeleton", **o),
     "rag-skeleton-org": lambda **o: few_shot("rag-skeleton-org", organisation="skeleton", **o),
+    "rag-desem": lambda **o: few_shot("rag-desem", method="question_skeleton", organisation="masked", **o),
     "correct": lambda **o: with_stages(zero_shot(), "correct", ErrorCorrection()),
     "revise": lambda **o: with_stages(zero_shot(), "revise", RevisionChain()),
     "vote": lambda **o: with_stages(zero_shot(), "vote", SelfConsistency()),

@@ -3,8 +3,10 @@
 Methods: ``bm25`` (the question against pool questions, as DAC does), ``question_skeleton``
 (the question with schema words and values masked, against pool question skeletons,
 Guo et al.), ``sql_skeleton`` (the skeleton of the current SQL, e.g. from a cheap first
-pass, against pool SQL skeletons, RB-SQL). Organisation: ``pairs`` (question, SQL) or
-``skeleton`` (question, SQL skeleton as an intermediate step, then SQL; RB-SQL).
+pass, against pool SQL skeletons, RB-SQL). Organisation: ``pairs`` (question, SQL),
+``skeleton`` (question, SQL skeleton as an intermediate step, then SQL; RB-SQL), or ``masked``
+(question skeleton and SQL skeleton only: measured on the 1.5B model, examples with real names
+from other databases get their table and column names copied into the answer).
 """
 
 from __future__ import annotations
@@ -32,10 +34,17 @@ def default_pool_path() -> Path:
     return Path(env)
 
 
+ORGANISATIONS = ("pairs", "skeleton", "masked")
+
+
 def format_examples(examples: list[PoolExample], organisation: str = "pairs") -> str:
+    """``pairs``: question and SQL; ``skeleton``: question, SQL skeleton, SQL (RB-SQL);
+    ``masked``: question skeleton and SQL skeleton only, with no names a small model could copy."""
     blocks = []
     for ex in examples:
-        if organisation == "skeleton" and ex.sql_skeleton:
+        if organisation == "masked" and ex.sql_skeleton:
+            blocks.append(f"Question: {ex.question_skeleton}\nSQL pattern: {ex.sql_skeleton}")
+        elif organisation == "skeleton" and ex.sql_skeleton:
             blocks.append(f"Question: {ex.question}\nSkeleton: {ex.sql_skeleton}\n```sql\n{ex.sql}\n```")
         else:
             blocks.append(f"Question: {ex.question}\n```sql\n{ex.sql}\n```")
@@ -55,6 +64,9 @@ class SelectExamples:
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ConfigurationError(f"unknown example selector {self.method!r}", hint=f"Use one of: {', '.join(METHODS)}.")
+        if self.organisation not in ORGANISATIONS:
+            raise ConfigurationError(f"unknown example organisation {self.organisation!r}",
+                                     hint=f"Use one of: {', '.join(ORGANISATIONS)}.")
 
     def __call__(self, state: State) -> None:
         pool = load_pool(self.pool or default_pool_path())

@@ -102,3 +102,15 @@ def test_unreadable_pool(tmp_path: Path) -> None:
     (tmp_path / "train.json").write_text("{oops")
     with pytest.raises(ConfigurationError, match="cannot read examples"):
         ExamplePool.from_spider(tmp_path / "train.json")
+
+
+def test_masked_organisation_shows_no_names(train: Path, singer_db: Path) -> None:
+    llm = FakeLLM(["SELECT count(*) FROM singer"])
+    build_pipeline("rag-desem", examples=str(train)).run("How many singers are older than 30?",
+                                                         Database.open(singer_db), llm)
+    prompt = llm.calls[0][0][-1].content
+    examples = prompt[prompt.index("Examples"):prompt.index("Question: How many singers")]
+    assert "SQL pattern: SELECT COUNT(*) FROM _ WHERE _ > _" in examples
+    assert "pets" not in examples and "FROM pets" not in examples
+    with pytest.raises(ConfigurationError, match="organisation"):
+        build_pipeline("rag", examples=str(train), organisation="nope")
