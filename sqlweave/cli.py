@@ -141,14 +141,18 @@ def _show_answer(answer: Answer, *, as_json: bool, trace: bool) -> None:
         console.print(_result_table(answer.result))
 
 
-def _ask(db: Database, llm: LLM, question: str, pipeline: str, *, as_json: bool, trace: bool,
-         any_language: bool, examples: Path | None = None) -> None:
+def _pipeline(name: str, *, any_language: bool, examples: Path | None = None):
+    """The preset, built before any model loads so a typo or a missing option fails at once."""
     from .presets import build_pipeline
     from .stages import CheckQuestion
 
-    pipe = build_pipeline(pipeline, **_pipeline_options(examples))
+    pipe = build_pipeline(name, **_pipeline_options(examples))
     if any_language:
         pipe = pipe.replace_stage("check_question", CheckQuestion(any_language=True))
+    return pipe
+
+
+def _ask(db: Database, llm: LLM, question: str, pipe, *, as_json: bool, trace: bool) -> None:
     answer = pipe.run(question, db, llm)
     _show_answer(answer, as_json=as_json, trace=trace)
     answer.raise_for_error()
@@ -180,11 +184,11 @@ def ask(
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
+        pipe = _pipeline(pipeline, any_language=any_language, examples=examples)
         database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions)
         database.schema()
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=as_json)
-        _ask(database, llm, question, pipeline, as_json=as_json, trace=trace, any_language=any_language,
-             examples=examples)
+        _ask(database, llm, question, pipe, as_json=as_json, trace=trace)
 
 
 @app.command()
@@ -248,7 +252,7 @@ def demo(
             console.print(f"[bold]Question:[/] {q}")
         database = Database.open(path)
         llm = _build_llm(model, cache=True, base_url=None, api_key=None, quiet=as_json)
-        _ask(database, llm, q, "zero-shot", as_json=as_json, trace=trace, any_language=False)
+        _ask(database, llm, q, _pipeline("zero-shot", any_language=False), as_json=as_json, trace=trace)
 
 
 @app.command()

@@ -48,3 +48,11 @@ def test_fake_model_via_cli_reports_error_cleanly(singer_db: Path) -> None:
 def test_version() -> None:
     r = runner.invoke(app, ["--version"])
     assert r.exit_code == 0 and "sqlweave" in r.output
+
+
+def test_pipeline_mistakes_fail_before_any_model_loads(singer_db: Path, monkeypatch) -> None:
+    monkeypatch.delenv("SQLWEAVE_EXAMPLES", raising=False)
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "-p", "nope", "How many singers?"])
+    assert r.exit_code == 2 and "unknown pipeline" in r.output
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "-p", "rag", "How many singers?"])
+    assert r.exit_code == 2 and "no example pool" in r.output and "--examples" in r.output
