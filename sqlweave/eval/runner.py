@@ -106,17 +106,12 @@ def comparison_rule(dataset: Dataset) -> str:
 def check_gold(dataset: Dataset) -> list[tuple[str, str]]:
     """``(question id, error)`` for every gold query that fails on its own database."""
     broken = []
-    dbs: dict[str, Database] = {}
-    try:
+    with DatabasePool(dataset) as dbs:
         for ex in dataset.examples:
-            db = dbs.get(ex.db_id) or dbs.setdefault(ex.db_id, Database.open(dataset.db_path(ex.db_id), timeout_s=EVAL_TIMEOUT_S))
             try:
-                db.execute(ex.gold_sql, max_rows=1)
+                dbs.get(ex.db_id).execute(ex.gold_sql, max_rows=1)
             except SqlweaveError as err:
                 broken.append((ex.id, f"{err.code}: {err.message}"))
-    finally:
-        for db in dbs.values():
-            db.close()
     return broken
 
 
@@ -134,6 +129,59 @@ def test_suite_match(paths: list[Path], gold_sql: str, pred_sql: str) -> bool:
             if not execution_match(db, gold_sql, pred_sql)[0]:
                 return False
     return True
+
+
+@dataclass(frozen=True)
+class Scores:
+    """Every metric of one predicted query."""
+
+    match: bool
+    match_keep_distinct: bool
+    error: str | None
+    exact: bool
+    ts_match: bool | None
+
+
+def score_sql(db: Database, ex: Example, pred: str, gold_cache: GoldCache, rule: str,
+              suite_dir: Path | None = None) -> Scores:
+    """EX (both DISTINCT modes), exact match and test-suite match of ``pred`` for ``ex``.
+
+    A gold query that fails is reported in ``error`` and scored as a miss.
+    """
+    match = match_kd = False
+    error = None
+    try:
+        match, error = execution_match(db, ex.gold_sql, pred, gold_cache, rule=rule)
+        has_distinct = remove_distinct(ex.gold_sql) != ex.gold_sql or remove_distinct(pred) != pred
+        match_kd = (execution_match(db, ex.gold_sql, pred, gold_cache, keep_distinct=True, rule=rule)[0]
+                    if has_distinct and rule == "spider" else match)
+    except SqlweaveError as err:
+        error = f"gold failed: {err.code}: {err.message}"
+    suite = suite_paths(suite_dir, ex.db_id)
+    return Scores(match, match_kd, error, exact_match(ex.gold_sql, pred, db.schema(), db.dialect),
+                  test_suite_match(suite, ex.gold_sql, pred) if suite else None)
+
+
+class DatabasePool:
+    """One read-only :class:`Database` per ``db_id`` of a dataset, opened on first use, closed together."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self._dbs: dict[str, Database] = {}
+        self._lock = threading.Lock()
+
+    def get(self, db_id: str) -> Database:
+        with self._lock:
+            if db_id not in self._dbs:
+                self._dbs[db_id] = Database.open(self.dataset.db_path(db_id), timeout_s=EVAL_TIMEOUT_S)
+            return self._dbs[db_id]
+
+    def __enter__(self) -> "DatabasePool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for db in self._dbs.values():
+            db.close()
 
 
 def example_hardness(ex: Example) -> str:
@@ -218,50 +266,32 @@ def run_eval(
                               **(meta or {})})
     # Grouped by database, so consecutive prompts share the schema prefix (llama.cpp reuses it).
     todo = sorted((e for e in todo_all if e.id not in store.done), key=lambda e: e.db_id)
-    dbs: dict[str, Database] = {}
-    db_lock = threading.Lock()
+    dbs = DatabasePool(dataset)
     gold_cache = GoldCache()
     rule = comparison_rule(dataset)
 
-    def database(db_id: str) -> Database:
-        with db_lock:
-            if db_id not in dbs:
-                dbs[db_id] = Database.open(dataset.db_path(db_id), timeout_s=EVAL_TIMEOUT_S)
-            return dbs[db_id]
-
     def one(ex: Example) -> None:
-        db = database(ex.db_id)
+        db = dbs.get(ex.db_id)
         answer = pipeline.run(ex.question, db, llm, schema=db.schema())
-        match = match_kd = False
         error = None if answer.error is None else f"{answer.error.code}: {answer.error.message}"
-        executable = answer.sql is not None and answer.result is not None
-        if answer.sql is not None and (answer.error is None or answer.error.code == "query_timeout"):
-            try:
-                match, run_error = execution_match(db, ex.gold_sql, answer.sql, gold_cache, rule=rule)
-                has_distinct = (remove_distinct(ex.gold_sql) != ex.gold_sql or remove_distinct(answer.sql) != answer.sql)
-                match_kd = (execution_match(db, ex.gold_sql, answer.sql, gold_cache, keep_distinct=True, rule=rule)[0]
-                            if has_distinct and rule == "spider" else match)
-                error = error or run_error
-            except SqlweaveError as err:  # the gold query itself failed: reported, scored as a miss
-                error = f"gold failed: {err.code}: {err.message}"
+        if answer.sql is not None:
+            scores = score_sql(db, ex, answer.sql, gold_cache, rule, suite_dir)
+            error = error or scores.error
+        else:
+            scores = Scores(False, False, None, False, False if suite_paths(suite_dir, ex.db_id) else None)
         result = QuestionResult(
             id=ex.id, db_id=ex.db_id, question=ex.question, gold=ex.gold_sql, prediction=answer.sql,
-            hardness=example_hardness(ex), match=match, match_keep_distinct=match_kd, executable=executable,
-            error=error, prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
+            hardness=example_hardness(ex), match=scores.match, match_keep_distinct=scores.match_keep_distinct,
+            executable=answer.sql is not None and answer.result is not None, error=error,
+            prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
             model_calls=answer.model_calls, seconds=round(answer.seconds, 4), trace_ref=f"traces.jsonl#{ex.id}",
+            exact=scores.exact, ts_match=scores.ts_match,
         )
-        if answer.sql is not None:
-            exact = exact_match(ex.gold_sql, answer.sql, db.schema(), db.dialect)
-            suite = suite_paths(suite_dir, ex.db_id)
-            ts = test_suite_match(suite, ex.gold_sql, answer.sql) if suite else None
-        else:
-            exact, ts = False, (False if suite_paths(suite_dir, ex.db_id) else None)
-        result = dataclasses.replace(result, exact=exact, ts_match=ts)
         store.add(result, [e.as_dict() for e in answer.trace])
         if on_result:
             on_result(result)
 
-    try:
+    with dbs:
         if concurrency <= 1:
             for ex in todo:
                 one(ex)
@@ -269,9 +299,6 @@ def run_eval(
             with ThreadPoolExecutor(max_workers=concurrency) as pool:
                 for f in [pool.submit(one, ex) for ex in todo]:
                     f.result()
-    finally:
-        for db in dbs.values():
-            db.close()
     return [store.done[e.id] for e in todo_all if e.id in store.done]
 
 

@@ -9,19 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..db.connection import Database
-from ..errors import ConfigurationError, SqlweaveError
+from ..errors import ConfigurationError
 from .datasets import Dataset
-from .exact_match import exact_match
-from .runner import (
-    GoldCache,
-    QuestionResult,
-    comparison_rule,
-    example_hardness,
-    execution_match,
-    suite_paths,
-    test_suite_match,
-)
+from .runner import DatabasePool, GoldCache, QuestionResult, Scores, comparison_rule, example_hardness, score_sql
 
 
 def read_predictions(path: Path) -> list[str]:
@@ -41,38 +31,22 @@ def score_predictions(dataset: Dataset, predictions: list[str], suite_dir: Path 
             f"{len(predictions)} predictions for {expected} questions",
             hint="Write one query per line, in the order of the questions file (an empty line for no answer).",
         )
-    dbs: dict[str, Database] = {}
     cache = GoldCache()
     rule = comparison_rule(dataset)
     out = []
-    try:
+    with DatabasePool(dataset) as dbs:
         for ex in dataset.examples:
             index = int(ex.id.rsplit("-", 1)[1]) if ex.id.startswith(f"{split}-") else None
             pred = predictions[index] if index is not None and index < len(predictions) else ""
-            db = dbs.get(ex.db_id) or dbs.setdefault(ex.db_id, Database.open(dataset.db_path(ex.db_id), timeout_s=30))
-            match = match_kd = executable = False
-            error = None
-            exact = False
-            ts = None
             if pred:
-                try:
-                    match, error = execution_match(db, ex.gold_sql, pred, cache, rule=rule)
-                    match_kd, _ = execution_match(db, ex.gold_sql, pred, cache, keep_distinct=True, rule=rule)
-                    executable = error is None
-                except SqlweaveError as err:
-                    error = f"gold failed: {err.code}: {err.message}"
-                exact = exact_match(ex.gold_sql, pred, db.schema(), db.dialect)
-                suite = suite_paths(suite_dir, ex.db_id)
-                ts = test_suite_match(suite, ex.gold_sql, pred) if suite else None
+                scores = score_sql(dbs.get(ex.db_id), ex, pred, cache, rule, suite_dir)
             else:
-                error = "no prediction"
+                scores = Scores(False, False, "no prediction", False, None)
             out.append(QuestionResult(
                 id=ex.id, db_id=ex.db_id, question=ex.question, gold=ex.gold_sql, prediction=pred or None,
-                hardness=example_hardness(ex), match=match, match_keep_distinct=match_kd, executable=executable,
-                error=error, prompt_tokens=0, completion_tokens=0, model_calls=0, seconds=0.0, trace_ref="",
-                exact=exact, ts_match=ts,
+                hardness=example_hardness(ex), match=scores.match, match_keep_distinct=scores.match_keep_distinct,
+                executable=bool(pred) and scores.error is None,
+                error=scores.error, prompt_tokens=0, completion_tokens=0, model_calls=0, seconds=0.0, trace_ref="",
+                exact=scores.exact, ts_match=scores.ts_match,
             ))
-    finally:
-        for db in dbs.values():
-            db.close()
     return out
