@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Set up sqlweave in ./.venv: the package with its extras, the llama.cpp runtime and the model weights.
-# Idempotent: a second run only checks. Usage: scripts/install.sh [EXTRAS]   (default: local,dev)
+# Idempotent: a second run only checks. Usage: scripts/install.sh [EXTRAS]   (default: local,embed,dev)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS="${1:-local,dev}"
+EXTRAS="${1:-local,embed,dev}"
 PYTHON="${PYTHON:-python3}"
 VENV=.venv
 
@@ -37,6 +37,12 @@ if [[ ",$EXTRAS," == *",local,"* ]]; then
     "$PIP" install -q --force-reinstall --no-deps "$WHEEL"
     echo "$WHEEL" > "$VENV/.llama-wheel"
   fi
+fi
+
+# The embedding extra needs torch: pin the CPU build first, or pip resolves sentence-transformers to a
+# CUDA build of several GB (where this version is not on the index, pip's own choice is used).
+if [[ ",$EXTRAS," == *",embed,"* ]] && ! "$VENV/bin/python" -c 'import torch' >/dev/null 2>&1; then
+  "$PIP" install -q "torch==2.13.0" || "$PIP" install -q torch
 fi
 
 "$PIP" install -q -e ".[$EXTRAS]"

@@ -43,6 +43,7 @@ class ModelCall:
     usage: Usage
     seconds: float
     cached: bool
+    cost_seconds: float = 0.0  # the model's own seconds for this answer, also when it came from the cache
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,8 @@ class State:
     def complete(self, messages: Sequence[Message], **options: Any) -> Completion:
         """Call the model and record the call in the current stage's trace entry."""
         result = self.llm.complete(list(messages), GenerationOptions(**options))
-        self._calls.append(ModelCall(tuple(messages), result.texts, result.usage, result.seconds, result.cached))
+        self._calls.append(ModelCall(tuple(messages), result.texts, result.usage, result.seconds, result.cached,
+                                     result.cost_seconds))
         return result
 
     def note(self, **data: Any) -> None:
@@ -172,6 +174,13 @@ class Answer:
     @property
     def seconds(self) -> float:
         return sum(e.seconds for e in self.trace)
+
+    @property
+    def cost_seconds(self) -> float:
+        """:attr:`seconds` with every cached model answer counted at what it first cost: comparable across runs
+        that share a response cache."""
+        cached = [c for e in self.trace for c in e.calls if c.cached]
+        return self.seconds + sum(c.cost_seconds - c.seconds for c in cached)
 
     @property
     def model_calls(self) -> int:

@@ -1,19 +1,23 @@
-"""Named pipelines. Later stages (pruning, examples, correction, voting, agent) add presets here.
+"""Named pipelines: useful combinations of the optional stages (`sqlweave ask -p NAME`).
 
->>> sorted(PRESETS)[:4]
-['correct', 'correct-all', 'dac', 'pruned']
+>>> [name for name in ("zero-shot", "repair", "correct", "agent") if name in PRESETS]
+['zero-shot', 'repair', 'correct', 'agent']
+>>> [s.name for s in build_pipeline("repair-correct").stages][-2:]
+['repair', 'correct']
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
+from .agent.loop import AgentLoop
 from .errors import ConfigurationError
 from .pipeline import Pipeline, Stage
 from .stages import CheckQuestion, ExecuteSQL, ExtractSQL, GenerateSQL, RenderSchema
 from .stages.approximate import ApproximateQuery
 from .stages.correct import ErrorCorrection
 from .stages.prune_schema import PruneSchema
+from .stages.repair import SchemaRepair
 from .stages.dac import DecomposedCorrection
 from .stages.revise import RevisionChain
 from .stages.select_examples import SelectExamples, default_pool_path
@@ -61,7 +65,9 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "rag-qskeleton": lambda **o: few_shot("rag-qskeleton", method="question_skeleton", **o),
     "rag-skeleton-org": lambda **o: few_shot("rag-skeleton-org", organisation="skeleton", **o),
     "rag-desem": lambda **o: few_shot("rag-desem", method="question_skeleton", organisation="masked", **o),
+    "repair": lambda **o: with_stages(zero_shot(), "repair", SchemaRepair()),
     "correct": lambda **o: with_stages(zero_shot(), "correct", ErrorCorrection()),
+    "repair-correct": lambda **o: with_stages(zero_shot(), "repair-correct", SchemaRepair(), ErrorCorrection()),
     "revise": lambda **o: with_stages(zero_shot(), "revise", RevisionChain()),
     "vote": lambda **o: with_stages(zero_shot(), "vote", SelfConsistency()),
     "vote-correct": lambda **o: with_stages(zero_shot(), "vote-correct", SelfConsistency(), ErrorCorrection()),
@@ -74,6 +80,10 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     ),
     "rag-correct": lambda **o: with_stages(few_shot("rag-correct", **o), "rag-correct", ErrorCorrection()),
     "pruned": lambda **o: pruned("pruned", **o),
+    # Agent mode (paper 002): tools instead of one prompt. "agent" also shows the compact schema (helps small
+    # models); "agent-tools-only" is the paper's setting, where the model sees only what the tools return.
+    "agent": lambda **o: Pipeline("agent", (CheckQuestion(), AgentLoop())),
+    "agent-tools-only": lambda **o: Pipeline("agent-tools-only", (CheckQuestion(), AgentLoop(show_schema=False))),
     "pruned-correct": lambda **o: pruned("pruned-correct", correct=True, **o),
 }
 

@@ -52,6 +52,7 @@ class QuestionResult:
     model_calls: int
     seconds: float
     trace_ref: str
+    cost_seconds: float | None = None  # seconds with cached model answers counted at their first cost
     exact: bool | None = None  # Spider exact-set-match (None: not computed)
     ts_match: bool | None = None  # test-suite match (None: no suite for this database)
 
@@ -284,7 +285,8 @@ def run_eval(
             hardness=example_hardness(ex), match=scores.match, match_keep_distinct=scores.match_keep_distinct,
             executable=answer.sql is not None and answer.result is not None, error=error,
             prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
-            model_calls=answer.model_calls, seconds=round(answer.seconds, 4), trace_ref=f"traces.jsonl#{ex.id}",
+            model_calls=answer.model_calls, seconds=round(answer.seconds, 4),
+            cost_seconds=round(answer.cost_seconds, 4), trace_ref=f"traces.jsonl#{ex.id}",
             exact=scores.exact, ts_match=scores.ts_match,
         )
         store.add(result, [e.as_dict() for e in answer.trace])
@@ -333,6 +335,16 @@ class Summary:
     exact_match: float | None = None
     test_suite: float | None = None
     ts_n: int = 0
+    mean_seconds: float = 0.0
+    median_cost_seconds: float = 0.0  # cached model answers counted at their first cost
+    mean_cost_seconds: float = 0.0
+    mean_prompt_tokens: float = 0.0
+    mean_completion_tokens: float = 0.0
+
+
+def cost(r: QuestionResult) -> float:
+    """A question's seconds with cached model answers counted at what they first cost."""
+    return r.seconds if r.cost_seconds is None else r.cost_seconds
 
 
 def summarize(results: list[QuestionResult]) -> Summary:
@@ -352,6 +364,11 @@ def summarize(results: list[QuestionResult]) -> Summary:
         executable=100.0 * sum(r.executable for r in results) / n,
         by_level=by,
         median_seconds=statistics.median(r.seconds for r in results),
+        mean_seconds=statistics.mean(r.seconds for r in results),
+        median_cost_seconds=statistics.median(cost(r) for r in results),
+        mean_cost_seconds=statistics.mean(cost(r) for r in results),
+        mean_prompt_tokens=statistics.mean(r.prompt_tokens for r in results),
+        mean_completion_tokens=statistics.mean(r.completion_tokens for r in results),
         median_prompt_tokens=statistics.median(r.prompt_tokens for r in results),
         median_completion_tokens=statistics.median(r.completion_tokens for r in results),
         mean_model_calls=statistics.mean(r.model_calls for r in results),

@@ -71,6 +71,13 @@ class Completion:
     seconds: float
     model: str
     cached: bool = False
+    #: For a cached answer, the seconds the model took when it first produced it (else ``seconds``).
+    original_seconds: float | None = None
+
+    @property
+    def cost_seconds(self) -> float:
+        """What this answer cost the model: its own time, or for a cached answer the time it first took."""
+        return self.seconds if self.original_seconds is None else self.original_seconds
 
     @property
     def text(self) -> str:

@@ -65,11 +65,11 @@ class CachedLLM(LLM):
         k = self.key(messages, options)
         with self._lock, self._connect() as conn:
             row = conn.execute(
-                "SELECT texts, prompt_tokens, completion_tokens FROM responses WHERE key = ?", (k,)
+                "SELECT texts, prompt_tokens, completion_tokens, seconds FROM responses WHERE key = ?", (k,)
             ).fetchone()
         if row is not None:
             return Completion(tuple(json.loads(row[0])), Usage(row[1], row[2]), time.perf_counter() - start,
-                              self.model_id, cached=True)
+                              self.model_id, cached=True, original_seconds=row[3])
         result = self.inner.complete(messages, options)
         with self._lock, self._connect() as conn:
             conn.execute(

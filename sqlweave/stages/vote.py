@@ -20,7 +20,8 @@ class SelfConsistency:
 
     n: int = 5
     temperature: float = 0.8
-    max_tokens: int = 384
+    # Sampled answers ramble after the SQL far more than greedy ones; a SQL query needs far fewer tokens.
+    max_tokens: int = 200
     seed: int = 1
     name: str = "vote"
     recovers: bool = True

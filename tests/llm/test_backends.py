@@ -68,6 +68,20 @@ def test_cache_hits_and_keys(tmp_path: Path) -> None:
     assert len(llm) == 2
 
 
+def test_cached_answer_keeps_what_it_first_cost(tmp_path: Path) -> None:
+    import time
+
+    def slow(m, o):
+        time.sleep(0.05)
+        return "answer"
+
+    llm = CachedLLM(FakeLLM(responder=slow), tmp_path / "c.sqlite")
+    first, again = llm.complete(MSGS), llm.complete(MSGS)
+    assert first.cost_seconds == first.seconds >= 0.05
+    assert again.cached and again.seconds < 0.05
+    assert again.cost_seconds == pytest.approx(first.seconds)
+
+
 def test_cache_does_not_store_failures(tmp_path: Path) -> None:
     inner = FakeLLM([LLMTimeoutError("slow"), "ok"])
     llm = CachedLLM(inner, tmp_path / "c.sqlite")

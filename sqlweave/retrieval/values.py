@@ -1,0 +1,197 @@
+"""An index of a database's text cell values: find the stored spelling of a value a question mentions.
+
+Every distinct text value (up to ``max_per_column`` per column, values up to 200 characters) is indexed with
+BM25 over its words and character trigrams, so "Frence" still finds "France" and "new york" finds
+"New York City". Values are persisted per table under ``<cache_dir>/values/<database>/``, with a fingerprint
+(columns and row count) so a rebuild re-reads only tables that changed. Used by the agent's ``SearchValue``
+tool and by the value-selection stage.
+
+>>> from sqlweave.db.demo import demo_database_path
+>>> from sqlweave.db.connection import Database
+>>> idx = ValueIndex.build(Database.open(demo_database_path()))
+>>> hit = idx.search("Frence", k=1)[0]
+>>> (hit.table, hit.column, hit.value)
+('customers', 'country', 'France')
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+import numpy as np
+
+from ..config import cache_dir
+from ..errors import SchemaError, SqlweaveError
+
+if TYPE_CHECKING:
+    from ..db.connection import Database
+
+INDEX_VERSION = 1
+MAX_VALUE_CHARS = 200
+_WORD = re.compile(r"[0-9a-z]+")
+
+
+@dataclass(frozen=True)
+class ValueHit:
+    """A stored value, where it lives, and how well it matched."""
+
+    table: str
+    column: str
+    value: str
+    score: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {"table": self.table, "column": self.column, "value": self.value, "score": round(self.score, 3)}
+
+
+def _tokens(text: str) -> list[str]:
+    """Words plus character trigrams of each word (``#``-marked), all lower-cased."""
+    words = _WORD.findall(text.lower())
+    grams = [f"#{w[i:i + 3]}" for w in words if len(w) > 3 for i in range(len(w) - 2)]
+    return words + grams
+
+
+def _ratio(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a.lower().strip(), b.lower().strip()).ratio()
+
+
+def similarity(query: str, value: str) -> float:
+    """String similarity in [0, 1]; a value containing every word of the query scores at least 0.8.
+
+    >>> round(similarity("paris", "SANTA PARIS"), 2) > round(similarity("paris", "Pietari"), 2)
+    True
+    """
+    sim = _ratio(query, value)
+    q, v = set(_WORD.findall(query.lower())), set(_WORD.findall(value.lower()))
+    if q and q <= v:
+        sim = max(sim, 0.8 + 0.2 * sim)
+    return float(sim)
+
+
+def _fingerprint(db: "Database", table: str, columns: tuple[str, ...]) -> str:
+    count = db._run(f"SELECT COUNT(*) FROM {db.quote(table)}", timeout_s=db.timeout_s, max_rows=1).rows[0][0]
+    return hashlib.sha256(json.dumps([INDEX_VERSION, columns, count]).encode()).hexdigest()[:16]
+
+
+class ValueIndex:
+    """BM25 over ``(table, column, value)`` entries; :meth:`search` returns :class:`ValueHit`, best first."""
+
+    def __init__(self, entries: list[tuple[str, str, str]]) -> None:
+        import bm25s
+
+        self.entries = entries
+        self._tables = np.array([t.lower() for t, _, _ in entries], dtype=object)
+        self._columns = np.array([c.lower() for _, c, _ in entries], dtype=object)
+        self.retriever = bm25s.BM25()
+        if entries:
+            corpus = [_tokens(v) or ["_"] for _, _, v in entries]
+            self.retriever.index(bm25s.tokenize([" ".join(c) for c in corpus], lower=False, stopwords=None,
+                                                token_pattern=r"\S+", show_progress=False), show_progress=False)
+
+    @classmethod
+    def build(cls, db: "Database", *, max_per_column: int = 5000, persist: bool = True,
+              progress: Callable[[int, int], None] | None = None) -> "ValueIndex":
+        """Read the distinct text values of every text column of ``db`` (reusing unchanged tables from disk)."""
+        schema = db.schema()
+        folder = cache_dir() / "values" / _db_key(db) if persist else None
+        entries: list[tuple[str, str, str]] = []
+        tables = schema.tables
+        for i, table in enumerate(tables):
+            text_cols = tuple(c.name for c in table.columns if c.is_text)
+            if text_cols:
+                entries.extend(_table_values(db, table.name, text_cols, max_per_column, folder))
+            if progress:
+                progress(i + 1, len(tables))
+        return cls(entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def search(self, value: str, *, table: str | None = None, column: str | None = None, k: int = 10) -> list[ValueHit]:
+        """Values like ``value``, optionally only in ``table`` and/or ``column``; ties broken by string similarity."""
+        tokens = [t for t in _tokens(value) if t in self.retriever.vocab_dict]
+        if not self.entries or not tokens:
+            return []
+        mask = np.ones(len(self.entries), dtype=np.float32)
+        if table is not None:
+            mask *= self._tables == table.lower()
+            if not mask.any():
+                raise SchemaError(f"no text values indexed for table {table!r}",
+                                  hint="Check the table name, or search without a table.")
+        if column is not None:
+            mask *= self._columns == column.lower()
+            if not mask.any():
+                raise SchemaError(f"no text values indexed for column {column!r}",
+                                  hint="Check the column name (text columns only), or search without a column.")
+        scores = self.retriever.get_scores(tokens, weight_mask=mask)
+        top = np.argsort(-scores, kind="stable")[: max(k * 4, 20)]
+        hits = []
+        for i in top:
+            if scores[i] <= 0:
+                break
+            t, c, v = self.entries[int(i)]
+            hits.append(ValueHit(t, c, v, similarity(value, v)))
+        hits.sort(key=lambda h: -h.score)
+        return hits[:k]
+
+    def matches_in(self, text: str, *, max_n: int = 4, min_similarity: float = 0.86,
+                   stopwords: Iterable[str] = ()) -> list[ValueHit]:
+        """Values that an n-gram of ``text`` (up to ``max_n`` words) names, exactly or nearly (value selection)."""
+        words = re.findall(r"[\w'.-]+", text)
+        stop = {w.lower() for w in stopwords}
+        seen: dict[tuple[str, str, str], ValueHit] = {}
+        for n in range(max_n, 0, -1):
+            for i in range(len(words) - n + 1):
+                gram = " ".join(words[i:i + n]).strip(".'")
+                if len(gram) < 3 or gram.lower() in stop or gram.isdigit():
+                    continue
+                for h in self.search(gram, k=3):
+                    if _ratio(gram, h.value) >= min_similarity and (h.table, h.column, h.value) not in seen:
+                        seen[(h.table, h.column, h.value)] = h
+        return sorted(seen.values(), key=lambda h: -h.score)
+
+
+def _db_key(db: "Database") -> str:
+    target = db.target
+    if "://" not in target and Path(target).exists():
+        target = str(Path(target).resolve())
+    return f"{re.sub(r'[^A-Za-z0-9_.-]', '_', db.name)[:40]}-{hashlib.sha256(target.encode()).hexdigest()[:12]}"
+
+
+def _table_values(db: "Database", table: str, columns: tuple[str, ...], limit: int,
+                  folder: Path | None) -> list[tuple[str, str, str]]:
+    try:
+        fp = _fingerprint(db, table, columns)
+    except SqlweaveError:
+        return []
+    path = folder / f"{hashlib.sha256(table.encode()).hexdigest()[:16]}.json" if folder else None
+    if path is not None and path.exists():
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+            if saved.get("fingerprint") == fp:
+                return [(table, c, v) for c, v in saved["values"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    values: list[tuple[str, str]] = []
+    for col in columns:
+        c = db.quote(col)
+        try:
+            rows = db._run(f"SELECT DISTINCT {c} FROM {db.quote(table)} WHERE {c} IS NOT NULL LIMIT {limit}",
+                           timeout_s=db.timeout_s, max_rows=limit).rows
+        except SqlweaveError:
+            continue
+        for (v,) in rows:
+            if isinstance(v, str) and v.strip() and len(v) <= MAX_VALUE_CHARS:
+                values.append((col, v))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"table": table, "fingerprint": fp, "values": values}), encoding="utf-8")
+        tmp.replace(path)
+    return [(table, c, v) for c, v in values]
