@@ -1,0 +1,241 @@
+"""Repair schema-linking mistakes in a query without asking the model again.
+
+Small models write the right query with the wrong names far more often than the wrong query: a column
+qualified with the wrong table alias (``T1.name`` where ``name`` is in ``T2``), a near-miss spelling
+(``dorm.name`` for ``dorm.dorm_name``, ``singers`` for ``singer``), an unqualified column that two joined
+tables share, or a column of a table the query forgot to join. Each of these has one reading the schema
+allows, which this module finds on the sqlglot syntax tree:
+
+- an unknown table is renamed to the one existing table whose name is close enough;
+- a qualified column its table lacks moves to the one table in the same scope that has it, or is renamed
+  to the one close column of its table;
+- an unqualified column that several tables in scope have is qualified with the first of them;
+- a column no table in scope has, but exactly one other table has, brings that table in with the
+  shortest foreign-key join path (networkx), or is renamed to the one close column in scope.
+
+Nothing is guessed when two readings are equally good: the query is left as it is and the model-based
+correction stages take over.
+
+>>> from sqlweave.db.schema import Schema, Table, Column, ForeignKey
+>>> s = Schema("x", (Table("singer", (Column("singer_id", primary_key=True), Column("name"))),
+...                  Table("concert", (Column("concert_id", primary_key=True), Column("singer_id"),
+...                                    Column("concert_name")))),
+...            (ForeignKey("concert", "singer_id", "singer", "singer_id"),))
+>>> fixed = repair_schema_links("SELECT T2.name FROM singer AS T1 JOIN concert AS T2 "
+...                             "ON T1.singer_id = T2.singer_id", s)
+>>> fixed.sql, fixed.changes
+('SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id', ['T2.name -> T1.name'])
+>>> repair_schema_links("SELECT concert_name FROM singer WHERE name = 'Joe'", s).sql
+"SELECT concert_name FROM singer JOIN concert ON singer.singer_id = concert.singer_id WHERE name = 'Joe'"
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.scope import Scope, traverse_scope
+
+from ..db.schema import Schema, Table
+from ..errors import SqlweaveError
+from .validate import parse_one
+
+#: How close a name must be to count as a misspelling (difflib ratio), and how far ahead of the
+#: runner-up the best match must be.
+CLOSE = 0.75
+MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class Repair:
+    """The repaired SQL (``sql`` is the input unchanged when nothing was repaired) and what changed."""
+
+    sql: str
+    changes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+
+def _closest(name: str, candidates: list[str]) -> str | None:
+    """The one candidate close to ``name`` (case-insensitive, also ignoring ``_``), or None if none or a tie."""
+    def norm(s: str) -> str:
+        return s.lower().replace("_", "").replace(" ", "")
+
+    scored = sorted(((difflib.SequenceMatcher(None, norm(name), norm(c)).ratio(), c) for c in candidates),
+                    key=lambda x: -x[0])
+    if not scored or scored[0][0] < CLOSE:
+        return None
+    if len(scored) > 1 and scored[0][0] - scored[1][0] < MARGIN:
+        return None
+    return scored[0][1]
+
+
+def _tables_in_scope(scope: Scope, schema: Schema) -> dict[str, Table]:
+    """Alias (or table name) -> schema table, in FROM/JOIN order, for the scope's base tables."""
+    out: dict[str, Table] = {}
+    for alias, (node, source) in scope.selected_sources.items():
+        if isinstance(source, exp.Table) and schema.has_table(source.name):
+            out[alias] = schema.table(source.name)
+    return out
+
+
+def _select_aliases(scope: Scope) -> set[str]:
+    sel = scope.expression
+    if not isinstance(sel, exp.Select):
+        return set()
+    return {e.alias.lower() for e in sel.expressions if isinstance(e, exp.Alias) and e.alias}
+
+
+def _fix_tables(tree: exp.Expression, schema: Schema, changes: list[str]) -> None:
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        name = table.name
+        if not name or name.lower() in ctes or schema.has_table(name):
+            continue
+        best = _closest(name, list(schema.table_names))
+        if best is not None:
+            table.set("this", exp.to_identifier(best))
+            changes.append(f"table {name} -> {best}")
+
+
+def _join_path(schema: Schema, have: list[str], target: str) -> list[tuple[str, str, str, str]] | None:
+    """Foreign-key hops (table, column, ref_table, ref_column) from the closest of ``have`` to ``target``."""
+    import networkx as nx
+
+    g = nx.Graph()
+    for fk in schema.foreign_keys:
+        a, b = fk.table.lower(), fk.ref_table.lower()
+        g.add_edge(a, b, fk=fk)
+    best: list[str] | None = None
+    for t in have:
+        try:
+            path = nx.shortest_path(g, t.lower(), target.lower())
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            continue
+        if best is None or len(path) < len(best):
+            best = path
+    if best is None:
+        return None
+    hops = []
+    for u, v in zip(best, best[1:]):
+        fk = g.edges[u, v]["fk"]
+        hops.append((fk.table, fk.column, fk.ref_table, fk.ref_column))
+    return hops
+
+
+def _bring_in(scope: Scope, schema: Schema, tables: dict[str, Table], target: Table,
+              changes: list[str]) -> bool:
+    """Join ``target`` into a plain SELECT scope along the shortest foreign-key path."""
+    sel = scope.expression
+    if not isinstance(sel, exp.Select) or not tables:
+        return False
+    hops = _join_path(schema, [t.name for t in tables.values()], target.name)
+    if not hops:
+        return False
+    alias_of = {t.name.lower(): alias for alias, t in tables.items()}
+    for table, column, ref_table, ref_column in hops:
+        # Walk from the side already present to the new one.
+        if table.lower() in alias_of and ref_table.lower() not in alias_of:
+            new, new_col, old, old_col = ref_table, ref_column, table, column
+        elif ref_table.lower() in alias_of and table.lower() not in alias_of:
+            new, new_col, old, old_col = table, column, ref_table, ref_column
+        else:
+            continue
+        new = schema.table(new).name
+        cond = exp.EQ(this=exp.column(old_col, alias_of[old.lower()]), expression=exp.column(new_col, new))
+        sel.join(exp.to_table(new), on=cond, copy=False)
+        alias_of[new.lower()] = new
+        changes.append(f"join {new} on {cond.sql()}")
+    return target.name.lower() in alias_of
+
+
+def _self_join(col: exp.Column, alias: str) -> bool:
+    """Would qualifying ``col`` with ``alias`` turn ``a.x = b.x`` into the useless ``a.x = a.x``?"""
+    parent = col.parent
+    if not isinstance(parent, exp.EQ):
+        return False
+    other = parent.expression if parent.this is col else parent.this
+    return (isinstance(other, exp.Column) and other.name.lower() == col.name.lower()
+            and other.table.lower() == alias.lower())
+
+
+def _fix_columns(tree: exp.Expression, schema: Schema, changes: list[str]) -> None:
+    for scope in traverse_scope(tree):
+        tables = _tables_in_scope(scope, schema)
+        if not tables:
+            continue
+        aliases = _select_aliases(scope)
+        lower = {a.lower(): a for a in tables}
+        for col in list(scope.columns):
+            name, qual = col.name, col.table
+            if not name or name == "*":
+                continue
+            if qual:
+                alias = lower.get(qual.lower())
+                if alias is None:
+                    # Qualified by a table name the query aliased (singer.name with FROM singer AS T1).
+                    owners = [a for a, t in tables.items() if t.name.lower() == qual.lower()]
+                    if len(owners) != 1:
+                        continue
+                    alias = owners[0]
+                    col.set("table", exp.to_identifier(alias))
+                    changes.append(f"{qual}.{name} -> {alias}.{name}")
+                table = tables[alias]
+                if table.has_column(name):
+                    continue
+                owners = [a for a, t in tables.items() if t.has_column(name)]
+                if len(owners) == 1 and not _self_join(col, owners[0]):
+                    col.set("table", exp.to_identifier(owners[0]))
+                    changes.append(f"{qual}.{name} -> {owners[0]}.{name}")
+                    continue
+                best = _closest(name, list(table.column_names))
+                if best is not None:
+                    col.set("this", exp.to_identifier(best))
+                    changes.append(f"{qual}.{name} -> {alias}.{best}")
+                continue
+            if name.lower() in aliases:
+                continue
+            owners = [a for a, t in tables.items() if t.has_column(name)]
+            if len(owners) > 1:
+                col.set("table", exp.to_identifier(owners[0]))
+                changes.append(f"{name} -> {owners[0]}.{name}")
+                continue
+            if owners:
+                continue
+            elsewhere = [t for t in schema.tables if t.has_column(name)]
+            if len(elsewhere) == 1 and _bring_in(scope, schema, tables, elsewhere[0], changes):
+                if len(tables) > 1:
+                    col.set("table", exp.to_identifier(elsewhere[0].name))
+                continue
+            in_scope = [f"{a}\x00{c}" for a, t in tables.items() for c in t.column_names]
+            best = _closest(name, [c.split("\x00")[1] for c in in_scope])
+            if best is not None:
+                owner = [c.split("\x00")[0] for c in in_scope if c.split("\x00")[1] == best]
+                col.set("this", exp.to_identifier(best))
+                if len(tables) > 1:
+                    col.set("table", exp.to_identifier(owner[0]))
+                changes.append(f"{name} -> {best}")
+
+
+def repair_schema_links(sql: str, schema: Schema, dialect: str = "sqlite") -> Repair:
+    """``sql`` with the table and column names it gets wrong mapped to the ones the schema has.
+
+    Returns a :class:`Repair`; ``changes`` is empty (and ``sql`` unchanged) when no single reading
+    was found or the SQL does not parse.
+    """
+    try:
+        tree = parse_one(sql, dialect)
+    except SqlweaveError:
+        return Repair(sql)
+    changes: list[str] = []
+    try:
+        _fix_tables(tree, schema, changes)
+        _fix_columns(tree, schema, changes)
+        out = tree.sql(dialect=dialect)
+    except (SqlglotError, SqlweaveError, KeyError, ValueError, AttributeError):
+        return Repair(sql)
+    return Repair(out, list(dict.fromkeys(changes))) if changes else Repair(sql)

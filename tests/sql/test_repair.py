@@ -1,0 +1,62 @@
+"""Rule-based schema-link repair: each kind of naming mistake, and the cases it must leave alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sqlweave.db.connection import Database
+from sqlweave.sql.repair import repair_schema_links
+from sqlweave.sql.validate import schema_issues
+
+
+@pytest.fixture
+def schema(singer_db: Path):
+    return Database.open(singer_db).schema()
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    # Wrong alias: Name lives in singer (T1), not in singer_in_concert (T2).
+    ("SELECT T2.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID",
+     "SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"),
+    # Table name used where the query aliased it.
+    ("SELECT singer.Name FROM singer AS T1 WHERE T1.Age > 30", "SELECT T1.Name FROM singer AS T1 WHERE T1.Age > 30"),
+    # Misspelt table and column.
+    ("SELECT nme FROM singers", "SELECT Name FROM singer"),
+    # Close column of the qualified table.
+    ("SELECT T1.Song_Nam FROM singer AS T1", "SELECT T1.Song_Name FROM singer AS T1"),
+    # Ambiguous unqualified column: qualified with the first table that has it.
+    ("SELECT Singer_ID FROM singer JOIN singer_in_concert ON singer.Singer_ID = singer_in_concert.Singer_ID",
+     "SELECT singer.Singer_ID FROM singer JOIN singer_in_concert ON singer.Singer_ID = singer_in_concert.Singer_ID"),
+])
+def test_repairs(schema, sql: str, expected: str) -> None:
+    fixed = repair_schema_links(sql, schema)
+    assert fixed.changed and fixed.sql == expected
+    assert schema_issues(fixed.sql, schema) == []
+
+
+def test_missing_table_is_joined_along_foreign_keys(schema) -> None:
+    fixed = repair_schema_links("SELECT concert_Name FROM singer WHERE Name = 'Joe Sharp'", schema)
+    assert "JOIN singer_in_concert ON" in fixed.sql and "JOIN concert ON" in fixed.sql
+    assert schema_issues(fixed.sql, schema) == []
+    assert any(c.startswith("join concert") for c in fixed.changes)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT Name FROM singer",                                   # already right
+    "SELECT count(*) AS c FROM singer GROUP BY Country ORDER BY c",  # select alias, not a column
+    "SELECT loc FROM stadium",                                   # too far from any column: no guess
+    "SELECT T1.Stadium_ID FROM singer AS T1",                    # in two other tables: no single reading
+    "SELECT FROM WHERE",                                         # does not parse: returned unchanged
+])
+def test_leaves_alone(schema, sql: str) -> None:
+    fixed = repair_schema_links(sql, schema)
+    assert not fixed.changed and fixed.sql == sql
+
+
+def test_never_makes_a_self_join_condition(schema) -> None:
+    # concert has no Singer_ID: moving T2.Singer_ID to T1 would make "T1.Singer_ID = T1.Singer_ID".
+    fixed = repair_schema_links("SELECT T1.Name FROM singer AS T1 JOIN concert AS T2 ON T1.Singer_ID = T2.Singer_ID",
+                                schema)
+    assert "T1.Singer_ID = T1.Singer_ID" not in fixed.sql
