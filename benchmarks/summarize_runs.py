@@ -1,37 +1,94 @@
-"""Tabulate evaluation run folders side by side (EX overall and by hardness, cost per question).
+"""Tabulate evaluation run folders side by side: the ablation tables of BENCHMARKS.md.
 
-    .venv/bin/python benchmarks/summarize_runs.py .eval-runs/zero-shot-1.5b .eval-runs/zero-shot-0.5b --out benchmarks/results/zero-shot.json
+    .venv/bin/python benchmarks/summarize_runs.py .eval-runs/zero-shot-1.5b .eval-runs/repair-1.5b \
+        --out benchmarks/results/ablation-200.json [--by-joins] [--common]
+
+The first run is the baseline: every other run gets right->wrong and wrong->right counts against it
+(questions both runs answered). Cost columns are per question: model calls, prompt and completion tokens,
+and seconds with cached model answers counted at what they first cost (runs that share a response cache
+stay comparable). ``--common`` restricts every run to the questions all runs answered (for partial runs).
+``--by-joins`` adds EX by the number of tables the gold query reads (1, 2, 3, 4+).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from dataclasses import asdict
 from pathlib import Path
 
-from sqlweave.eval.runner import load_results, summarize
+import sqlglot
+from sqlglot import exp
+
+from sqlweave.eval.runner import QuestionResult, cost, load_results, summarize
+
+LEVELS = ["easy", "medium", "hard", "extra"]
+
+
+def gold_tables(sql: str) -> int:
+    """How many distinct tables the gold query reads (subqueries included)."""
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except (sqlglot.errors.SqlglotError, ValueError):
+        return 1
+    return max(1, len({t.name.lower() for t in tree.find_all(exp.Table) if t.name}))
+
+
+def join_bucket(sql: str) -> str:
+    n = gold_tables(sql)
+    return "4+" if n >= 4 else str(n)
+
+
+def row(name: str, meta: dict, results: list[QuestionResult], base: dict[str, QuestionResult] | None) -> dict:
+    s = summarize(results)
+    out = {"run": name, "pipeline": meta.get("pipeline"), "model": meta.get("model"), **asdict(s),
+           "mean_cost_seconds": statistics.mean(cost(r) for r in results) if results else 0.0}
+    if base is not None:
+        both = [(base[r.id], r) for r in results if r.id in base]
+        out["right_to_wrong"] = sum(b.match and not r.match for b, r in both)
+        out["wrong_to_right"] = sum(r.match and not b.match for b, r in both)
+    by_joins: dict[str, list[bool]] = {}
+    for r in results:
+        by_joins.setdefault(join_bucket(r.gold), []).append(r.match)
+    out["by_joins"] = {k: (len(v), 100.0 * sum(v) / len(v)) for k, v in sorted(by_joins.items())}
+    return out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--by-joins", action="store_true", help="also print EX by number of tables in the gold query")
+    ap.add_argument("--common", action="store_true", help="only the questions every run answered")
     args = ap.parse_args()
-    rows = []
-    for run in args.runs:
-        meta = json.loads((run / "run.json").read_text())
-        s = summarize(load_results(run))
-        rows.append({"run": run.name, "pipeline": meta["pipeline"], "model": meta["model"], **asdict(s)})
-    levels = ["easy", "medium", "hard", "extra"]
-    head = ["run", "n", "EX", *levels, "EX keep-distinct", "exec %", "median s", "median prompt tok", "median out tok", "calls"]
+    loaded = [(run, json.loads((run / "run.json").read_text()), load_results(run)) for run in args.runs]
+    if args.common:
+        ids = set.intersection(*({r.id for r in res} for _, _, res in loaded))
+        loaded = [(run, meta, [r for r in res if r.id in ids]) for run, meta, res in loaded]
+    base = {r.id: r for r in loaded[0][2]}
+    rows = [row(run.name, meta, res, None if i == 0 else base) for i, (run, meta, res) in enumerate(loaded)]
+
+    head = ["run", "n", "EX", *LEVELS, "exec %", "right->wrong", "wrong->right", "calls / q", "prompt tok / q",
+            "output tok / q", "median s / q", "mean s / q"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
-        lv = [f"{r['by_level'][k][1]:.1f} ({r['by_level'][k][0]})" if k in r["by_level"] else "-" for k in levels]
-        print("| " + " | ".join([r["run"], str(r["n"]), f"{r['ex']:.1f}", *lv, f"{r['ex_keep_distinct']:.1f}",
-                                 f"{r['executable']:.1f}", f"{r['median_seconds']:.2f}", f"{r['median_prompt_tokens']:.0f}",
-                                 f"{r['median_completion_tokens']:.0f}", f"{r['mean_model_calls']:.2f}"]) + " |")
+        lv = [f"{r['by_level'][k][1]:.1f}" if k in r["by_level"] else "-" for k in LEVELS]
+        flips = [str(r.get("right_to_wrong", "-")), str(r.get("wrong_to_right", "-"))]
+        print("| " + " | ".join([r["run"], str(r["n"]), f"{r['ex']:.1f}", *lv, f"{r['executable']:.1f}", *flips,
+                                 f"{r['mean_model_calls']:.2f}", f"{r['mean_prompt_tokens']:,.0f}",
+                                 f"{r['mean_completion_tokens']:,.0f}", f"{r['median_cost_seconds']:.2f}",
+                                 f"{r['mean_cost_seconds']:.2f}"]) + " |")
+    if args.by_joins:
+        buckets = ["1", "2", "3", "4+"]
+        print()
+        print("| run | " + " | ".join(f"{b} table{'s' if b != '1' else ''}" for b in buckets) + " |")
+        print("|" + "---|" * (len(buckets) + 1))
+        for r in rows:
+            cells = [f"{r['by_joins'][b][1]:.1f} ({r['by_joins'][b][0]})" if b in r["by_joins"] else "-"
+                     for b in buckets]
+            print(f"| {r['run']} | " + " | ".join(cells) + " |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=2) + "\n")

@@ -10,8 +10,10 @@ allows, which this module finds on the sqlglot syntax tree:
 - a qualified column its table lacks moves to the one table in the same scope that has it, or is renamed
   to the one close column of its table;
 - an unqualified column that several tables in scope have is qualified with the first of them;
-- a column no table in scope has, but exactly one other table has, brings that table in with the
-  shortest foreign-key join path (networkx), or is renamed to the one close column in scope.
+- a column no table in scope has, but another table has, brings that table in along the shortest
+  foreign-key join path (networkx; when several tables have it, the one fewest hops away), or is renamed
+  to the one close column in scope;
+- a join condition naming a column its table lacks is replaced by the foreign key between the two tables.
 
 Nothing is guessed when two readings are equally good: the query is left as it is and the model-based
 correction stages take over.
@@ -26,13 +28,14 @@ correction stages take over.
 >>> fixed.sql, fixed.changes
 ('SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.singer_id = T2.singer_id', ['T2.name -> T1.name'])
 >>> repair_schema_links("SELECT concert_name FROM singer WHERE name = 'Joe'", s).sql
-"SELECT concert_name FROM singer JOIN concert ON singer.singer_id = concert.singer_id WHERE name = 'Joe'"
+"SELECT concert.concert_name FROM singer JOIN concert ON singer.singer_id = concert.singer_id WHERE name = 'Joe'"
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -102,55 +105,71 @@ def _fix_tables(tree: exp.Expression, schema: Schema, changes: list[str]) -> Non
             changes.append(f"table {name} -> {best}")
 
 
-def _join_path(schema: Schema, have: list[str], target: str) -> list[tuple[str, str, str, str]] | None:
-    """Foreign-key hops (table, column, ref_table, ref_column) from the closest of ``have`` to ``target``."""
+def _fk_graph(schema: Schema) -> Any:
     import networkx as nx
 
     g = nx.Graph()
     for fk in schema.foreign_keys:
-        a, b = fk.table.lower(), fk.ref_table.lower()
-        g.add_edge(a, b, fk=fk)
-    best: list[str] | None = None
-    for t in have:
-        try:
-            path = nx.shortest_path(g, t.lower(), target.lower())
-        except (nx.NetworkXNoPath, nx.NodeNotFound):
-            continue
-        if best is None or len(path) < len(best):
-            best = path
-    if best is None:
+        g.add_edge(fk.table.lower(), fk.ref_table.lower(), fk=fk)
+    return g
+
+
+def _join_path(schema: Schema, have: list[str], targets: list[Table]) -> tuple[Table, list[Any]] | None:
+    """The one target closest (fewest foreign-key hops) to the tables in ``have``, and the hops to it.
+
+    None when no target is reachable or two are equally close (no single reading)."""
+    import networkx as nx
+
+    g = _fk_graph(schema)
+    found: list[tuple[int, Table, list[str]]] = []
+    for target in targets:
+        best: list[str] | None = None
+        for t in have:
+            try:
+                path = nx.shortest_path(g, t.lower(), target.name.lower())
+            except (nx.NetworkXNoPath, nx.NodeNotFound):
+                continue
+            if best is None or len(path) < len(best):
+                best = path
+        if best is not None:
+            found.append((len(best), target, best))
+    found.sort(key=lambda x: x[0])
+    if not found or (len(found) > 1 and found[0][0] == found[1][0]):
         return None
-    hops = []
-    for u, v in zip(best, best[1:]):
-        fk = g.edges[u, v]["fk"]
-        hops.append((fk.table, fk.column, fk.ref_table, fk.ref_column))
-    return hops
+    _, target, path = found[0]
+    return target, [g.edges[u, v]["fk"] for u, v in zip(path, path[1:])]
 
 
-def _bring_in(scope: Scope, schema: Schema, tables: dict[str, Table], target: Table,
-              changes: list[str]) -> bool:
-    """Join ``target`` into a plain SELECT scope along the shortest foreign-key path."""
+def _bring_in(scope: Scope, schema: Schema, tables: dict[str, Table], targets: list[Table],
+              changes: list[str]) -> str | None:
+    """Join the closest of ``targets`` into a plain SELECT scope along the shortest foreign-key path.
+
+    Returns the alias the target is known by (``tables`` is updated with every table joined), or None."""
     sel = scope.expression
-    if not isinstance(sel, exp.Select) or not tables:
-        return False
-    hops = _join_path(schema, [t.name for t in tables.values()], target.name)
-    if not hops:
-        return False
+    if not isinstance(sel, exp.Select) or not tables or not isinstance(sel.args.get("from_") or sel.args.get("from"), exp.From):
+        return None
+    found = _join_path(schema, [t.name for t in tables.values()], targets)
+    if found is None:
+        return None
+    target, hops = found
     alias_of = {t.name.lower(): alias for alias, t in tables.items()}
-    for table, column, ref_table, ref_column in hops:
+    for fk in hops:
         # Walk from the side already present to the new one.
-        if table.lower() in alias_of and ref_table.lower() not in alias_of:
-            new, new_col, old, old_col = ref_table, ref_column, table, column
-        elif ref_table.lower() in alias_of and table.lower() not in alias_of:
-            new, new_col, old, old_col = table, column, ref_table, ref_column
+        if fk.table.lower() in alias_of and fk.ref_table.lower() not in alias_of:
+            new, new_col, old, old_col = fk.ref_table, fk.ref_column, fk.table, fk.column
+        elif fk.ref_table.lower() in alias_of and fk.table.lower() not in alias_of:
+            new, new_col, old, old_col = fk.table, fk.column, fk.ref_table, fk.ref_column
         else:
             continue
-        new = schema.table(new).name
-        cond = exp.EQ(this=exp.column(old_col, alias_of[old.lower()]), expression=exp.column(new_col, new))
-        sel.join(exp.to_table(new), on=cond, copy=False)
-        alias_of[new.lower()] = new
-        changes.append(f"join {new} on {cond.sql()}")
-    return target.name.lower() in alias_of
+        table = schema.table(new)
+        if table.name.lower() in {a.lower() for a in tables}:
+            return None  # the name is taken by an alias: joining it again would be ambiguous
+        cond = exp.EQ(this=exp.column(old_col, alias_of[old.lower()]), expression=exp.column(new_col, table.name))
+        sel.join(exp.to_table(table.name), on=cond, copy=False)
+        alias_of[table.name.lower()] = table.name
+        tables[table.name] = table
+        changes.append(f"join {table.name} on {cond.sql()}")
+    return alias_of.get(target.name.lower())
 
 
 def _self_join(col: exp.Column, alias: str) -> bool:
@@ -163,17 +182,47 @@ def _self_join(col: exp.Column, alias: str) -> bool:
             and other.table.lower() == alias.lower())
 
 
+def _fix_join_conditions(scope: Scope, schema: Schema, tables: dict[str, Table], changes: list[str]) -> None:
+    """``JOIN b ON a.x = b.y`` naming a column its table lacks: use the foreign key between a and b instead."""
+    sel = scope.expression
+    if not isinstance(sel, exp.Select):
+        return
+    lower = {a.lower(): a for a in tables}
+    for join in sel.args.get("joins") or []:
+        on = join.args.get("on")
+        if not isinstance(on, exp.EQ) or not all(isinstance(x, exp.Column) and x.table for x in (on.this, on.expression)):
+            continue
+        sides = [lower.get(x.table.lower()) for x in (on.this, on.expression)]
+        if None in sides or sides[0] == sides[1]:
+            continue
+        cols = [tables[a].has_column(x.name) for a, x in zip(sides, (on.this, on.expression))]
+        if all(cols):
+            continue
+        a, b = (tables[x] for x in sides)
+        fks = [fk for fk in schema.foreign_keys
+               if {fk.table.lower(), fk.ref_table.lower()} == {a.name.lower(), b.name.lower()}]
+        if len(fks) != 1 or a.name.lower() == b.name.lower():
+            continue
+        fk = fks[0]
+        alias_of = {a.name.lower(): sides[0], b.name.lower(): sides[1]}
+        cond = exp.EQ(this=exp.column(fk.column, alias_of[fk.table.lower()]),
+                      expression=exp.column(fk.ref_column, alias_of[fk.ref_table.lower()]))
+        changes.append(f"join condition {on.sql()} -> {cond.sql()}")
+        join.set("on", cond)
+
+
 def _fix_columns(tree: exp.Expression, schema: Schema, changes: list[str]) -> None:
     for scope in traverse_scope(tree):
         tables = _tables_in_scope(scope, schema)
         if not tables:
             continue
+        _fix_join_conditions(scope, schema, tables, changes)
         aliases = _select_aliases(scope)
-        lower = {a.lower(): a for a in tables}
         for col in list(scope.columns):
             name, qual = col.name, col.table
             if not name or name == "*":
                 continue
+            lower = {a.lower(): a for a in tables}
             if qual:
                 alias = lower.get(qual.lower())
                 if alias is None:
@@ -192,6 +241,13 @@ def _fix_columns(tree: exp.Expression, schema: Schema, changes: list[str]) -> No
                     col.set("table", exp.to_identifier(owners[0]))
                     changes.append(f"{qual}.{name} -> {owners[0]}.{name}")
                     continue
+                if not owners and not _in_join_condition(col):
+                    elsewhere = [t for t in schema.tables if t.has_column(name)]
+                    joined = _bring_in(scope, schema, tables, elsewhere, changes) if elsewhere else None
+                    if joined is not None:
+                        col.set("table", exp.to_identifier(joined))
+                        changes.append(f"{qual}.{name} -> {joined}.{name}")
+                        continue
                 best = _closest(name, list(table.column_names))
                 if best is not None:
                     col.set("this", exp.to_identifier(best))
@@ -207,18 +263,22 @@ def _fix_columns(tree: exp.Expression, schema: Schema, changes: list[str]) -> No
             if owners:
                 continue
             elsewhere = [t for t in schema.tables if t.has_column(name)]
-            if len(elsewhere) == 1 and _bring_in(scope, schema, tables, elsewhere[0], changes):
-                if len(tables) > 1:
-                    col.set("table", exp.to_identifier(elsewhere[0].name))
+            joined = _bring_in(scope, schema, tables, elsewhere, changes) if elsewhere else None
+            if joined is not None:
+                col.set("table", exp.to_identifier(joined))
                 continue
-            in_scope = [f"{a}\x00{c}" for a, t in tables.items() for c in t.column_names]
-            best = _closest(name, [c.split("\x00")[1] for c in in_scope])
+            in_scope = [(a, c) for a, t in tables.items() for c in t.column_names]
+            best = _closest(name, [c for _, c in in_scope])
             if best is not None:
-                owner = [c.split("\x00")[0] for c in in_scope if c.split("\x00")[1] == best]
+                owner = next(a for a, c in in_scope if c == best)
                 col.set("this", exp.to_identifier(best))
                 if len(tables) > 1:
-                    col.set("table", exp.to_identifier(owner[0]))
+                    col.set("table", exp.to_identifier(owner))
                 changes.append(f"{name} -> {best}")
+
+
+def _in_join_condition(col: exp.Column) -> bool:
+    return col.find_ancestor(exp.Join) is not None
 
 
 def repair_schema_links(sql: str, schema: Schema, dialect: str = "sqlite") -> Repair:
@@ -234,7 +294,12 @@ def repair_schema_links(sql: str, schema: Schema, dialect: str = "sqlite") -> Re
     changes: list[str] = []
     try:
         _fix_tables(tree, schema, changes)
-        _fix_columns(tree, schema, changes)
+        # A joined table can make a column that was unique ambiguous: passes go on until nothing changes.
+        for _ in range(3):
+            before = len(changes)
+            _fix_columns(tree, schema, changes)
+            if len(changes) == before:
+                break
         out = tree.sql(dialect=dialect)
     except (SqlglotError, SqlweaveError, KeyError, ValueError, AttributeError):
         return Repair(sql)
