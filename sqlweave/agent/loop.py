@@ -124,6 +124,7 @@ class AgentLoop:
                 if action.name == "ExecuteSQL" and action.args:
                     last_sql = str(action.args[0])
                     if isinstance(result, QueryResult):
+                        last_sql = result.sql  # the repaired query, when ExecuteSQL corrected names
                         last_ok = (last_sql, result)
             previous = action.text or previous
             record["observation"] = observation

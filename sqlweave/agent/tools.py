@@ -278,8 +278,26 @@ class Toolkit:
     # ExecuteSQL ---------------------------------------------------------------------------------
 
     def execute_sql(self, sql: str) -> "QueryResult":
-        """Run ``sql`` with the engine's safety checks (read-only, time limit, row cap)."""
-        return self.db.execute(sql)
+        """Run ``sql`` with the engine's safety checks (read-only, time limit, row cap).
+
+        When it fails on a wrong table or column name that has one reading in the schema (see
+        :mod:`sqlweave.sql.repair`), the repaired query runs instead; ``result.sql`` is what ran.
+        """
+        from ..sql.repair import repair_schema_links
+
+        try:
+            return self.db.execute(sql)
+        except SqlweaveError as err:
+            msg = err.message.lower()
+            if not any(k in msg for k in ("no such column", "no such table", "ambiguous column", "does not exist")):
+                raise
+            fixed = repair_schema_links(sql, self.schema, self.db.dialect)
+            if not fixed.changed:
+                raise
+            try:
+                return self.db.execute(fixed.sql)
+            except SqlweaveError:
+                raise err from None
 
     def observe_result(self, result: "QueryResult") -> str:
         """A result as a short table: header, at most ``max_rows`` rows, long cells cut."""
@@ -312,7 +330,10 @@ class Toolkit:
                 return path.observation(), path
             if name == "ExecuteSQL":
                 result = self.execute_sql(*args, **kwargs)
-                return self.observe_result(result), result
+                text = self.observe_result(result)
+                if args and result.sql != args[0]:
+                    text = f"(names corrected; ran: {result.sql})\n{text}"
+                return text, result
         except TypeError as err:
             return f"Error: wrong arguments for {name}: {err}", None
         except SqlweaveError as err:

@@ -110,3 +110,13 @@ def test_search_column_ranks_with_real_embeddings(kit: Toolkit) -> None:
     assert ("stadium", "Capacity") in {(c.table, c.column) for c in cap}
     names = kit.search_column("name of the country a singer comes from", k=2)
     assert names[0].statistics.startswith("values e.g. ")
+
+
+def test_execute_repairs_wrong_names_and_says_so(kit: Toolkit) -> None:
+    sql = ("SELECT T2.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID")
+    text, result = kit.call("ExecuteSQL", [sql], {})
+    assert result.sql.startswith("SELECT T1.Name") and result.rows
+    assert text.startswith("(names corrected; ran: SELECT T1.Name")
+    # A failure with no single reading stays an error observation.
+    text, result = kit.call("ExecuteSQL", ["SELECT loc FROM stadium"], {})
+    assert text.startswith("Error: no such column: loc") and result is not None and not hasattr(result, "rows")
