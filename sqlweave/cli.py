@@ -170,7 +170,7 @@ def ask(
     question: str = typer.Argument(..., help="The question, in plain English."),
     db: str = DbOption,
     model: str = ModelOption,
-    pipeline: str = typer.Option("zero-shot", "--pipeline", "-p", help="Pipeline preset."),
+    pipeline: str = typer.Option("default", "--pipeline", "-p", help="Pipeline preset."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
     trace: bool = typer.Option(False, "--trace", help="Show every stage with its prompt, output, tokens and seconds."),
     timeout: float = typer.Option(10.0, "--timeout", help="Seconds a query may run before it is stopped."),
@@ -252,7 +252,7 @@ def demo(
             console.print(f"[bold]Question:[/] {q}")
         database = Database.open(path)
         llm = _build_llm(model, cache=True, base_url=None, api_key=None, quiet=as_json)
-        _ask(database, llm, q, _pipeline("zero-shot", any_language=False), as_json=as_json, trace=trace)
+        _ask(database, llm, q, _pipeline("default", any_language=False), as_json=as_json, trace=trace)
 
 
 @app.command()

@@ -61,7 +61,7 @@ def connect(
     target: str | Path,
     *,
     llm: LLM | str = "local",
-    pipeline: Pipeline | str = "zero-shot",
+    pipeline: Pipeline | str = "default",
     cache: bool | Path = True,
     timeout_s: float = 10.0,
     max_rows: int = 1000,

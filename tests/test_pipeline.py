@@ -21,7 +21,7 @@ from tests.conftest import file_digest
 
 def test_zero_shot_end_to_end_with_trace(singer_db: Path) -> None:
     llm = FakeLLM(["Here you go:\n```sql\nSELECT count(*) FROM singer;\n```"])
-    engine = sqlweave.connect(singer_db, llm=llm)
+    engine = sqlweave.connect(singer_db, llm=llm, pipeline="zero-shot")
     answer = engine.ask("How many singers are there?")
     assert answer.ok and answer.sql == "SELECT count(*) FROM singer"
     assert answer.result.rows == ((6,),)
@@ -42,7 +42,9 @@ def test_model_drop_table_is_refused_and_file_unchanged(singer_db: Path) -> None
     engine = sqlweave.connect(singer_db, llm=FakeLLM(["```sql\nDROP TABLE singer;\n```"]))
     answer = engine.run("delete all singers")
     assert isinstance(answer.error, RefusedStatementError)
-    assert answer.result is None and answer.trace[-1].stage == "extract_sql"
+    # Nothing after extraction ran it; repair and correction looked and left it refused, with no model call.
+    assert answer.result is None and [e.stage for e in answer.trace][-3:] == ["extract_sql", "repair", "correct"]
+    assert answer.trace[-1].notes["outcome"] == "refused" and len(engine.llm.calls) == 1
     engine.llm.push("DELETE FROM singer; SELECT 1")
     with pytest.raises(RefusedStatementError):
         engine.ask("delete all singers")
@@ -51,11 +53,13 @@ def test_model_drop_table_is_refused_and_file_unchanged(singer_db: Path) -> None
 
 
 def test_ask_raises_typed_error_with_answer_attached(singer_db: Path) -> None:
-    engine = sqlweave.connect(singer_db, llm=FakeLLM(["I am not sure what you mean."]))
+    engine = sqlweave.connect(singer_db, llm=FakeLLM(["I am not sure what you mean.", "Still not sure."] * 2),
+                              pipeline="default")
     with pytest.raises(NoSQLInOutputError) as info:
         engine.ask("How many singers?")
     failed = info.value.details["answer"]
-    assert failed.trace[-1].error.startswith("no_sql_in_output")
+    assert failed.trace[3].error.startswith("no_sql_in_output")
+    assert failed.trace[-1].stage == "correct" and failed.trace[-1].notes["outcome"] == "no_sql"
     assert failed.trace[2].calls[0].outputs == ("I am not sure what you mean.",)
 
 
@@ -74,10 +78,17 @@ def test_bad_questions_cost_no_model_call(singer_db: Path, question: str) -> Non
 
 
 def test_execution_error_keeps_the_sql(singer_db: Path) -> None:
-    answer = sqlweave.connect(singer_db, llm=FakeLLM(["SELECT nme FROM singer"])).run("names?")
+    answer = sqlweave.connect(singer_db, llm=FakeLLM(["SELECT nme FROM singer"]), pipeline="zero-shot").run("names?")
     assert answer.sql == "SELECT nme FROM singer"
     assert answer.error is not None and answer.error.code == "execution"
     assert answer.trace[3].notes["schema_issues"] == ["unknown column nme"]
+
+
+def test_default_pipeline_repairs_names_without_asking_the_model_again(singer_db: Path) -> None:
+    llm = FakeLLM(["SELECT nme FROM singers"])
+    answer = sqlweave.connect(singer_db, llm=llm).run("Singer names?")
+    assert answer.ok and answer.sql == "SELECT Name FROM singer" and answer.result.row_count == 6
+    assert len(llm.calls) == 1 and answer.trace[-2].notes["changes"] == ["table singers -> singer", "nme -> Name"]
 
 
 def test_pipeline_editing() -> None:
