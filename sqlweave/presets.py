@@ -33,10 +33,14 @@ def zero_shot(style: str = "create_table", **_: object) -> Pipeline:
 
 
 def few_shot(name: str = "rag", *, examples: str | None = None, method: str = "bm25", k: int = 4,
-             organisation: str = "pairs", **_: object) -> Pipeline:
-    """Zero-shot plus ``k`` examples retrieved from the pool at ``examples`` (a Spider-format train.json)."""
-    return Pipeline(name, (
-        CheckQuestion(), RenderSchema(),
+             organisation: str = "pairs", approximate: bool = False, **_: object) -> Pipeline:
+    """Zero-shot plus ``k`` examples retrieved from the pool at ``examples`` (a Spider-format train.json).
+
+    ``approximate`` first writes a zero-shot query (ASTReS's approximated query), which ``ast_rerank``
+    ranks the examples against."""
+    first: tuple[Stage, ...] = (CheckQuestion(), ApproximateQuery()) if approximate else (CheckQuestion(),)
+    return Pipeline(name, first + (
+        RenderSchema(),
         SelectExamples(pool=examples or str(default_pool_path()), method=method, k=k, organisation=organisation),
         GenerateSQL(prompt="few_shot"), ExtractSQL(), ExecuteSQL(),
     ))
@@ -79,6 +83,10 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "rag-qskeleton": lambda **o: few_shot("rag-qskeleton", method="question_skeleton", **o),
     "rag-skeleton-org": lambda **o: few_shot("rag-skeleton-org", organisation="skeleton", **o),
     "rag-desem": lambda **o: few_shot("rag-desem", method="question_skeleton", organisation="masked", **o),
+    # ASTReS: examples re-ranked by AST similarity to a zero-shot approximated query.
+    "rag-ast": lambda **o: few_shot("rag-ast", method="ast_rerank", approximate=True, **o),
+    # Guo et al.: dense retrieval over question skeletons.
+    "rag-dense-skeleton": lambda **o: few_shot("rag-dense-skeleton", method="dense_skeleton", **o),
     "repair": lambda **o: with_stages(zero_shot(), "repair", SchemaRepair()),
     "correct": lambda **o: with_stages(zero_shot(), "correct", ErrorCorrection()),
     "repair-correct": lambda **o: with_stages(zero_shot(), "repair-correct", SchemaRepair(), ErrorCorrection()),

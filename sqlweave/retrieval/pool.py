@@ -1,15 +1,19 @@
-"""The example pool: question/SQL pairs with their question skeletons and SQL skeletons.
+"""The example pool: question/SQL pairs with their question skeletons, SQL skeletons and normalised SQL.
 
 Built from a Spider-format training file (``train.json`` with ``tables.json`` beside it for
 the schema names to mask) and from pairs a user adds. Derived fields are cached on disk,
-one line per example keyed by a hash of its inputs, so adding examples recomputes only
-the new ones. BM25 indexes over questions, question skeletons and SQL skeletons are built
-on first use.
+one line per example keyed by a hash of its inputs (and :data:`POOL_VERSION`), so adding
+examples recomputes only the new ones. BM25 indexes over questions, question skeletons and
+SQL skeletons are built on first use; so are the dense index over question skeletons
+(:meth:`ExamplePool.dense_search`, vectors cached on disk by the embedder) and the parsed
+normalised ASTs used for AST re-ranking (:meth:`ExamplePool.normalized_tree`).
 
 >>> pool = ExamplePool([])
 >>> pool.add("How many singers are there?", "SELECT count(*) FROM singer", schema_names=["singer"])
 >>> pool.search("question", "number of singers", k=1)[0].sql
 'SELECT count(*) FROM singer'
+>>> pool.examples[0].normalized_sql
+'SELECT COUNT(*) FROM _'
 """
 
 from __future__ import annotations
@@ -19,45 +23,75 @@ import json
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
+import numpy as np
 import sqlglot
 from sqlglot import exp
 
 from ..config import cache_dir
 from ..errors import ConfigurationError, SqlweaveError
+from ..sql.normalize import normalize_ast, normalized_sql, quoted_values_to_strings
 from ..sql.skeleton import sql_skeleton
 from .lexical import BM25Index
 from .question_skeleton import question_skeleton
 
-POOL_VERSION = 1
+if TYPE_CHECKING:
+    from .dense import DenseIndex, Embedder
+
+#: Bumped whenever a derived field changes, so cached lines of an older version are derived again.
+#: 2: ``normalized_sql`` added; double-quoted values and possessives handled in question skeletons.
+POOL_VERSION = 2
 FIELDS = ("question", "question_skeleton", "sql_skeleton")
+DENSE_FIELDS = ("question_skeleton", "question")
 
 
 @dataclass(frozen=True)
 class PoolExample:
+    """One question/SQL pair and the fields derived from it.
+
+    ``normalized_sql`` is the ASTReS-normalised SQL (aliases resolved, identifiers and values masked; see
+    :mod:`sqlweave.sql.normalize`), empty when the SQL does not parse.
+    """
+
     question: str
     sql: str
     db_id: str
     question_skeleton: str
     sql_skeleton: str
     source: str = "train"
+    normalized_sql: str = ""
 
 
 def _literals(sql: str) -> list[str]:
+    """The values in ``sql``, including double-quoted strings, which SQLite's grammar reads as names."""
     try:
-        return [lit.this for lit in sqlglot.parse_one(sql, read="sqlite").find_all(exp.Literal)]
+        tree = quoted_values_to_strings(sqlglot.parse_one(sql, read="sqlite"))
+        return [lit.this for lit in tree.find_all(exp.Literal)]
     except (sqlglot.errors.SqlglotError, ValueError):
         return []
 
 
+def _normalized(sql: str) -> str:
+    try:
+        return normalized_sql(sql, "sqlite")
+    except SqlweaveError:
+        return ""
+
+
 def derive(question: str, sql: str, db_id: str, schema_names: Iterable[str], source: str = "train") -> PoolExample:
-    """Compute the skeletons of one pair (a SQL that does not parse keeps an empty SQL skeleton)."""
+    """Compute the derived fields of one pair (a SQL that does not parse keeps an empty SQL skeleton and normalised SQL).
+
+    >>> derive("How many pets are older than 3?", "SELECT count(*) FROM pets AS T1 WHERE T1.age > 3", "pets",
+    ...        ["pets", "age"]).normalized_sql
+    'SELECT COUNT(*) FROM _ WHERE _ > ?'
+    """
     try:
         skel = sql_skeleton(sql, "sqlite")
     except SqlweaveError:
         skel = ""
-    return PoolExample(question, sql, db_id, question_skeleton(question, schema_names, _literals(sql)), skel, source)
+    return PoolExample(question, sql, db_id, question_skeleton(question, schema_names, _literals(sql)), skel, source,
+                       _normalized(sql))
 
 
 def _key(question: str, sql: str, db_id: str) -> str:
@@ -71,6 +105,8 @@ class ExamplePool:
         self.examples: list[PoolExample] = list(examples)
         self.user_file = user_file
         self._indexes: dict[str, BM25Index] = {}
+        self._dense: dict[tuple[str, str], DenseIndex] = {}
+        self._trees: dict[str, exp.Expression | None] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -120,8 +156,11 @@ class ExamplePool:
         if include_user and user_file.exists():
             for line in user_file.read_text(encoding="utf-8").splitlines():
                 try:
-                    pool.examples.append(PoolExample(**json.loads(line)))
-                except (ValueError, TypeError):
+                    row = json.loads(line)
+                    if "normalized_sql" not in row:  # written before POOL_VERSION 2
+                        row["normalized_sql"] = _normalized(row["sql"])
+                    pool.examples.append(PoolExample(**row))
+                except (ValueError, TypeError, KeyError):
                     continue
         return pool
 
@@ -132,6 +171,7 @@ class ExamplePool:
         with self._lock:
             self.examples.append(ex)
             self._indexes.clear()
+            self._dense.clear()  # rebuilt on next use; the embedder's disk cache re-embeds only the new text
         if persist:
             path = self.user_file or cache_dir() / "pool" / "user.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -159,6 +199,59 @@ class ExamplePool:
             if len(out) == k:
                 break
         return out
+
+    def dense_index(self, field: str = "question_skeleton", embedder: "Embedder | None" = None) -> "DenseIndex":
+        """The dense (cosine) index over ``field``, built once per pool and embedder (vectors cached on disk).
+
+        Needs the ``embed`` extra: :class:`~sqlweave.errors.MissingDependencyError` otherwise.
+        """
+        if field not in DENSE_FIELDS:
+            raise ConfigurationError(f"no dense index on {field!r}", hint=f"Use one of: {', '.join(DENSE_FIELDS)}.")
+        from .dense import DenseIndex, get_embedder
+
+        emb = embedder or get_embedder()
+        key = (field, emb.model_id)
+        with self._lock:
+            if key not in self._dense:
+                self._dense[key] = DenseIndex([getattr(e, field) for e in self.examples], emb)
+            return self._dense[key]
+
+    def dense_search(self, field: str, text: str, k: int = 4, exclude: Callable[[PoolExample], bool] | None = None,
+                     embedder: "Embedder | None" = None) -> list[PoolExample]:
+        """The ``k`` examples whose ``field`` is nearest to ``text`` by cosine similarity, skipping ``exclude``d ones
+        and repeated pairs (many pool questions share one skeleton)."""
+        index = self.dense_index(field, embedder)
+        if not text.strip() or index.size == 0 or k <= 0:
+            return []
+        scores = index.scores(text)
+        out: list[PoolExample] = []
+        seen: set[tuple[str, str]] = set()
+        for i in np.argsort(-scores, kind="stable"):
+            ex = self.examples[int(i)]
+            if (exclude is not None and exclude(ex)) or (ex.question, ex.sql) in seen:
+                continue
+            seen.add((ex.question, ex.sql))
+            out.append(ex)
+            if len(out) == k:
+                break
+        return out
+
+    def normalized_tree(self, example: PoolExample) -> exp.Expression | None:
+        """The parsed ``normalized_sql`` of ``example`` (cached per text; None when it has none).
+
+        Treat the tree as read-only: it is shared by every call.
+        """
+        text = example.normalized_sql
+        if not text:
+            return None
+        tree = self._trees.get(text)
+        if tree is None and text not in self._trees:
+            try:
+                tree = normalize_ast(text, "sqlite")
+            except SqlweaveError:
+                tree = None
+            self._trees[text] = tree
+        return tree
 
     def __len__(self) -> int:
         return len(self.examples)

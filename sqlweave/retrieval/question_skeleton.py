@@ -2,6 +2,11 @@
 
 >>> question_skeleton("How many singers are from France older than 30?", {"singer", "country", "age"}, ["France"])
 'How many _ are from _ older than _?'
+
+An apostrophe inside or after a word is a possessive, not the start of a quoted value:
+
+>>> question_skeleton("Which singer's name has the substring 'Jo'? List the singers' ages.", {"singer", "name", "age"})
+'Which _ has the substring _? List the _.'
 """
 
 from __future__ import annotations
@@ -9,7 +14,9 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-_TOKEN = re.compile(r"\"[^\"]*\"|'[^']*'|\d+(?:\.\d+)?|\w+|[^\w\s]")
+# A quoted value opens after a non-word character; "head's" and "singers'" are words with a possessive.
+_TOKEN = re.compile(r"(?<!\w)\"[^\"]*\"|(?<!\w)'[^']*'(?!\w)|\d+(?:\.\d+)?|\w+(?:'s\b|'(?!\w))?|[^\w\s]")
+_POSSESSIVE = re.compile(r"'s?$")
 _STOP = frozenset("a an the of in on for to from by and or is are was were be what which who how many much "
                   "with all each every that this these those there their its as at do does did have has".split())
 
@@ -25,7 +32,7 @@ def schema_words(names: Iterable[str]) -> set[str]:
 
 
 def _matches(token: str, words: set[str]) -> bool:
-    t = token.lower()
+    t = _POSSESSIVE.sub("", token.lower())
     return t in words or (t.endswith("s") and t[:-1] in words) or (t.endswith("es") and t[:-2] in words)
 
 
@@ -35,7 +42,8 @@ def question_skeleton(question: str, schema_names: Iterable[str], values: Iterab
     value_words = {w.lower() for v in values for w in re.findall(r"\w+", str(v))}
     out: list[str] = []
     for tok in _TOKEN.findall(question):
-        masked = (tok[0] in "\"'" or tok[0].isdigit() or _matches(tok, words)
+        quoted = len(tok) > 1 and tok[0] in "\"'" and tok[-1] == tok[0]
+        masked = (quoted or tok[0].isdigit() or _matches(tok, words)
                   or (_matches(tok, value_words) and tok.lower() not in _STOP))
         if masked:
             if not out or out[-1] != "_":

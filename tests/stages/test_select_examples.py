@@ -1,0 +1,139 @@
+"""The example selectors ``ast_rerank`` (ASTReS) and ``dense_skeleton`` (Guo et al.) on a small pool."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sqlweave.db import Database
+from sqlweave.errors import ConfigurationError
+from sqlweave.llm import FakeLLM
+from sqlweave.pipeline import State
+from sqlweave.retrieval.dense import embeddings_available
+from sqlweave.retrieval.pool import load_pool
+from sqlweave.stages.select_examples import METHODS, SelectExamples
+
+TRAIN = [
+    {"db_id": "pets", "question": "How many pets are older than 3?", "query": "SELECT count(*) FROM pets WHERE age > 3"},
+    {"db_id": "pets", "question": "What is the name of the oldest pet?",
+     "query": "SELECT name FROM pets ORDER BY age DESC LIMIT 1"},
+    {"db_id": "shop", "question": "What is the average price of products?", "query": "SELECT avg(price) FROM products"},
+    {"db_id": "shop", "question": "Which customer placed the most orders?",
+     "query": "SELECT T1.name FROM customer AS T1 JOIN orders AS T2 ON T1.id = T2.cid GROUP BY T1.id "
+              "ORDER BY count(*) DESC LIMIT 1"},
+    {"db_id": "school", "question": "List the names of students older than 20.",
+     "query": "SELECT name FROM student WHERE age > 20"},
+    {"db_id": "concert_singer", "question": "How many singers are older than 30?",
+     "query": "SELECT count(*) FROM singer WHERE age > 30"},
+]
+TABLES = [
+    {"db_id": "pets", "table_names_original": ["pets"], "column_names_original": [[-1, "*"], [0, "name"], [0, "age"]]},
+    {"db_id": "shop", "table_names_original": ["products", "customer", "orders"],
+     "column_names_original": [[-1, "*"], [0, "price"], [1, "id"], [1, "name"], [2, "cid"]]},
+    {"db_id": "school", "table_names_original": ["student"],
+     "column_names_original": [[-1, "*"], [0, "name"], [0, "age"]]},
+]
+QUESTION = "How many singers are older than 30?"
+
+
+@pytest.fixture
+def train(tmp_path: Path) -> Path:
+    (tmp_path / "train.json").write_text(json.dumps(TRAIN))
+    (tmp_path / "tables.json").write_text(json.dumps(TABLES))
+    return tmp_path / "train.json"
+
+
+def make_state(db_path: Path, question: str = QUESTION, **extras: object) -> State:
+    db = Database.open(db_path)
+    schema = db.schema()
+    state = State(question=question, db=db, llm=FakeLLM([]), schema=schema, prompt_schema=schema)
+    state.extras.update(extras)
+    return state
+
+
+def questions(state: State) -> list[str]:
+    return [e.question for e in state.extras["examples"]]
+
+
+def test_methods_and_options_are_checked() -> None:
+    assert {"ast_rerank", "dense_skeleton"} <= set(METHODS)
+    for bad in ({"k": 0}, {"k_simplified": -1}, {"candidates": 0}, {"k": "4"}):
+        with pytest.raises(ConfigurationError):
+            SelectExamples(pool="x", method="ast_rerank", **bad)  # type: ignore[arg-type]
+
+
+def test_ast_rerank_orders_bm25_candidates_by_the_approximation(train: Path, singer_db: Path) -> None:
+    bm25 = make_state(singer_db)
+    SelectExamples(pool=str(train), method="bm25", k=2)(bm25)
+    assert questions(bm25)[0] == "How many pets are older than 3?"
+
+    state = make_state(singer_db, approx_sql="SELECT Name FROM singer ORDER BY Age DESC LIMIT 1")
+    SelectExamples(pool=str(train), method="ast_rerank", k=2)(state)
+    assert questions(state)[0] == "What is the name of the oldest pet?"  # same shape as the approximation
+    assert "How many singers are older than 30?" not in questions(state)  # the question's own database
+    notes = state._notes
+    assert notes["ast_scores"][0] == 1.0 and notes["ast_scores"] == sorted(notes["ast_scores"], reverse=True)
+    assert notes["candidates"] == 5 and "ORDER BY" in state.extras["examples_text"]
+
+
+def test_ast_rerank_uses_the_current_sql_when_there_is_no_approximation(train: Path, singer_db: Path) -> None:
+    state = make_state(singer_db)
+    state.sql = "SELECT name FROM singer WHERE age > 40"
+    SelectExamples(pool=str(train), method="ast_rerank", k=1)(state)
+    assert questions(state) == ["List the names of students older than 20."]
+
+
+def test_ast_rerank_without_a_usable_approximation_keeps_bm25_order(train: Path, singer_db: Path) -> None:
+    expected = make_state(singer_db)
+    SelectExamples(pool=str(train), method="bm25", k=3)(expected)
+    for extras in ({}, {"approx_sql": None}, {"approx_sql": "SELEC oops FROM ("}):
+        state = make_state(singer_db, **extras)
+        SelectExamples(pool=str(train), method="ast_rerank", k=3)(state)
+        assert questions(state) == questions(expected)
+        assert state._notes["rerank"].startswith("skipped") and "BM25 order kept" in state._notes["rerank"]
+
+
+def test_the_pool_derives_and_caches_normalised_trees(train: Path) -> None:
+    pool = load_pool(train)
+    ex = next(e for e in pool.examples if e.db_id == "shop" and "JOIN" in e.sql)
+    assert ex.normalized_sql == "SELECT _ FROM _ JOIN _ ON _ = _ GROUP BY _ ORDER BY COUNT(*) DESC LIMIT ?"
+    assert pool.normalized_tree(ex) is pool.normalized_tree(ex)
+
+
+needs_embeddings = pytest.mark.skipif(not embeddings_available(), reason="the embed extra is not installed")
+
+
+@needs_embeddings
+def test_dense_skeleton_takes_k1_from_the_question_and_k2_from_the_simplified_one(train: Path, singer_db: Path) -> None:
+    state = make_state(singer_db)
+    SelectExamples(pool=str(train), method="dense_skeleton", k=1, k_simplified=1)(state)
+    assert questions(state) == ["How many pets are older than 3?"]  # same skeleton: "How many _ are older than _?"
+    assert state._notes["k2"] == 0 and state._notes["simplified_skeleton"] is None
+
+    state = make_state(singer_db, simplified_question="List the names of singers older than 30.")
+    SelectExamples(pool=str(train), method="dense_skeleton", k=1, k_simplified=1)(state)
+    assert questions(state) == ["How many pets are older than 3?", "List the names of students older than 20."]
+    assert state._notes["simplified_skeleton"] == "List the _ of _ older than _."
+
+
+@needs_embeddings
+def test_dense_skeleton_merges_without_duplicates_and_builds_its_index_once(train: Path, singer_db: Path) -> None:
+    stage = SelectExamples(pool=str(train), method="dense_skeleton", k=2, k_simplified=2)
+    state = make_state(singer_db, simplified_question=QUESTION)  # the same skeleton twice: k2 must add new pairs
+    stage(state)
+    chosen = questions(state)
+    assert len(chosen) == 4 == len(set(chosen)) and QUESTION not in chosen
+    pool = load_pool(train)
+    index = pool.dense_index("question_skeleton")
+    stage(make_state(singer_db))
+    assert pool.dense_index("question_skeleton") is index and len(pool._dense) == 1
+    pool.add("Count the robots", "SELECT count(*) FROM robots", db_id="lab", schema_names=["robots"])
+    assert pool.dense_index("question_skeleton").size == len(TRAIN) + 1  # rebuilt after an addition
+
+
+@needs_embeddings
+def test_dense_index_on_an_unknown_field_is_a_clear_error(train: Path) -> None:
+    with pytest.raises(ConfigurationError, match="no dense index"):
+        load_pool(train).dense_index("sql")
