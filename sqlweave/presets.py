@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from .agent.loop import AgentLoop
@@ -18,6 +19,8 @@ from .stages.approximate import ApproximateQuery
 from .stages.correct import ErrorCorrection
 from .stages.prune_schema import PruneSchema
 from .stages.repair import SchemaRepair
+from .stages.select_values import SelectValues
+from .stages.simplify import SimplifyQuestion
 from .stages.dac import DecomposedCorrection
 from .stages.revise import RevisionChain
 from .stages.select_examples import SelectExamples, default_pool_path
@@ -72,6 +75,10 @@ def default(**_: object) -> Pipeline:
     return with_stages(zero_shot(), "default", SchemaRepair(), ErrorCorrection(fix_empty=False))
 
 
+def renamed(pipe: Pipeline, name: str) -> Pipeline:
+    return replace(pipe, name=name)
+
+
 #: The preset used when none is named.
 DEFAULT = "default"
 
@@ -88,6 +95,9 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     # Guo et al.: dense retrieval over question skeletons.
     "rag-dense-skeleton": lambda **o: few_shot("rag-dense-skeleton", method="dense_skeleton", **o),
     "repair": lambda **o: with_stages(zero_shot(), "repair", SchemaRepair()),
+    # ASTReS value selection: stored values that match the question, shown before it.
+    "values": lambda **o: renamed(zero_shot().insert_after("check_question", SelectValues()), "values"),
+    "default-values": lambda **o: renamed(default().insert_after("check_question", SelectValues()), "default-values"),
     "correct": lambda **o: with_stages(zero_shot(), "correct", ErrorCorrection()),
     "repair-correct": lambda **o: with_stages(zero_shot(), "repair-correct", SchemaRepair(), ErrorCorrection()),
     "revise": lambda **o: with_stages(zero_shot(), "revise", RevisionChain()),
@@ -102,6 +112,13 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     ),
     "rag-correct": lambda **o: with_stages(few_shot("rag-correct", **o), "rag-correct", ErrorCorrection()),
     "pruned": lambda **o: pruned("pruned", **o),
+    "pruned-values": lambda **o: renamed(pruned("pruned-values", **o).insert_after("prune_schema", SelectValues()),
+                                         "pruned-values"),
+    "pruned-dense": lambda **o: renamed(pruned("pruned-dense", **o).replace_stage(
+        "prune_schema", PruneSchema(method="hybrid-dense")), "pruned-dense"),
+    # Guo et al.: the question simplified by the model, examples retrieved by both wordings' skeletons.
+    "rag-simplify": lambda **o: renamed(few_shot("rag-simplify", method="dense_skeleton", **o).insert_after(
+        "check_question", SimplifyQuestion()), "rag-simplify"),
     # Agent mode (paper 002): tools instead of one prompt. "agent" also shows the compact schema (helps small
     # models); "agent-tools-only" is the paper's setting, where the model sees only what the tools return.
     "agent": lambda **o: Pipeline("agent", (CheckQuestion(), AgentLoop())),

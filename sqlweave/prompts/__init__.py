@@ -7,6 +7,20 @@ first and the question last, so llama.cpp can reuse the evaluated prefix.
 >>> system, user = render("zero_shot", dialect="SQLite", schema="CREATE TABLE t (a INT);", question="How many?")
 >>> user.endswith("How many?")
 True
+
+Optional placeholders (:data:`OPTIONAL`) default to an empty string, so a caller that has
+nothing to show renders exactly the text it rendered before the placeholder existed:
+
+>>> with_values = render("zero_shot", dialect="SQLite", schema="CREATE TABLE t (a INT);", question="How many?",
+...                      values="Values from the database that match the question:\\n- t.a: 'x'\\n\\n")
+>>> print(with_values[1])
+Database schema:
+CREATE TABLE t (a INT);
+<BLANKLINE>
+Values from the database that match the question:
+- t.a: 'x'
+<BLANKLINE>
+Question: How many?
 """
 
 from __future__ import annotations
@@ -15,6 +29,11 @@ from functools import lru_cache
 from importlib import resources
 
 from ..errors import ConfigurationError
+
+#: Placeholders a template may use that callers may leave out (they render as an empty string).
+#: ``values`` is the block of database values matching the question (see
+#: :func:`sqlweave.stages.generate.values_block`).
+OPTIONAL: dict[str, str] = {"values": ""}
 
 
 @lru_cache(maxsize=None)
@@ -28,6 +47,7 @@ def load(name: str) -> tuple[str, str]:
 
 
 def render(name: str, **values: str) -> tuple[str, str]:
-    """``(system, user)`` texts of template ``name`` with ``values`` filled in."""
+    """``(system, user)`` texts of template ``name`` with ``values`` filled in (:data:`OPTIONAL` ones default to "")."""
     system, user = load(name)
-    return system.format(**values), user.format(**values)
+    filled = {**OPTIONAL, **values}
+    return system.format(**filled), user.format(**filled)

@@ -6,6 +6,22 @@ and sample values (snake_case split into words), as ASTReS (section 4.1) does. M
 - ``bm25``: the top ``k`` columns; a table is kept if any of its columns is.
 - ``hybrid``: ASTReS's dynamic top-k: ``k = factor x`` the number of distinct columns of an
   approximated query (a cheap first pass), merged with the tables and columns that query uses.
+- ``dense``: RB-SQL's Table-Retriever then Column-Retriever (sections 4.2.1-4.2.2), scored by late
+  interaction (MaxSim over token embeddings of the bundled all-MiniLM-L6-v2, see
+  :mod:`sqlweave.retrieval.late_interaction`; ``scoring="cosine"`` uses sentence embeddings instead).
+  A table ``"name: t || c1: type1 | c2: type2 ..."`` is kept if it scores within ``theta`` of the best
+  table; in kept tables a column ``"t || c : description [sample values]"`` is kept if it scores within
+  ``mu`` of the best such column or is among the ``k`` best. A table whose text is longer than the
+  encoder's input (section 4.2.3) is first shortened to its columns scoring within ``mu_coarse`` of its
+  best column, and then scored. RB-SQL's thresholds are absolute because its encoders are fine-tuned
+  for the task; the scores of an untrained encoder are not calibrated across questions, so the
+  thresholds here are margins below the best score (a dynamic top-k). Defaults
+  (:data:`DENSE_DEFAULTS`) were set on Spider dev. Untrained, the dense retrievers rank columns worse
+  than BM25 (see ``benchmarks/bench_pruning.py``); ``hybrid-dense`` uses them for extra recall.
+- ``dense-table``: the Table-Retriever alone (every column of a kept table).
+- ``hybrid-dense``: the union of ``hybrid`` (or ``bm25`` top-``k`` without an approximated query) and a
+  stricter ``dense`` (:data:`HYBRID_DENSE_DEFAULTS`: tables and columns within 0.1 of the best, at
+  least 2 columns), for recall.
 
 Whatever the method, the primary keys of kept tables, the foreign-key columns between them,
 and the tables on the shortest foreign-key path between kept tables (networkx) are added,
@@ -30,7 +46,14 @@ from ..errors import ConfigurationError, SqlweaveError
 from ..sql.validate import parse_one
 from .lexical import BM25Index
 
-METHODS = ("bm25", "hybrid")
+METHODS = ("bm25", "hybrid", "dense", "dense-table", "hybrid-dense")
+
+#: ``scoring -> (theta, mu, mu_coarse)``: margins below the best table / column score of the dense retrievers.
+DENSE_DEFAULTS: dict[str, tuple[float, float, float]] = {"maxsim": (0.2, 0.2, 0.3), "cosine": (0.15, 0.3, 0.3)}
+
+#: ``(theta, mu, min columns)`` of the dense part of ``hybrid-dense``: stricter, as BM25 / the approximated query
+#: already supply most elements.
+HYBRID_DENSE_DEFAULTS: tuple[float, float, int] = (0.1, 0.1, 2)
 
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -144,10 +167,37 @@ def _with_join_keys(schema: Schema, keep: dict[str, set[str]]) -> dict[str, set[
 
 
 def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, approx_sql: str | None = None,
-          factor: float = 2.0, min_k: int = 4, dialect: str = "sqlite") -> Schema:
-    """The sub-schema for ``question`` (see the module docstring for the methods)."""
+          factor: float = 2.0, min_k: int = 4, dialect: str = "sqlite", scoring: str = "maxsim",
+          theta: float | None = None, mu: float | None = None, mu_coarse: float | None = None) -> Schema:
+    """The sub-schema for ``question`` (see the module docstring for the methods).
+
+    ``scoring``, ``theta``, ``mu`` and ``mu_coarse`` only matter for the dense methods.
+    """
     if method not in METHODS:
         raise ConfigurationError(f"unknown pruning method {method!r}", hint=f"Use one of: {', '.join(METHODS)}.")
+    if method in ("bm25", "hybrid"):
+        return _lexical_prune(schema, question, method=method, k=k, approx_sql=approx_sql, factor=factor,
+                              min_k=min_k, dialect=dialect)
+    if method == "hybrid-dense":  # the dense part only adds its most confident tables and columns
+        theta = HYBRID_DENSE_DEFAULTS[0] if theta is None else theta
+        mu = HYBRID_DENSE_DEFAULTS[1] if mu is None else mu
+    keep = dense_keep(schema, question, tables_only=method == "dense-table",
+                      k=min(k, HYBRID_DENSE_DEFAULTS[2]) if method == "hybrid-dense" else k, scoring=scoring,
+                      theta=theta, mu=mu, mu_coarse=mu_coarse)
+    if method == "hybrid-dense":
+        lexical = _lexical_keep(schema, question, method="hybrid" if approx_sql else "bm25", k=k,
+                                approx_sql=approx_sql, factor=factor, min_k=min_k, dialect=dialect)
+        for t, cols in lexical.items():
+            keep.setdefault(t, set()).update(cols)
+    for t, c in _named_in_question(schema, question):
+        keep.setdefault(t, set()).add(c)
+    if not keep:
+        return schema
+    return schema.subset(_with_join_keys(schema, keep))
+
+
+def _lexical_keep(schema: Schema, question: str, *, method: str, k: int, approx_sql: str | None, factor: float,
+                  min_k: int, dialect: str) -> dict[str, set[str]]:
     approx = query_elements(approx_sql, schema, dialect) if (method == "hybrid" and approx_sql) else set()
     if method == "hybrid" and approx:
         k = max(min_k, round(factor * len({c for _, c in approx if c})))
@@ -162,6 +212,13 @@ def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, a
         keep.setdefault(t, set())
         if c:
             keep[t].add(c)
+    return keep
+
+
+def _lexical_prune(schema: Schema, question: str, *, method: str, k: int, approx_sql: str | None, factor: float,
+                   min_k: int, dialect: str) -> Schema:
+    keep = _lexical_keep(schema, question, method=method, k=k, approx_sql=approx_sql, factor=factor, min_k=min_k,
+                         dialect=dialect)
     for t, c in _named_in_question(schema, question):
         keep.setdefault(t, set()).add(c)
     if not keep:  # nothing matched: keep everything rather than guess
@@ -169,6 +226,119 @@ def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, a
     keep = _with_join_keys(schema, keep)
     # A table kept only as a bridge or through its keys still needs at least one column to be useful.
     return schema.subset({t: cols for t, cols in keep.items()})
+
+
+# --- dense retrievers (RB-SQL) ---------------------------------------------------------------------------
+
+
+def table_text(schema: Schema, table: str, columns: tuple[str, ...] | None = None) -> str:
+    """RB-SQL's table serialisation ``name: n || c1: ty1 | c2: ty2 ...`` (names split into words).
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("concert_singer", (Column("Singer_ID", "INT"), Column("Name", "TEXT"))),))
+    >>> table_text(s, "concert_singer")
+    'name: concert singer || Singer ID: int | Name: text'
+    """
+    t = schema.table(table)
+    cols = [t.column(c) for c in columns] if columns is not None else list(t.columns)
+    return f"name: {_words(t.name)} || " + " | ".join(f"{_words(c.name)}: {c.type.lower() or 'text'}" for c in cols)
+
+
+def dense_column_text(schema: Schema, table: str, column: str) -> str:
+    """RB-SQL's column serialisation ``t || c : description [examples]``.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("singer", (Column("Country", "TEXT", samples=("France", "USA")),)),))
+    >>> dense_column_text(s, "singer", "Country")
+    'singer || Country : text [France, USA]'
+    """
+    t = schema.table(table)
+    c = t.column(column)
+    samples = [str(v) for v in c.samples if isinstance(v, str) and 0 < len(v) <= 40][:3]
+    desc = f" {c.description}" if c.description else ""
+    ex = f" [{', '.join(samples)}]" if samples else ""
+    return f"{_words(t.name)} || {_words(c.name)} : {c.type.lower() or 'text'}{desc}{ex}"
+
+
+class _Scorer:
+    """Scores texts against one question with MaxSim (token embeddings) or cosine (sentence embeddings)."""
+
+    def __init__(self, question: str, scoring: str) -> None:
+        if scoring not in DENSE_DEFAULTS:
+            raise ConfigurationError(f"unknown dense scoring {scoring!r}", hint=f"Use one of: {', '.join(DENSE_DEFAULTS)}.")
+        self.scoring = scoring
+        if scoring == "maxsim":
+            from .late_interaction import get_token_embedder
+
+            self.te = get_token_embedder()
+            self.q = self.te.question_tokens(question)
+        else:
+            from .dense import get_embedder
+
+            self.emb = get_embedder()
+            self.q = self.emb.encode([question])[0]
+
+    def scores(self, texts: list[str]) -> list[float]:
+        if not texts:
+            return []
+        if self.scoring == "maxsim":
+            return [self.te.maxsim(self.q, d) for d in self.te.encode(texts)]
+        return [float(x) for x in self.emb.encode(texts) @ self.q]
+
+    def too_long(self, text: str) -> bool:
+        if self.scoring == "maxsim":
+            return self.te.count_tokens(text) > self.te.max_tokens - 2
+        model = self.emb.model
+        return len(model.tokenizer.tokenize(text)) > int(getattr(model, "max_seq_length", 256) or 256) - 2
+
+
+def dense_scores(schema: Schema, question: str, *, scoring: str = "maxsim",
+                 mu_coarse: float | None = None) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
+    """``(table scores, column scores)`` of RB-SQL's Table- and Column-Retriever for ``question``.
+
+    A table too long for the encoder is scored on its columns scoring at least ``mu_coarse`` (RB-SQL 4.2.3).
+    """
+    scorer = _Scorer(question, scoring)
+    mu_coarse = DENSE_DEFAULTS[scoring][2] if mu_coarse is None else mu_coarse
+    cols = [(t.name, c.name) for t in schema.tables for c in t.columns]
+    col_scores = dict(zip(cols, scorer.scores([dense_column_text(schema, t, c) for t, c in cols])))
+    texts = []
+    for t in schema.tables:
+        text = table_text(schema, t.name)
+        if scorer.too_long(text):
+            ranked = sorted(t.columns, key=lambda c: -col_scores[(t.name, c.name)])
+            top = col_scores[(t.name, ranked[0].name)]
+            short = tuple(c.name for c in ranked if col_scores[(t.name, c.name)] >= top - mu_coarse)
+            text = table_text(schema, t.name, tuple(c.name for c in t.columns if c.name in short))
+            while scorer.too_long(text) and len(short) > 1:
+                short = short[: max(1, len(short) * 3 // 4)]
+                text = table_text(schema, t.name, tuple(c.name for c in t.columns if c.name in short))
+        texts.append(text)
+    table_scores = dict(zip((t.name for t in schema.tables), scorer.scores(texts)))
+    return table_scores, col_scores
+
+
+def dense_keep(schema: Schema, question: str, *, tables_only: bool = False, k: int = 10, scoring: str = "maxsim",
+               theta: float | None = None, mu: float | None = None,
+               mu_coarse: float | None = None) -> dict[str, set[str]]:
+    """Tables (and columns) RB-SQL's retrievers keep for ``question``, before join keys are added."""
+    d_theta, d_mu, _ = DENSE_DEFAULTS.get(scoring, (0.0, 0.0, 0.0))
+    theta = d_theta if theta is None else theta
+    mu = d_mu if mu is None else mu
+    table_scores, col_scores = dense_scores(schema, question, scoring=scoring, mu_coarse=mu_coarse)
+    if not table_scores:
+        return {}
+    best = max(table_scores.values())
+    tables = [t for t, s in table_scores.items() if s >= best - theta]
+    if tables_only:
+        return {t: set(schema.table(t).column_names) for t in tables}
+    ranked = sorted(((s, tc) for tc, s in col_scores.items() if tc[0] in tables), key=lambda x: -x[0])
+    keep: dict[str, set[str]] = {t: set() for t in tables}
+    top = ranked[0][0] if ranked else 0.0
+    for i, (s, (t, c)) in enumerate(ranked):
+        if s >= top - mu or i < k:
+            keep[t].add(c)
+    return keep
 
 
 def prune_stats(schema: Schema, kept: Schema, gold_sql: str, dialect: str = "sqlite") -> tuple[bool, float]:

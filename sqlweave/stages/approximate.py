@@ -12,7 +12,7 @@ from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
 from ..sql.extract import extract_sql
-from .generate import dialect_name
+from .generate import dialect_name, prompt_fields
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class ApproximateQuery:
     def __call__(self, state: State) -> None:
         rendered = render_schema(state.schema, self.style, count=state.llm.count_tokens)
         system, user = render("zero_shot", dialect=dialect_name(state.db.dialect), schema=rendered.text,
-                              question=state.question)
+                              **prompt_fields(state))
         out = state.complete([Message("system", system), Message("user", user)], temperature=0.0,
                              max_tokens=self.max_tokens)
         try:

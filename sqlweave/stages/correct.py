@@ -18,7 +18,7 @@ from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
 from .candidate import Attempt, adopt, assistant_turn, attempt, current_attempt, feedback
-from .generate import dialect_name
+from .generate import dialect_name, prompt_fields
 
 CORRECTABLE = ("schema_linking", "syntax", "execution", "timeout", "no_sql", "empty")
 
@@ -29,7 +29,7 @@ def full_schema_prompt(state: State, template: str) -> list[Message]:
     state.prompt_schema = state.schema
     state.rendered_schema = render_schema(state.schema, style, count=state.llm.count_tokens)
     system, user = render(template, dialect=dialect_name(state.db.dialect), schema=state.rendered_schema.text,
-                          question=state.question, examples=state.extras.get("examples_text", ""))
+                          **prompt_fields(state))
     return [Message("system", system), Message("user", user)]
 
 
@@ -45,6 +45,9 @@ class ErrorCorrection:
     fix_empty: bool = True
     full_schema_after: int = 2
     max_tokens: int = 384
+    #: A greedy model that is shown its failure often writes the same query again; after a repeat, the
+    #: next round samples at this temperature instead (0 keeps every round greedy).
+    resample_temperature: float = 0.7
     name: str = "correct"
     recovers: bool = True
 
@@ -59,6 +62,8 @@ class ErrorCorrection:
         best = current = first
         messages = list(state.prompt)
         rounds = []
+        tried = {first.sql}
+        repeated = False
         for i in range(1, self.max_rounds + 1):
             pruned = state.prompt_schema is not state.schema
             switched = pruned and (current.kind == "schema_linking" or i > self.full_schema_after)
@@ -69,10 +74,15 @@ class ErrorCorrection:
                 assistant_turn(state, current),
                 Message("user", f"{feedback(state, current)}\nWrite the corrected {dialect} query in a ```sql block."),
             ]
-            out = state.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
+            temperature = self.resample_temperature if repeated else 0.0
+            out = state.complete(messages, temperature=temperature, max_tokens=self.max_tokens,
+                                 **({"seed": i} if temperature else {}))
             was = current.kind
             current = attempt(state, out.text)
-            rounds.append({"round": i, "was": was, "now": current.kind, "sql": current.sql, "full_schema": switched})
+            repeated = current.sql in tried
+            tried.add(current.sql)
+            rounds.append({"round": i, "was": was, "now": current.kind, "sql": current.sql, "full_schema": switched,
+                           "temperature": temperature, "repeated": repeated})
             if current.better_than(best):
                 best = current
             if not self._needs_fix(current):

@@ -1,8 +1,25 @@
-"""Stage: ask the model for SQL (zero-shot: instructions, schema, question)."""
+"""Stage: ask the model for SQL (zero-shot: instructions, schema, question).
+
+The question part of the prompt comes from :func:`prompt_fields`, which every stage that
+rebuilds a generation prompt uses (approximation, the correction's full-schema fallback), so
+they all show the same thing: the examples, the block of database values that match the
+question (only when a value-selection stage found some), and the question (or, when a
+simplification stage asked for it, the simplified question with the original wording).
+Without those optional stages the prompt is exactly the plain template.
+
+>>> from types import SimpleNamespace
+>>> values_block(SimpleNamespace(extras={"values_text": "- singer.Country: 'France'"}))
+"Values from the database that match the question:\\n- singer.Country: 'France'\\n\\n"
+>>> values_block(SimpleNamespace(extras={}))
+''
+>>> prompt_question(SimpleNamespace(question="How many singers?", extras={}))
+'How many singers?'
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import PipelineError
 from ..llm.base import Message
@@ -11,9 +28,30 @@ from ..prompts import render
 
 _DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL", "duckdb": "DuckDB", "mysql": "MySQL"}
 
+#: The line that introduces selected values in generation prompts.
+VALUES_HEADER = "Values from the database that match the question:"
+
 
 def dialect_name(dialect: str) -> str:
     return _DIALECT_NAMES.get(dialect, dialect)
+
+
+def values_block(state: Any) -> str:
+    """The prompt block of selected values (``state.extras["values_text"]``), or ``""`` when there are none."""
+    text = str(state.extras.get("values_text") or "").strip("\n")
+    return f"{VALUES_HEADER}\n{text}\n\n" if text.strip() else ""
+
+
+def prompt_question(state: Any) -> str:
+    """The question as generation prompts show it: ``state.extras["prompt_question"]`` if a stage set one
+    (question simplification with ``use_for_generation``), else ``state.question``."""
+    return str(state.extras.get("prompt_question") or state.question)
+
+
+def prompt_fields(state: Any) -> dict[str, str]:
+    """Template fields that depend on earlier stages: ``question``, ``examples`` and ``values``."""
+    return {"question": prompt_question(state), "examples": state.extras.get("examples_text", ""),
+            "values": values_block(state)}
 
 
 @dataclass(frozen=True)
@@ -32,8 +70,7 @@ class GenerateSQL:
             self.prompt,
             dialect=dialect_name(state.db.dialect),
             schema=state.rendered_schema.text,
-            question=state.question,
-            examples=state.extras.get("examples_text", ""),
+            **prompt_fields(state),
         )
         state.prompt = [Message("system", system), Message("user", user)]
         state.extras["prompt_template"] = self.prompt

@@ -1,6 +1,17 @@
 """Stage: narrow the prompt schema to what the question needs (BM25 columns, optionally sized and
-completed by an approximated query; join keys always kept). Correction stages fall back to the
-full schema when the model asks for something pruned away."""
+completed by an approximated query, or RB-SQL's dense Table-/Column-Retrievers; join keys always
+kept). Correction stages fall back to the full schema when the model asks for something pruned away.
+
+>>> from sqlweave.db.schema import Schema, Table, Column
+>>> from types import SimpleNamespace
+>>> s = Schema("x", (Table("singer", (Column("id", primary_key=True), Column("name"), Column("age"))),
+...                  Table("stadium", (Column("id", primary_key=True), Column("capacity")))))
+>>> state = SimpleNamespace(schema=s, prompt_schema=s, question="How old is each singer?", extras={},
+...                         db=SimpleNamespace(dialect="sqlite"), note=lambda **kw: None)
+>>> PruneSchema(method="bm25", k=1)(state)
+>>> state.prompt_schema.table_names
+('singer',)
+"""
 
 from __future__ import annotations
 
@@ -12,18 +23,26 @@ from ..retrieval.schema_retriever import prune
 
 @dataclass(frozen=True)
 class PruneSchema:
-    """Set ``state.prompt_schema`` to a sub-schema (``method``: ``bm25`` or ``hybrid``)."""
+    """Set ``state.prompt_schema`` to a sub-schema.
+
+    ``method``: ``bm25``, ``hybrid`` (falls back to ``bm25`` without an approximated query), ``dense``,
+    ``dense-table`` or ``hybrid-dense`` (see :mod:`sqlweave.retrieval.schema_retriever`). ``scoring``,
+    ``theta`` and ``mu`` tune the dense methods (``None``: their defaults).
+    """
 
     method: str = "hybrid"
     k: int = 10
     factor: float = 2.0
+    scoring: str = "maxsim"
+    theta: float | None = None
+    mu: float | None = None
     name: str = "prune_schema"
 
     def __call__(self, state: State) -> None:
         approx = state.extras.get("approx_sql")
         method = self.method if approx or self.method != "hybrid" else "bm25"
         kept = prune(state.schema, state.question, method=method, k=self.k, approx_sql=approx, factor=self.factor,
-                     dialect=state.db.dialect)
+                     dialect=state.db.dialect, scoring=self.scoring, theta=self.theta, mu=self.mu)
         state.prompt_schema = kept
         total = sum(len(t.columns) for t in state.schema.tables)
         left = sum(len(t.columns) for t in kept.tables)

@@ -45,6 +45,16 @@ def test_forged_column_gets_schema_feedback_with_suggestions(singer_db: Path) ->
     assert notes["changed"] and notes["rounds"][0]["was"] == "schema_linking" and notes["rounds"][0]["now"] == "ok"
 
 
+def test_a_repeated_answer_makes_the_next_round_sample(singer_db: Path) -> None:
+    answer, llm = run(correct_pipe(), singer_db, ["SELECT nme FROM singer", "SELECT nme FROM singer",
+                                                  "SELECT Name FROM singer"], "Singer names?")
+    assert answer.ok and answer.sql == "SELECT Name FROM singer"
+    temps = [opts.temperature for _, opts in llm.calls]
+    assert temps == [0.0, 0.0, 0.7] and llm.calls[2][1].seed is not None
+    rounds = answer.trace[-1].notes["rounds"]
+    assert [r["repeated"] for r in rounds] == [True, False]
+
+
 def test_forged_table(singer_db: Path) -> None:
     answer, llm = run(correct_pipe(), singer_db, ["SELECT count(*) FROM singers", "SELECT count(*) FROM singer"])
     assert answer.result.rows == ((6,),)

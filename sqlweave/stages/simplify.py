@@ -1,0 +1,136 @@
+"""Stage: question simplification (Guo et al., section 3.1.1).
+
+The model rewrites the question into a simpler, syntactically clear form with the paper's instruction
+("Replace the words as far as possible to simplify the question, making it syntactically clear,
+common and easy to understand", template ``prompts/simplify.txt``). The result goes to
+``state.extras["simplified_question"]``, where example selection can use it to retrieve examples
+with the same intent. Model answers are cached on disk by the LLM layer, so a question is
+simplified once per model.
+
+With ``use_for_generation=True`` the generation prompt shows the simplified question as *the*
+question, followed by the original wording (``state.extras["prompt_question"]``, read by
+:func:`sqlweave.stages.generate.prompt_question`), so names and values the simplification might
+have blurred stay visible. ``state.question`` itself is never changed (pruning, value selection and
+example selection keep working on what the user asked); the original is also kept in
+``state.extras["original_question"]``.
+
+A small model can answer with garbage. The answer is rejected, the original kept and the reason
+noted (``rejected``), when it is empty, much longer than the question, SQL, not English, or when
+it drops a number or quoted value of the question. A model error (time-out, bad response) is
+handled the same way: simplification is an aid, never a reason to fail.
+
+>>> from sqlweave.llm.fake import FakeLLM
+>>> from sqlweave.pipeline import State
+>>> from sqlweave.db.connection import Database
+>>> from sqlweave.db.demo import demo_database_path
+>>> db = Database.open(demo_database_path())
+>>> state = State("Give me the tally of clients hailing from Canada.", db, FakeLLM(["How many customers are from Canada?"]),
+...               db.schema(), db.schema())
+>>> SimplifyQuestion()(state)
+>>> state.extras["simplified_question"]
+'How many customers are from Canada?'
+>>> check_simplification("What is the average age?", "SELECT AVG(age) FROM singer")
+'sql'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..errors import LLMError
+from ..llm.base import Message
+from ..pipeline import State
+from ..prompts import render
+from ..question import detect_language
+
+_PREFIX = re.compile(r"^\s*(?:\*\*)?(?:simplified|simpler|simple|rewritten|new|clear|clearer)?\s*(?:question|version|"
+                     r"rewrite|answer)?\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
+_SQL = re.compile(r"```|\bselect\b[\s\S]+\bfrom\b|^\s*(?:with|select)\s", re.IGNORECASE)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+_QUOTED = re.compile(r"\"([^\"]+)\"|'([^']+)'(?=[\s.,;:!?)]|$)")
+
+
+def clean_simplification(text: str) -> str:
+    """The simplified question in a model answer: first non-empty line, without a label or quotes.
+
+    >>> clean_simplification('Simplified question: "How many singers are there?"\\nThis is simpler.')
+    'How many singers are there?'
+    """
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    line = lines[0]
+    if _PREFIX.match(line) and _PREFIX.match(line).group(0).strip():
+        rest = _PREFIX.sub("", line, count=1).strip()
+        if not rest and len(lines) > 1:  # the label on its own line
+            rest = lines[1]
+        line = rest
+    line = line.strip().strip("*").strip()
+    if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'`":
+        line = line[1:-1].strip()
+    return line
+
+
+def check_simplification(original: str, simplified: str, *, max_ratio: float = 2.0) -> str | None:
+    """Why ``simplified`` cannot stand for ``original`` (``"empty"``, ``"too_long"``, ``"sql"``,
+    ``"language"``, ``"lost_value"``), or ``None`` if it can.
+
+    >>> check_simplification("Which singers were born after 1990?", "Which singers were born recently?")
+    'lost_value'
+    >>> check_simplification("Which singers were born after 1990?", "List singers born after 1990.") is None
+    True
+    """
+    s = simplified.strip()
+    if not s:
+        return "empty"
+    if _SQL.search(s):
+        return "sql"
+    if len(s) > max_ratio * len(original.strip()) + 40:
+        return "too_long"
+    if detect_language(s) != "English" and detect_language(original) == "English":
+        return "language"
+    low = s.lower()
+    for n in _NUMBER.findall(original):
+        if n not in s:
+            return "lost_value"
+    for m in _QUOTED.finditer(original):
+        quoted = next(g for g in m.groups() if g is not None)
+        if quoted.lower() not in low:
+            return "lost_value"
+    return None
+
+
+@dataclass(frozen=True)
+class SimplifyQuestion:
+    """Ask the model for a simpler wording of the question; put it in ``state.extras["simplified_question"]``.
+
+    ``use_for_generation`` also makes generation prompts show it (with the original wording).
+    """
+
+    use_for_generation: bool = False
+    temperature: float = 0.0
+    max_tokens: int = 96
+    max_ratio: float = 2.0
+    name: str = "simplify"
+
+    def __call__(self, state: State) -> None:
+        original = state.question
+        state.extras["original_question"] = original
+        system, user = render("simplify", question=original)
+        try:
+            out = state.complete([Message("system", system), Message("user", user)], temperature=self.temperature,
+                                 max_tokens=self.max_tokens)
+            simplified = clean_simplification(out.text)
+            reason = check_simplification(original, simplified, max_ratio=self.max_ratio)
+        except LLMError as err:
+            simplified, reason = "", f"model error: {err.code}"
+        if reason is not None:
+            state.extras["simplified_question"] = original
+            state.note(simplified=None, rejected=reason, answer=simplified[:300])
+            return
+        state.extras["simplified_question"] = simplified
+        used = self.use_for_generation and simplified.strip().lower() != original.strip().lower()
+        if used:
+            state.extras["prompt_question"] = f"{simplified}\n(Original wording: {original})"
+        state.note(simplified=simplified, used_for_generation=used)
