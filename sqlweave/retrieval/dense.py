@@ -28,6 +28,14 @@ _INSTALL_HINT = ("Install the embedding extra with scripts/install.sh (it instal
                  "or: pip install torch==2.13.0 'sqlweave[embed]'.")
 
 
+def open_cache(path: Path, ddl: str) -> sqlite3.Connection:
+    """A SQLite file for cached vectors, shared across threads, with its table created by ``ddl``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path, check_same_thread=False, timeout=30)
+    db.execute(ddl)
+    return db
+
+
 class Embedder:
     """Embeds texts with a sentence-transformers model directory; results cached on disk.
 
@@ -69,9 +77,8 @@ class Embedder:
         if self._cache_path is None:
             return None
         if self._db is None:
-            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self._cache_path, check_same_thread=False, timeout=30)
-            self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
+            self._db = open_cache(self._cache_path,
+                                  "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
         return self._db
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:

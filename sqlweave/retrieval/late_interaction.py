@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import cache_dir
-from .dense import Embedder, get_embedder
+from .dense import Embedder, get_embedder, open_cache
 
 _STOP = frozenset("""a an the of and or in on at for to from by with as is are was were be been do does did what which who
 whom whose how many much when where why that this these those there their its it his her them they we you i me my
@@ -60,10 +60,8 @@ class TokenEmbedder:
         if self._cache_path is None:
             return None
         if self._db is None:
-            self._cache_path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self._cache_path, check_same_thread=False, timeout=30)
-            self._db.execute("CREATE TABLE IF NOT EXISTS tokens (key TEXT PRIMARY KEY, n INTEGER NOT NULL, "
-                             "vec BLOB NOT NULL)")
+            self._db = open_cache(self._cache_path, "CREATE TABLE IF NOT EXISTS tokens (key TEXT PRIMARY KEY, "
+                                                    "n INTEGER NOT NULL, vec BLOB NOT NULL)")
         return self._db
 
     def _embed(self, texts: list[str]) -> list[np.ndarray]:
