@@ -301,6 +301,6 @@ def repair_schema_links(sql: str, schema: Schema, dialect: str = "sqlite") -> Re
             if len(changes) == before:
                 break
         out = tree.sql(dialect=dialect)
-    except (SqlglotError, SqlweaveError, KeyError, ValueError, AttributeError):
+    except (SqlglotError, SqlweaveError, KeyError, ValueError, AttributeError, TypeError, RecursionError):
         return Repair(sql)
     return Repair(out, list(dict.fromkeys(changes))) if changes else Repair(sql)
