@@ -593,6 +593,56 @@ def tool_shortest_path(
             console.print(path.observation())
 
 
+examples_app = typer.Typer(help="The example pool that few-shot pipelines retrieve from: your own pairs, index builds.",
+                            no_args_is_help=True)
+app.add_typer(examples_app, name="examples")
+
+
+@examples_app.command("add")
+def examples_add(
+    question: str = typer.Argument(..., help="The question, as a user would ask it."),
+    sql: str = typer.Argument(..., help="The SQL that answers it on --db."),
+    db: str = DbOption,
+) -> None:
+    """Add one of your question/SQL pairs (checked against --db: a read that names real tables and runs)."""
+    from .engine import add_example
+
+    with _errors():
+        ex = add_example(Database.open(db), question, sql)
+        console.print(f"added for [bold]{ex.db_id}[/]: {ex.question}\n[dim]skeleton: {ex.sql_skeleton}[/]")
+
+
+@examples_app.command("list")
+def examples_list(as_json: bool = typer.Option(False, "--json")) -> None:
+    """The pairs you added (used by every pool, besides the training file)."""
+    from dataclasses import asdict
+
+    from .retrieval.pool import user_examples
+
+    rows = user_examples()
+    if as_json:
+        sys.stdout.write(json.dumps([asdict(e) for e in rows]) + "\n")
+        return
+    _print_rows([{"database": e.db_id, "question": e.question, "sql": e.sql} for e in rows], "your examples", False)
+
+
+@examples_app.command("build")
+def examples_build(
+    examples: Path = typer.Option(..., "--examples", help="A Spider-format train.json (db_id, question, query)."),
+) -> None:
+    """Derive and cache the skeletons and normalised SQL of a training file (incremental: new pairs only)."""
+    from .retrieval.pool import ExamplePool
+
+    with _errors():
+        with Progress(TextColumn("[bold]deriving examples"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeRemainingColumn(), console=err_console) as bar:
+            task = bar.add_task("pool", total=None)
+            pool = ExamplePool.from_spider(examples, progress=lambda i, n: bar.update(task, completed=i, total=n))
+            for field in ("question", "question_skeleton", "sql_skeleton"):
+                pool.index(field)
+        console.print(f"{len(pool)} examples ready ({sum(e.source == 'user' for e in pool.examples)} of them yours)")
+
+
 @app.callback(invoke_without_command=True)
 def _root(version: bool = typer.Option(False, "--version", help="Print the version.")) -> None:
     if version:

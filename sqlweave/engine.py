@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .db.connection import Database, QueryResult
 from .db.schema import Schema
@@ -19,6 +19,9 @@ from .llm.base import LLM
 from .llm.registry import get_llm
 from .pipeline import Answer, Pipeline
 from .presets import build_pipeline
+
+if TYPE_CHECKING:
+    from .retrieval.pool import PoolExample
 
 
 class Engine:
@@ -47,6 +50,10 @@ class Engine:
         """Run your own read-only SQL with the same safety checks."""
         return self.db.execute(sql)
 
+    def add_example(self, question: str, sql: str) -> "PoolExample":
+        """Teach the example pool one of your question/SQL pairs for this database: see :func:`add_example`."""
+        return add_example(self.db, question, sql)
+
     def close(self) -> None:
         self.db.close()
 
@@ -55,6 +62,38 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def add_example(db: Database, question: str, sql: str) -> "PoolExample":
+    """Teach the example pool one of your question/SQL pairs for this database (persisted on disk).
+
+    The SQL must be a single read that names only tables and columns of this database and runs;
+    otherwise the typed error says what is wrong and nothing is stored. Pipelines that select
+    examples (``rag``, ``rag-ast``, ...) see it from the next question on.
+
+    >>> from sqlweave.db.demo import demo_database_path
+    >>> from sqlweave.errors import SchemaError
+    >>> try:
+    ...     add_example(Database.open(demo_database_path()), "How many products?", "SELECT count(*) FROM product")
+    ... except SchemaError as err:
+    ...     print(err.message)
+    the SQL names what the database does not have: unknown table product
+    """
+    from .errors import SchemaError
+    from .retrieval.pool import PoolExample, add_user_example
+    from .sql.classify import ensure_read_only
+    from .sql.validate import schema_issues
+
+    schema = db.schema()
+    tree = ensure_read_only(sql, db.dialect)
+    issues = schema_issues(tree, schema, db.dialect)
+    if issues:
+        raise SchemaError(f"the SQL names what the database does not have: {'; '.join(issues)}",
+                          hint="Use the names `sqlweave schema --db ...` shows.")
+    db.execute(sql)
+    names = list(schema.table_names) + [c.name for t in schema.tables for c in t.columns]
+    example: PoolExample = add_user_example(question, sql, db_id=schema.name, schema_names=names)
+    return example
 
 
 def connect(

@@ -151,17 +151,9 @@ class ExamplePool:
             with cache.open("a", encoding="utf-8") as fh:
                 for k, ex in fresh:
                     fh.write(json.dumps({"key": k, **asdict(ex)}) + "\n")
-        user_file = cache_dir() / "pool" / "user.jsonl"
-        pool = cls(examples, user_file=user_file)
-        if include_user and user_file.exists():
-            for line in user_file.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                    if "normalized_sql" not in row:  # written before POOL_VERSION 2
-                        row["normalized_sql"] = _normalized(row["sql"])
-                    pool.examples.append(PoolExample(**row))
-                except (ValueError, TypeError, KeyError):
-                    continue
+        pool = cls(examples, user_file=user_pool_file())
+        if include_user:
+            pool.examples.extend(user_examples())
         return pool
 
     def add(self, question: str, sql: str, db_id: str = "user", schema_names: Iterable[str] = (),
@@ -259,6 +251,51 @@ class ExamplePool:
 
 _POOLS: dict[str, ExamplePool] = {}
 _POOLS_LOCK = threading.Lock()
+
+
+def user_pool_file() -> Path:
+    """Where the user's own examples are kept (one JSON line each): ``<cache_dir>/pool/user.jsonl``."""
+    return cache_dir() / "pool" / "user.jsonl"
+
+
+def user_examples() -> list[PoolExample]:
+    """The user's own examples, oldest first (lines that cannot be read are skipped)."""
+    path = user_pool_file()
+    out: list[PoolExample] = []
+    if not path.exists():
+        return out
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+            if "normalized_sql" not in row:  # written before POOL_VERSION 2
+                row["normalized_sql"] = _normalized(row["sql"])
+            out.append(PoolExample(**row))
+        except (ValueError, TypeError, KeyError):
+            continue
+    return out
+
+
+def add_user_example(question: str, sql: str, *, db_id: str = "user", schema_names: Iterable[str] = ()) -> PoolExample:
+    """Persist one of the user's question/SQL pairs; every pool loaded in this process gets it at once.
+
+    >>> ex = add_user_example("How many singers?", "SELECT count(*) FROM singer", db_id="concert_singer",
+    ...                       schema_names=["singer"])   # doctest: +SKIP
+    >>> ex.question_skeleton, ex.sql_skeleton             # doctest: +SKIP
+    ('How many _?', 'SELECT COUNT(*) FROM _')
+    """
+    if not question.strip() or not sql.strip():
+        raise ConfigurationError("an example needs a question and its SQL", hint="Give both, e.g. "
+                                 "add_user_example('How many singers?', 'SELECT count(*) FROM singer').")
+    names = list(schema_names)
+    ex = derive(question, sql, db_id, names, source="user")
+    path = user_pool_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(asdict(ex)) + "\n")
+    with _POOLS_LOCK:
+        for pool in _POOLS.values():
+            pool.add(question, sql, db_id, names)
+    return ex
 
 
 def load_pool(train_file: str | Path) -> ExamplePool:

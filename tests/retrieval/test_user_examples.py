@@ -1,0 +1,68 @@
+"""Users' own examples: added from the API and the CLI, checked against the database, persisted, seen by pools."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import sqlweave
+from sqlweave.cli import app
+from sqlweave.errors import RefusedStatementError, SchemaError
+from sqlweave.llm.fake import FakeLLM
+from sqlweave.retrieval.pool import ExamplePool, load_pool, user_examples, user_pool_file
+from tests.conftest import file_digest
+
+
+def test_api_adds_a_checked_example_that_a_loaded_pool_sees(singer_db: Path, tmp_path: Path) -> None:
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps([{"db_id": "x", "question": "How many stadiums?", "query": "SELECT count(*) FROM stadium"}]))
+    pool = load_pool(train)
+    assert len(pool) == 1
+    engine = sqlweave.connect(singer_db, llm=FakeLLM([]))
+    ex = engine.add_example("Which singers are French?", "SELECT Name FROM singer WHERE Country = 'France'")
+    assert ex.db_id == "concert_singer" and ex.source == "user" and ex.sql_skeleton
+    assert [e.question for e in user_examples()] == ["Which singers are French?"]
+    assert len(pool) == 2 and pool.search("question", "french singers", k=1)[0].question == ex.question
+    # A new process (a fresh pool from the same training file) reads it from disk.
+    assert any(e.source == "user" for e in ExamplePool.from_spider(train).examples)
+
+
+@pytest.mark.parametrize(("sql", "error"), [
+    ("DELETE FROM singer", RefusedStatementError),
+    ("SELECT nme FROM singer", SchemaError),
+    ("SELECT count(*) FROM singers", SchemaError),
+])
+def test_bad_examples_are_refused_and_nothing_is_stored(singer_db: Path, sql: str, error: type) -> None:
+    before = file_digest(singer_db)
+    with pytest.raises(error):
+        sqlweave.connect(singer_db, llm=FakeLLM([])).add_example("How many singers?", sql)
+    assert not user_pool_file().exists() and file_digest(singer_db) == before
+
+
+def test_cli_add_and_list(singer_db: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(app, ["examples", "add", "How many singers?", "SELECT count(*) FROM singer", "--db", str(singer_db)])
+    assert ok.exit_code == 0 and "added for concert_singer" in ok.output
+    bad = runner.invoke(app, ["examples", "add", "Drop it", "DROP TABLE singer", "--db", str(singer_db)])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
+    listed = runner.invoke(app, ["examples", "list", "--json"])
+    assert [e["sql"] for e in json.loads(listed.output)] == ["SELECT count(*) FROM singer"]
+
+
+def test_cli_build_derives_and_caches_a_training_file(tmp_path: Path) -> None:
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps([{"db_id": "x", "question": f"How many rows in t{i}?", "query": f"SELECT count(*) FROM t{i}"}
+                                 for i in range(5)]))
+    runner = CliRunner()
+    first = runner.invoke(app, ["examples", "build", "--examples", str(train)])
+    assert first.exit_code == 0 and "5 examples ready" in first.output
+    cache = user_pool_file().parent / "derived.jsonl"
+    lines = cache.read_text().splitlines()
+    assert len(lines) == 5
+    runner.invoke(app, ["examples", "build", "--examples", str(train)])
+    assert cache.read_text().splitlines() == lines  # nothing derived twice
+    missing = runner.invoke(app, ["examples", "build", "--examples", str(tmp_path / "nope.json")])
+    assert missing.exit_code == 2 and "cannot read examples" in missing.output
