@@ -97,6 +97,9 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "repair": lambda **o: with_stages(zero_shot(), "repair", SchemaRepair()),
     # ASTReS value selection: stored values that match the question, shown before it.
     "values": lambda **o: renamed(zero_shot().insert_after("check_question", SelectValues()), "values"),
+    # Self-consistency before repair: 5 sampled candidates (names repaired by rule) vote on the result.
+    "default-vote": lambda **o: with_stages(zero_shot(), "default-vote", SelfConsistency(), SchemaRepair(),
+                                            ErrorCorrection(fix_empty=False)),
     "default-values": lambda **o: renamed(default().insert_after("check_question", SelectValues()), "default-values"),
     "correct": lambda **o: with_stages(zero_shot(), "correct", ErrorCorrection()),
     "repair-correct": lambda **o: with_stages(zero_shot(), "repair-correct", SchemaRepair(), ErrorCorrection()),

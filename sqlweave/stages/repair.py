@@ -24,7 +24,26 @@ from dataclasses import dataclass
 
 from ..pipeline import State
 from ..sql.repair import repair_schema_links
-from .candidate import adopt, attempt, current_attempt
+from .candidate import Attempt, adopt, attempt, current_attempt
+
+
+def repair_attempt(state: State, a: Attempt, max_passes: int = 2) -> tuple[Attempt, list[str]]:
+    """``a`` with its wrong names repaired by rule (see :mod:`sqlweave.sql.repair`) if that makes it better.
+
+    Returns the better attempt (``a`` itself when nothing helped) and the changes made."""
+    current, changes = a, []
+    for _ in range(max_passes):
+        if current.kind != "schema_linking" or current.sql is None:
+            break
+        fixed = repair_schema_links(current.sql, state.schema, state.db.dialect)
+        if not fixed.changed:
+            break
+        candidate = attempt(state, fixed.sql)
+        if not candidate.better_than(current) and candidate.kind != "schema_linking":
+            break
+        changes += fixed.changes
+        current = candidate
+    return (current, changes) if current.better_than(a) else (a, [])
 
 
 @dataclass(frozen=True)
@@ -36,20 +55,9 @@ class SchemaRepair:
     recovers: bool = True
 
     def __call__(self, state: State) -> None:
-        first = current = current_attempt(state)
-        changes: list[str] = []
-        for _ in range(self.max_passes):
-            if current.kind != "schema_linking" or current.sql is None:
-                break
-            fixed = repair_schema_links(current.sql, state.schema, state.db.dialect)
-            if not fixed.changed:
-                break
-            candidate = attempt(state, fixed.sql)
-            if not candidate.better_than(current) and candidate.kind != "schema_linking":
-                break
-            changes += fixed.changes
-            current = candidate
-        if current is not first and current.better_than(first):
+        first = current_attempt(state)
+        current, changes = repair_attempt(state, first, self.max_passes)
+        if current is not first:
             adopt(state, current)
             state.note(changes=changes, outcome=current.kind, changed=True, sql=current.sql)
         else:

@@ -1,8 +1,8 @@
 """Stage: candidate generation and execution-based voting (self-consistency).
 
 ``n`` more candidates are sampled from the generation prompt; every candidate, the
-greedy answer included, is executed; candidates are grouped by their result (rows as a
-multiset) and the largest group of working candidates wins. The winner's share of all
+greedy answer included, is executed; candidates whose names are wrong are repaired by rule; candidates are grouped by their
+result (rows as a multiset) and the largest group of working candidates wins. The winner's share of all
 candidates is the answer's confidence.
 """
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..pipeline import State
 from .candidate import Attempt, adopt, attempt, current_attempt
+from .repair import repair_attempt
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,8 @@ class SelfConsistency:
     # Sampled answers ramble after the SQL far more than greedy ones; a SQL query needs far fewer tokens.
     max_tokens: int = 200
     seed: int = 1
+    #: Repair each failed candidate's table and column names by rule before voting (no model call).
+    repair: bool = True
     name: str = "vote"
     recovers: bool = True
 
@@ -34,6 +37,8 @@ class SelfConsistency:
         out = state.complete(state.prompt, n=self.n, temperature=self.temperature, max_tokens=self.max_tokens,
                              seed=self.seed)
         candidates: list[Attempt] = [greedy] + [attempt(state, t) for t in out.texts]
+        if self.repair:  # wrong names fixed by rule first, so a candidate is not lost to a typo
+            candidates = [repair_attempt(state, c)[0] for c in candidates]
         groups: dict[tuple, list[Attempt]] = {}
         for c in candidates:
             if c.kind == "ok":

@@ -174,19 +174,23 @@ def test_revision_skip_if_ok_and_explain_off(singer_db: Path) -> None:
 # --- voting --------------------------------------------------------------------------------------
 
 
-def vote_pipe(n: int = 4) -> Pipeline:
-    return Pipeline("v", zero_shot().stages + (SelfConsistency(n=n),))
+def vote_pipe(n: int = 4, repair: bool = True) -> Pipeline:
+    return Pipeline("v", zero_shot().stages + (SelfConsistency(n=n, repair=repair),))
 
 
 def test_majority_result_wins_and_sets_confidence(singer_db: Path) -> None:
     answers = ["SELECT count(*) FROM singer WHERE age > 40",  # greedy: 3 rows counted... a minority result
                "SELECT count(*) FROM singer", "SELECT COUNT(singer_id) FROM singer", "SELECT count(name) FROM singer",
                "SELECT nme FROM singer"]
-    answer, llm = run(vote_pipe(), singer_db, answers)
+    answer, llm = run(vote_pipe(repair=False), singer_db, answers)
     assert answer.result.rows == ((6,),) and answer.sql == "SELECT count(*) FROM singer"
     assert answer.confidence == pytest.approx(3 / 5)
     assert llm.calls[1][1].n == 4 and llm.calls[1][1].temperature == 0.8
     assert answer.trace[-1].notes["votes"] == ["ok", "ok", "ok", "ok", "schema_linking"]
+    # With repair (the default) the misspelt candidate runs too, as its own group: the majority stands.
+    repaired, _ = run(vote_pipe(), singer_db, answers)
+    assert repaired.trace[-1].notes["votes"] == ["ok"] * 5 and repaired.trace[-1].notes["groups"] == [3, 1, 1]
+    assert repaired.sql == "SELECT count(*) FROM singer"
 
 
 def test_vote_tie_keeps_the_greedy_answer(singer_db: Path) -> None:
@@ -197,8 +201,11 @@ def test_vote_tie_keeps_the_greedy_answer(singer_db: Path) -> None:
 
 def test_vote_rescues_a_failing_greedy_answer(singer_db: Path) -> None:
     answers = ["SELECT nme FROM singer", "SELECT name FROM singer", "SELECT name FROM singer"]
-    answer, _ = run(vote_pipe(n=2), singer_db, answers, "Names?")
+    answer, _ = run(vote_pipe(n=2, repair=False), singer_db, answers, "Names?")
     assert answer.ok and answer.error is None and answer.sql == "SELECT name FROM singer"
+    # Repaired by rule, the greedy answer joins the majority and, being first, is the one kept.
+    answer, _ = run(vote_pipe(n=2), singer_db, answers, "Names?")
+    assert answer.ok and answer.sql == "SELECT Name FROM singer" and answer.confidence == 1.0
 
 
 def test_vote_with_nothing_working_keeps_the_error(singer_db: Path) -> None:
