@@ -156,6 +156,26 @@ class Schema:
         )
         return replace(self, tables=tuple(tables), foreign_keys=fks)
 
+    def table_graph(self) -> Any:
+        """A networkx graph with a node per table (its name as the schema spells it) and an edge per foreign
+        key (the :class:`ForeignKey` on the edge's ``fk``), for join paths between tables.
+
+        >>> s = Schema("x", (Table("a", (Column("id"),)), Table("b", (Column("a_id"),))),
+        ...            (ForeignKey("b", "a_id", "A", "id"),))
+        >>> sorted(s.table_graph().edges)
+        [('a', 'b')]
+        """
+        import networkx as nx
+
+        def name(t: str) -> str:
+            return self.table(t).name if self.has_table(t) else t
+
+        g = nx.Graph()
+        g.add_nodes_from(t.name for t in self.tables)
+        for fk in self.foreign_keys:
+            g.add_edge(name(fk.table), name(fk.ref_table), fk=fk)
+        return g
+
     def to_sqlglot_mapping(self) -> dict[str, dict[str, str]]:
         """``{table: {column: type}}`` for sqlglot's optimizer (qualify, annotate)."""
         return {t.name: {c.name: (c.type or "TEXT") for c in t.columns} for t in self.tables}

@@ -144,10 +144,7 @@ def _with_join_keys(schema: Schema, keep: dict[str, set[str]]) -> dict[str, set[
     """Add bridge tables on shortest FK paths between kept tables, then primary and foreign keys."""
     import networkx as nx
 
-    graph = nx.Graph()
-    graph.add_nodes_from(t.name for t in schema.tables)
-    for fk in schema.foreign_keys:
-        graph.add_edge(fk.table, fk.ref_table)
+    graph = schema.table_graph()
     kept = [t for t in keep if t in graph]
     for i, a in enumerate(kept):
         for b in kept[i + 1:]:

@@ -105,28 +105,19 @@ def _fix_tables(tree: exp.Expression, schema: Schema, changes: list[str]) -> Non
             changes.append(f"table {name} -> {best}")
 
 
-def _fk_graph(schema: Schema) -> Any:
-    import networkx as nx
-
-    g = nx.Graph()
-    for fk in schema.foreign_keys:
-        g.add_edge(fk.table.lower(), fk.ref_table.lower(), fk=fk)
-    return g
-
-
 def _join_path(schema: Schema, have: list[str], targets: list[Table]) -> tuple[Table, list[Any]] | None:
     """The one target closest (fewest foreign-key hops) to the tables in ``have``, and the hops to it.
 
     None when no target is reachable or two are equally close (no single reading)."""
     import networkx as nx
 
-    g = _fk_graph(schema)
+    g = schema.table_graph()
     found: list[tuple[int, Table, list[str]]] = []
     for target in targets:
         best: list[str] | None = None
         for t in have:
             try:
-                path = nx.shortest_path(g, t.lower(), target.name.lower())
+                path = nx.shortest_path(g, t, target.name)
             except (nx.NetworkXNoPath, nx.NodeNotFound):
                 continue
             if best is None or len(path) < len(best):
