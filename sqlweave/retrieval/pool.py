@@ -160,15 +160,16 @@ class ExamplePool:
             persist: bool = False) -> None:
         """Add one pair (persisted to the user's pool file when ``persist``); indexes rebuild on next search."""
         ex = derive(question, sql, db_id, schema_names, source="user")
+        self.insert(ex)
+        if persist:
+            _append_line(self.user_file or user_pool_file(), ex)
+
+    def insert(self, ex: PoolExample) -> None:
+        """Add an already derived example; indexes rebuild on next search."""
         with self._lock:
             self.examples.append(ex)
             self._indexes.clear()
             self._dense.clear()  # rebuilt on next use; the embedder's disk cache re-embeds only the new text
-        if persist:
-            path = self.user_file or cache_dir() / "pool" / "user.jsonl"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(asdict(ex)) + "\n")
 
     def index(self, field: str) -> BM25Index:
         if field not in FIELDS:
@@ -288,14 +289,17 @@ def add_user_example(question: str, sql: str, *, db_id: str = "user", schema_nam
                                  "add_user_example('How many singers?', 'SELECT count(*) FROM singer').")
     names = list(schema_names)
     ex = derive(question, sql, db_id, names, source="user")
-    path = user_pool_file()
+    _append_line(user_pool_file(), ex)
+    with _POOLS_LOCK:
+        for pool in _POOLS.values():
+            pool.insert(ex)
+    return ex
+
+
+def _append_line(path: Path, ex: PoolExample) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(asdict(ex)) + "\n")
-    with _POOLS_LOCK:
-        for pool in _POOLS.values():
-            pool.add(question, sql, db_id, names)
-    return ex
 
 
 def load_pool(train_file: str | Path) -> ExamplePool:
