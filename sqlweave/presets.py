@@ -4,6 +4,11 @@
 ['zero-shot', 'repair', 'correct', 'agent']
 >>> [s.name for s in build_pipeline("repair-correct").stages][-2:]
 ['repair', 'correct']
+
+A preset name can be extended with stages, joined by ``+`` (applied left to right)::
+
+>>> [s.name for s in build_pipeline("zero-shot+repair+revise").stages][-3:]
+['execute', 'repair', 'revise']
 """
 
 from __future__ import annotations
@@ -92,6 +97,8 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "rag-desem": lambda **o: few_shot("rag-desem", method="question_skeleton", organisation="masked", **o),
     # ASTReS: examples re-ranked by AST similarity to a zero-shot approximated query.
     "rag-ast": lambda **o: few_shot("rag-ast", method="ast_rerank", approximate=True, **o),
+    # RB-SQL: examples whose SQL skeleton is closest to the approximated query's.
+    "rag-sql-skeleton": lambda **o: few_shot("rag-sql-skeleton", method="sql_skeleton", approximate=True, **o),
     # Guo et al.: dense retrieval over question skeletons.
     "rag-dense-skeleton": lambda **o: few_shot("rag-dense-skeleton", method="dense_skeleton", **o),
     "repair": lambda **o: with_stages(zero_shot(), "repair", SchemaRepair()),
@@ -130,10 +137,41 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
 }
 
 
+def _add_values(pipe: Pipeline) -> Pipeline:
+    anchor = "prune_schema" if any(s.name == "prune_schema" for s in pipe.stages) else "check_question"
+    return pipe.insert_after(anchor, SelectValues())
+
+
+#: Stages that ``+NAME`` adds to a preset (``"rag-ast+repair+correct"``). Correction stages go after
+#: what is already there; ``values`` goes before generation.
+ADDONS: dict[str, Callable[[Pipeline], Pipeline]] = {
+    "repair": lambda p: with_stages(p, p.name, SchemaRepair()),
+    "correct": lambda p: with_stages(p, p.name, ErrorCorrection()),
+    "correct-failed": lambda p: with_stages(p, p.name, ErrorCorrection(fix_empty=False)),
+    "revise": lambda p: with_stages(p, p.name, RevisionChain()),
+    "dac": lambda p: with_stages(p, p.name, DecomposedCorrection()),
+    "vote": lambda p: with_stages(p, p.name, SelfConsistency()),
+    "values": _add_values,
+}
+
+
 def build_pipeline(name: str = DEFAULT, **options: object) -> Pipeline:
-    """The pipeline preset called ``name``; ``options`` (e.g. ``examples=PATH``) go to presets that use them."""
+    """The pipeline preset called ``name``; ``options`` (e.g. ``examples=PATH``) go to presets that use them.
+
+    ``name`` may add stages to a preset: ``"repair+dac"`` is the ``repair`` preset followed by
+    decomposed correction (see :data:`ADDONS`).
+    """
+    base, *addons = name.split("+")
     try:
-        factory = PRESETS[name]
+        factory = PRESETS[base]
     except KeyError:
-        raise ConfigurationError(f"unknown pipeline {name!r}", hint=f"Use one of: {', '.join(sorted(PRESETS))}.") from None
-    return factory(**options)
+        raise ConfigurationError(f"unknown pipeline {base!r}", hint=f"Use one of: {', '.join(sorted(PRESETS))}, "
+                                 f"optionally followed by +STAGE ({', '.join(ADDONS)}).") from None
+    pipe = factory(**options)
+    for addon in addons:
+        try:
+            pipe = ADDONS[addon](pipe)
+        except KeyError:
+            raise ConfigurationError(f"unknown stage {addon!r} in pipeline {name!r}",
+                                     hint=f"Stages a preset can be extended with: {', '.join(ADDONS)}.") from None
+    return renamed(pipe, name) if addons else pipe

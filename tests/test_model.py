@@ -56,3 +56,24 @@ def test_small_model_answers(singer_db: Path) -> None:
 
     answer = sqlweave.connect(singer_db, llm=LocalLLM("0.5b"), cache=False).run("How many singers are there?")
     assert answer.sql is not None and "singer" in answer.sql.lower()
+
+
+def test_prompt_states_are_cached_compactly_and_resumed(local_llm, monkeypatch) -> None:
+    """Alternating prompt kinds resume from their own cached prefix (not from scratch), and a resumed
+    state gives the same greedy answer as the first evaluation."""
+    llama = local_llm.llama
+    assert llama.cache is not None
+    schema = "\n".join(f"CREATE TABLE t{i} (id INTEGER PRIMARY KEY, name TEXT, value REAL);" for i in range(12))
+    sql_prompt = [Message("system", "You write SQLite. Answer with SQL only."), Message("user", f"{schema}\nCount the rows of t3.")]
+    explain = [Message("system", "You explain SQL in one sentence."), Message("user", f"{schema}\nSELECT name FROM t1")]
+    loads: list[int] = []
+    original = type(llama).load_state
+    monkeypatch.setattr(type(llama), "load_state", lambda self, state: (loads.append(state.n_tokens), original(self, state))[1])
+    first = local_llm.complete(sql_prompt, temperature=0.0, max_tokens=24).text
+    local_llm.complete(explain, temperature=0.0, max_tokens=16)
+    again = local_llm.complete(sql_prompt, temperature=0.0, max_tokens=24).text
+    assert again == first and "t3" in first.lower()
+    assert loads and max(loads) > 200  # the SQL prompt's own evaluated state was loaded back
+    states = list(llama.cache.cache_state.values())
+    assert states and all(s.scores.shape[0] == 1 for s in states)  # no n_batch x vocabulary logits copy
+    assert all(s.llama_state_size < 64_000 * s.n_tokens + 4_000_000 for s in states)

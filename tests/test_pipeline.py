@@ -111,6 +111,27 @@ def test_pipeline_editing() -> None:
         build_pipeline("magic")
 
 
+def test_presets_extend_with_plus_stages(singer_db: Path) -> None:
+    p = build_pipeline("zero-shot+repair+correct-failed")
+    assert p.name == "zero-shot+repair+correct-failed"
+    assert [s.name for s in p.stages][-3:] == ["execute", "repair", "correct"]
+    assert p.stages[-1].fix_empty is False  # type: ignore[attr-defined]
+    v = build_pipeline("repair+values")
+    assert [s.name for s in v.stages][:2] == ["check_question", "select_values"]
+    pv = build_pipeline("pruned+values")
+    names = [s.name for s in pv.stages]
+    assert names.index("select_values") == names.index("prune_schema") + 1
+    with pytest.raises(ConfigurationError, match="unknown stage 'polish'") as err:
+        build_pipeline("repair+polish")
+    assert "revise" in err.value.hint
+    with pytest.raises(ConfigurationError, match="unknown pipeline 'magic'"):
+        build_pipeline("magic+repair")
+    # the added stage really runs: a wrong name is repaired after a plain zero-shot answer
+    answer = build_pipeline("zero-shot+repair").run("Singer names?", Database.open(singer_db),
+                                                    FakeLLM(["SELECT nme FROM singers"]))
+    assert answer.ok and answer.sql == "SELECT Name FROM singer"
+
+
 def test_stage_order_mistakes_are_clear(singer_db: Path) -> None:
     pipe = Pipeline("broken", (ExecuteSQL(),))
     answer = pipe.run("q", Database.open(singer_db), FakeLLM())

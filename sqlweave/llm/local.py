@@ -1,8 +1,11 @@
 """The embedded local model: a GGUF file run on the CPU by llama.cpp (``llama-cpp-python``).
 
 Loads are cached per process, so building several pipelines costs one load.
-Consecutive prompts that share a prefix (instructions, schema, examples) reuse
-llama.cpp's evaluated prefix, so keep the question last.
+Prompts that share a prefix (instructions, schema, examples) reuse llama.cpp's evaluated
+prefix, so keep the question last. Besides the prefix llama.cpp holds, the evaluated states
+of recent prompts are kept in memory (``state_cache_mb``), so alternating prompt kinds (a
+first pass, then a few-shot prompt; generation, then an explanation, then a revision) each
+resume from their own longest cached prefix instead of evaluating the schema again.
 
 >>> llm = LocalLLM("0.5b")            # doctest: +SKIP
 >>> llm.complete([Message("user", "SELECT 1?")]).text  # doctest: +SKIP
@@ -20,7 +23,7 @@ from ..errors import LLMResponseError, LLMTimeoutError, MissingDependencyError, 
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .weights import MODELS, Progress, ensure_weights
 
-_LOADED: dict[tuple[str, int, int], Any] = {}
+_LOADED: dict[tuple[str, int, int, int], Any] = {}
 _LOAD_LOCK = threading.Lock()
 
 
@@ -36,26 +39,73 @@ def default_threads() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+#: Memory for evaluated prompt states (about 28 KB per token for the 1.5B model).
+DEFAULT_STATE_CACHE_MB = 1024
+
+
+def _state_cached_llama_class() -> Any:
+    """A ``llama_cpp.Llama`` whose saved states leave out the logits buffer.
+
+    llama-cpp-python's ``save_state`` copies the whole score matrix (``n_batch`` x vocabulary floats,
+    about 300 MB for Qwen2.5) with every state, which makes its prompt cache useless on small
+    machines. Only the last token's logits are ever used here (no ``logits_all``), and they are
+    recomputed after a state is loaded, so one row is kept.
+    """
+    import ctypes
+
+    import llama_cpp
+    from llama_cpp import Llama
+    from llama_cpp.llama import LlamaState
+
+    class StateCachedLlama(Llama):  # type: ignore[misc]
+        def save_state(self) -> Any:
+            size = llama_cpp.llama_state_get_size(self._ctx.ctx)
+            buf = (ctypes.c_uint8 * int(size))()
+            n_bytes = llama_cpp.llama_state_get_data(self._ctx.ctx, buf, size)
+            if int(n_bytes) > int(size):
+                raise RuntimeError("Failed to copy llama state data")
+            return LlamaState(
+                scores=self.scores[:1, :].copy(), input_ids=self.input_ids[: self.n_tokens].copy(),
+                n_tokens=self.n_tokens, llama_state=bytes(buf)[: int(n_bytes)],
+                llama_state_size=int(n_bytes), seed=self._seed,
+            )
+
+        def load_state(self, state: Any) -> None:
+            self.input_ids[: state.n_tokens] = state.input_ids
+            self.n_tokens = state.n_tokens
+            self._requires_eval = True
+            self._seed = state.seed
+            data = (ctypes.c_uint8 * state.llama_state_size).from_buffer_copy(state.llama_state)
+            if llama_cpp.llama_state_set_data(self._ctx.ctx, data, state.llama_state_size) != state.llama_state_size:
+                raise RuntimeError("Failed to set llama state data")
+
+    return StateCachedLlama
+
+
 def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None = None,
-               on_load: Callable[[str], None] | None = None) -> Any:
-    """The ``llama_cpp.Llama`` for model ``key``, loaded once per process."""
+               on_load: Callable[[str], None] | None = None, state_cache_mb: int = DEFAULT_STATE_CACHE_MB) -> Any:
+    """The ``llama_cpp.Llama`` for model ``key``, loaded once per process.
+
+    ``state_cache_mb`` > 0 keeps that much memory of evaluated prompt states for prefix reuse."""
     try:
-        from llama_cpp import Llama
+        from llama_cpp import Llama, LlamaRAMCache
     except ImportError as err:
         raise MissingDependencyError(
             "the embedded model runtime (llama-cpp-python) is not installed",
             hint="Install it with: pip install 'sqlweave[local]'",
         ) from err
-    cache_key = (key, n_ctx, n_threads)
+    cache_key = (key, n_ctx, n_threads, state_cache_mb)
     with _LOAD_LOCK:
         if cache_key not in _LOADED:
             path = ensure_weights(key, progress)
             if on_load:
                 on_load(MODELS[key].name)
             try:
-                _LOADED[cache_key] = Llama(
-                    model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False,
-                )
+                cls = _state_cached_llama_class() if state_cache_mb > 0 else Llama
+                llama = cls(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False)
+                if state_cache_mb > 0:
+                    llama.set_cache(LlamaRAMCache(capacity_bytes=state_cache_mb << 20))
+                _LOADED[cache_key] = llama
             except (ValueError, RuntimeError) as err:
                 raise ModelUnavailableError(f"llama.cpp could not load {path}: {err}") from err
         return _LOADED[cache_key]
@@ -72,6 +122,7 @@ class LocalLLM(LLM):
         *,
         n_ctx: int = 8192,
         n_threads: int | None = None,
+        state_cache_mb: int = DEFAULT_STATE_CACHE_MB,
         progress: Progress | None = None,
         on_load: Callable[[str], None] | None = None,
     ) -> None:
@@ -82,13 +133,14 @@ class LocalLLM(LLM):
         self.model_id = f"local:{model}"
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
+        self.state_cache_mb = state_cache_mb
         self._progress = progress
         self._on_load = on_load
         self._lock = threading.Lock()
 
     @property
     def llama(self) -> Any:
-        return load_llama(self.key, self.n_ctx, self.n_threads, self._progress, self._on_load)
+        return load_llama(self.key, self.n_ctx, self.n_threads, self._progress, self._on_load, self.state_cache_mb)
 
     def count_tokens(self, text: str) -> tuple[int, bool]:
         return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)), True

@@ -128,9 +128,9 @@ class SelectExamples:
             query, chosen = self._ast_rerank(state, pool, exclude)
         elif self.method == "dense_skeleton":
             query, chosen = self._dense_skeleton(state, pool, exclude)
-        elif self.method == "sql_skeleton" and state.sql:
-            try:
-                query = sql_skeleton(state.sql, state.db.dialect)
+        elif self.method == "sql_skeleton" and (state.sql or state.extras.get("approx_sql")):
+            try:  # the skeleton of the SQL so far, or of the approximated query (paper 001's preliminary SQL)
+                query = sql_skeleton(state.sql or state.extras["approx_sql"], state.db.dialect)
             except SqlweaveError:
                 query = state.question
             chosen = pool.search("sql_skeleton", query, self.k, exclude)

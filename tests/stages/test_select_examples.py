@@ -137,3 +137,13 @@ def test_dense_skeleton_merges_without_duplicates_and_builds_its_index_once(trai
 def test_dense_index_on_an_unknown_field_is_a_clear_error(train: Path) -> None:
     with pytest.raises(ConfigurationError, match="no dense index"):
         load_pool(train).dense_index("sql")
+
+
+def test_sql_skeleton_retrieval_uses_the_approximated_query(train: Path, singer_db: Path) -> None:
+    # Question words point at nothing in particular; the approximated query's shape (ORDER BY .. LIMIT 1)
+    # is what picks the pet example with the same SQL skeleton.
+    state = make_state(singer_db, "Tell me about the singers.",
+                       approx_sql="SELECT name FROM singer ORDER BY age DESC LIMIT 1")
+    SelectExamples(pool=str(train), method="sql_skeleton", k=1)(state)
+    assert questions(state) == ["What is the name of the oldest pet?"]
+    assert "ORDER BY" in state._notes["query"]
