@@ -643,6 +643,32 @@ def examples_build(
         console.print(f"{len(pool)} examples ready ({sum(e.source == 'user' for e in pool.examples)} of them yours)")
 
 
+@examples_app.command("simplify")
+def examples_simplify(
+    examples: Path = typer.Option(..., "--examples", help="A Spider-format train.json (db_id, question, query)."),
+    model: str = ModelOption,
+    limit: Optional[int] = typer.Option(None, "--limit", min=0, help="Simplify at most this many questions now."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Have the model simplify the pool's questions (paper 000's repository of original + simplified skeletons).
+
+    Resumable: every answer is saved as it arrives, and a rerun asks only for the questions still missing.
+    """
+    from .retrieval.pool import load_pool
+    from .retrieval.simplified import simplified_file, simplify_pool
+
+    with _errors():
+        llm = _build_llm(model, cache=True, base_url=None, api_key=None, quiet=quiet)
+        pool = load_pool(examples)
+        with Progress(TextColumn("[bold]simplifying questions"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                      TimeRemainingColumn(), console=err_console, disable=quiet) as bar:
+            task = bar.add_task("simplify", total=None)
+            report = simplify_pool(pool, llm, limit=limit, progress=lambda i, n: bar.update(task, completed=i, total=n))
+        have = sum(e.question in pool.simplified for e in pool.examples)
+        console.print(f"asked {report.asked}: {report.accepted} accepted, {report.rejected} rejected; "
+                      f"{have} of {len(pool)} pool questions now have a simplified wording ({simplified_file()})")
+
+
 @app.callback(invoke_without_command=True)
 def _root(version: bool = typer.Option(False, "--version", help="Print the version.")) -> None:
     if version:

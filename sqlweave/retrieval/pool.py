@@ -5,7 +5,9 @@ the schema names to mask) and from pairs a user adds. Derived fields are cached 
 one line per example keyed by a hash of its inputs (and :data:`POOL_VERSION`), so adding
 examples recomputes only the new ones. BM25 indexes over questions, question skeletons and
 SQL skeletons are built on first use; so are the dense index over question skeletons
-(:meth:`ExamplePool.dense_search`, vectors cached on disk by the embedder) and the parsed
+(:meth:`ExamplePool.dense_search`, vectors cached on disk by the embedder; it also holds the
+skeletons of the model's simplified wordings once ``sqlweave examples simplify`` has made them,
+see :mod:`sqlweave.retrieval.simplified`) and the parsed
 normalised ASTs used for AST re-ranking (:meth:`ExamplePool.normalized_tree`).
 
 >>> pool = ExamplePool([])
@@ -106,6 +108,11 @@ class ExamplePool:
         self.user_file = user_file
         self._indexes: dict[str, BM25Index] = {}
         self._dense: dict[tuple[str, str], DenseIndex] = {}
+        self._owners: dict[tuple[str, str], list[int]] = {}  # dense row -> example index
+        #: Schema names per database (to mask in question skeletons), when the pool came from a training file.
+        self.names: dict[str, list[str]] = {}
+        #: Model rewrites of pool questions (Guo et al.'s repository: original + simplified skeletons).
+        self.simplified: dict[str, str] = {}
         self._trees: dict[str, exp.Expression | None] = {}
         self._lock = threading.Lock()
 
@@ -152,6 +159,7 @@ class ExamplePool:
                 for k, ex in fresh:
                     fh.write(json.dumps({"key": k, **asdict(ex)}) + "\n")
         pool = cls(examples, user_file=user_pool_file())
+        pool.names = names
         if include_user:
             pool.examples.extend(user_examples())
         return pool
@@ -170,6 +178,18 @@ class ExamplePool:
             self.examples.append(ex)
             self._indexes.clear()
             self._dense.clear()  # rebuilt on next use; the embedder's disk cache re-embeds only the new text
+            self._owners.clear()
+
+    def attach_simplified(self, simplified: dict[str, str]) -> int:
+        """Add simplified wordings of pool questions (question -> simplified question) to the repository:
+        the dense question-skeleton index then holds the skeletons of both wordings (Guo et al. 3.1.2,
+        a repository up to twice the training set). Returns how many pool examples have one.
+        """
+        with self._lock:
+            self.simplified = {q: s for q, s in simplified.items() if s and s.strip() and s != q}
+            self._dense.clear()
+            self._owners.clear()
+        return sum(e.question in self.simplified for e in self.examples)
 
     def index(self, field: str) -> BM25Index:
         if field not in FIELDS:
@@ -198,6 +218,10 @@ class ExamplePool:
 
         Needs the ``embed`` extra: :class:`~sqlweave.errors.MissingDependencyError` otherwise.
         """
+        return self._dense_entry(field, embedder)[0]
+
+    def _dense_entry(self, field: str, embedder: "Embedder | None") -> tuple["DenseIndex", list[int]]:
+        """The dense index over ``field`` and, per row, the index of the example it belongs to."""
         if field not in DENSE_FIELDS:
             raise ConfigurationError(f"no dense index on {field!r}", hint=f"Use one of: {', '.join(DENSE_FIELDS)}.")
         from .dense import DenseIndex, get_embedder
@@ -206,21 +230,30 @@ class ExamplePool:
         key = (field, emb.model_id)
         with self._lock:
             if key not in self._dense:
-                self._dense[key] = DenseIndex([getattr(e, field) for e in self.examples], emb)
-            return self._dense[key]
+                texts = [getattr(e, field) for e in self.examples]
+                owners = list(range(len(texts)))
+                if field == "question_skeleton" and self.simplified:
+                    for i, e in enumerate(self.examples):
+                        simple = self.simplified.get(e.question)
+                        if simple:
+                            texts.append(question_skeleton(simple, self.names.get(e.db_id, [])))
+                            owners.append(i)
+                self._dense[key] = DenseIndex(texts, emb)
+                self._owners[key] = owners
+            return self._dense[key], self._owners[key]
 
     def dense_search(self, field: str, text: str, k: int = 4, exclude: Callable[[PoolExample], bool] | None = None,
                      embedder: "Embedder | None" = None) -> list[PoolExample]:
         """The ``k`` examples whose ``field`` is nearest to ``text`` by cosine similarity, skipping ``exclude``d ones
-        and repeated pairs (many pool questions share one skeleton)."""
-        index = self.dense_index(field, embedder)
+        and repeated pairs (many pool questions share one skeleton, and a simplified wording shares its example)."""
+        index, owners = self._dense_entry(field, embedder)
         if not text.strip() or index.size == 0 or k <= 0:
             return []
         scores = index.scores(text)
         out: list[PoolExample] = []
         seen: set[tuple[str, str]] = set()
         for i in np.argsort(-scores, kind="stable"):
-            ex = self.examples[int(i)]
+            ex = self.examples[owners[int(i)]]
             if (exclude is not None and exclude(ex)) or (ex.question, ex.sql) in seen:
                 continue
             seen.add((ex.question, ex.sql))
@@ -307,5 +340,9 @@ def load_pool(train_file: str | Path) -> ExamplePool:
     key = str(Path(train_file).resolve())
     with _POOLS_LOCK:
         if key not in _POOLS:
-            _POOLS[key] = ExamplePool.from_spider(train_file)
+            pool = ExamplePool.from_spider(train_file)
+            from .simplified import load_simplified
+
+            pool.attach_simplified(load_simplified())
+            _POOLS[key] = pool
         return _POOLS[key]

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import LLMError
-from ..llm.base import Message
+from ..llm.base import Completion, Message
 from ..pipeline import State
 from ..prompts import render
 from ..question import detect_language
@@ -101,6 +102,26 @@ def check_simplification(original: str, simplified: str, *, max_ratio: float = 2
     return None
 
 
+def simplify_question(question: str, complete: Callable[..., Completion], *, temperature: float = 0.0,
+                      max_tokens: int = 96, max_ratio: float = 2.0) -> tuple[str, str | None]:
+    """Ask the model (``complete``: ``LLM.complete`` or ``State.complete``) for a simpler wording of
+    ``question``. Returns ``(simplified, None)``, or ``(answer, reason)`` when the answer was rejected
+    (see :func:`check_simplification`; a model error is a reason too, never raised).
+
+    >>> from sqlweave.llm.fake import FakeLLM
+    >>> simplify_question("Give the tally of clients.", FakeLLM(["How many customers are there?"]).complete)
+    ('How many customers are there?', None)
+    """
+    system, user = render("simplify", question=question)
+    try:
+        out = complete([Message("system", system), Message("user", user)], temperature=temperature,
+                       max_tokens=max_tokens)
+    except LLMError as err:
+        return "", f"model error: {err.code}"
+    simplified = clean_simplification(out.text)
+    return simplified, check_simplification(question, simplified, max_ratio=max_ratio)
+
+
 @dataclass(frozen=True)
 class SimplifyQuestion:
     """Ask the model for a simpler wording of the question; put it in ``state.extras["simplified_question"]``.
@@ -117,14 +138,8 @@ class SimplifyQuestion:
     def __call__(self, state: State) -> None:
         original = state.question
         state.extras["original_question"] = original
-        system, user = render("simplify", question=original)
-        try:
-            out = state.complete([Message("system", system), Message("user", user)], temperature=self.temperature,
-                                 max_tokens=self.max_tokens)
-            simplified = clean_simplification(out.text)
-            reason = check_simplification(original, simplified, max_ratio=self.max_ratio)
-        except LLMError as err:
-            simplified, reason = "", f"model error: {err.code}"
+        simplified, reason = simplify_question(original, state.complete, temperature=self.temperature,
+                                               max_tokens=self.max_tokens, max_ratio=self.max_ratio)
         if reason is not None:
             state.extras["simplified_question"] = original
             state.note(simplified=None, rejected=reason, answer=simplified[:300])
