@@ -117,7 +117,7 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     # Every correction method, with the safety check: answers that run, return rows and on which
     # the sampled candidates agree (>= 60%) are left alone by the model-judged stages.
     "correct-all": lambda **o: with_stages(
-        zero_shot(), "correct-all", SelfConsistency(), ErrorCorrection(),
+        zero_shot(), "correct-all", SelfConsistency(), SchemaRepair(), ErrorCorrection(),
         DecomposedCorrection(skip_if_confident=0.6), RevisionChain(skip_if_confident=0.6),
     ),
     "rag-correct": lambda **o: with_stages(few_shot("rag-correct", **o), "rag-correct", ErrorCorrection()),
