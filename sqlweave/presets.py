@@ -54,12 +54,14 @@ def few_shot(name: str = "rag", *, examples: str | None = None, method: str = "b
     ))
 
 
-def pruned(name: str, *, examples: str | None = None, correct: bool = False, **_: object) -> Pipeline:
-    """Approximated query -> hybrid schema pruning -> few-shot generation (-> error correction with full-schema fallback)."""
+def pruned(name: str, *, examples: str | None = None, few_shot: bool = False, correct: bool = False,
+           **_: object) -> Pipeline:
+    """Approximated query -> hybrid schema pruning -> generation on the pruned schema, zero-shot or, with
+    ``few_shot``, with 4 BM25-chosen examples (-> error correction with full-schema fallback)."""
     stages: tuple[Stage, ...] = (CheckQuestion(), ApproximateQuery(), PruneSchema(), RenderSchema())
-    if examples is not None:
-        stages += (SelectExamples(pool=examples),)
-    stages += (GenerateSQL(prompt="few_shot" if examples is not None else "zero_shot"), ExtractSQL(), ExecuteSQL())
+    if few_shot:
+        stages += (SelectExamples(pool=examples or str(default_pool_path())),)
+    stages += (GenerateSQL(prompt="few_shot" if few_shot else "zero_shot"), ExtractSQL(), ExecuteSQL())
     if correct:
         stages += (ErrorCorrection(),)
     return Pipeline(name, stages)
@@ -122,6 +124,7 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     ),
     "rag-correct": lambda **o: with_stages(few_shot("rag-correct", **o), "rag-correct", ErrorCorrection()),
     "pruned": lambda **o: pruned("pruned", **o),
+    "pruned-rag": lambda **o: pruned("pruned-rag", few_shot=True, **o),
     "pruned-values": lambda **o: renamed(pruned("pruned-values", **o).insert_after("prune_schema", SelectValues()),
                                          "pruned-values"),
     "pruned-dense": lambda **o: renamed(pruned("pruned-dense", **o).replace_stage(

@@ -264,7 +264,8 @@ def run_eval(
     todo_all = list(examples)
     store = ResultStore(out, {"dataset": dataset.name, "pipeline": pipeline.name, "model": llm.model_id,
                               "questions": len(todo_all), "created": time.strftime("%Y-%m-%d %H:%M:%S"),
-                              **(meta or {})})
+                              # every stage with its options (example pool, pruning method, rounds...)
+                              "stages": [repr(s) for s in pipeline.stages], **(meta or {})})
     # Grouped by database, so consecutive prompts share the schema prefix (llama.cpp reuses it).
     todo = sorted((e for e in todo_all if e.id not in store.done), key=lambda e: e.db_id)
     dbs = DatabasePool(dataset)

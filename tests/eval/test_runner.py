@@ -112,7 +112,9 @@ def test_resume_refuses_a_different_configuration(tmp_path: Path) -> None:
     from sqlweave.errors import ConfigurationError
 
     ds = load_spider(_tiny_dataset(tmp_path), "dev")
-    run_eval(ds, ds.examples[:1], build_pipeline("zero-shot"), FakeLLM(["SELECT 1"]), tmp_path / "run")
+    run_eval(ds, ds.examples[:1], build_pipeline("zero-shot+repair"), FakeLLM(["SELECT 1"]), tmp_path / "run")
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert meta["pipeline"] == "zero-shot+repair" and meta["stages"][-1].startswith("SchemaRepair(")
     with pytest.raises(ConfigurationError, match="pipeline"):
         run_eval(ds, ds.examples[:1], build_pipeline("zero-shot-compact"), FakeLLM(["SELECT 1"]), tmp_path / "run")
 

@@ -52,3 +52,14 @@ def test_pruned_pipeline_and_full_schema_fallback(singer_db: Path) -> None:
     assert "CREATE TABLE stadium" in llm.calls[2][0][1].content  # fallback prompt shows everything
     stages = [e.stage for e in answer.trace]
     assert stages[:4] == ["check_question", "approximate", "prune_schema", "render_schema"]
+
+
+def test_pruned_is_zero_shot_even_with_a_pool_and_pruned_rag_adds_examples(tmp_path: Path) -> None:
+    train = tmp_path / "train.json"
+    train.write_text('[{"db_id": "x", "question": "How many pets?", "query": "SELECT count(*) FROM pets"}]')
+    plain = [s.name for s in build_pipeline("pruned", examples=str(train)).stages]
+    assert "select_examples" not in plain and build_pipeline("pruned").stages[-3].prompt == "zero_shot"
+    rag = build_pipeline("pruned-rag", examples=str(train))
+    names = [s.name for s in rag.stages]
+    assert names.index("select_examples") > names.index("prune_schema")
+    assert rag.stages[names.index("select_examples")].pool == str(train) and rag.stages[-3].prompt == "few_shot"
