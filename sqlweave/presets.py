@@ -27,6 +27,7 @@ from .stages.repair import SchemaRepair
 from .stages.select_values import SelectValues
 from .stages.simplify import SimplifyQuestion
 from .stages.dac import DecomposedCorrection
+from .stages.ensemble import PromptEnsemble
 from .stages.revise import RevisionChain
 from .stages.select_examples import SelectExamples, default_pool_path
 from .stages.vote import SelfConsistency
@@ -137,6 +138,10 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "agent": lambda **o: Pipeline("agent", (CheckQuestion(), AgentLoop())),
     "agent-tools-only": lambda **o: Pipeline("agent-tools-only", (CheckQuestion(), AgentLoop(show_schema=False))),
     "pruned-correct": lambda **o: pruned("pruned-correct", correct=True, **o),
+    # The default's answer, a pruned-schema answer and a few-shot answer vote by execution result.
+    "ensemble": lambda **o: with_stages(zero_shot(), "ensemble", SchemaRepair(),
+                                        PromptEnsemble(examples=o.get("examples")),  # type: ignore[arg-type]
+                                        ErrorCorrection(fix_empty=False)),
 }
 
 

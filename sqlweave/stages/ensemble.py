@@ -1,0 +1,89 @@
+"""Stage: a multi-prompt ensemble. Differently built prompts each write a candidate; candidates vote by result.
+
+Schema pruning and few-shot examples each fix some questions and break others for a small model
+(BENCHMARKS.md): on the 200-question Spider dev sample the full-schema, pruned-schema and
+few-shot answers are right on different questions. Instead of betting on one prompt, this stage
+runs other presets on the same question (by default ``pruned+repair`` and ``rag-simplify+repair``),
+groups every candidate, the pipeline's current answer first, by its execution result, and adopts a
+result that at least ``min_votes`` candidates agree on. Without such agreement the current answer
+stays, unless it fails or returns nothing and a candidate runs and returns rows. The share of
+candidates behind the answer is ``answer.confidence``.
+
+The presets' model calls are recorded in this stage's trace entry (so tokens and calls are counted),
+and their own traces are summarised in its notes. Presets that start from an approximated query
+(``pruned``) reuse the pipeline's first answer as it, instead of asking the model again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..pipeline import State
+from .candidate import Attempt, adopt, current_attempt
+
+
+@dataclass(frozen=True)
+class _GivenApproximation:
+    """Stands in for ``approximate`` in a sub-pipeline: the outer pipeline's first answer is the approximation."""
+
+    sql: str | None
+    name: str = "approximate"
+
+    def __call__(self, state: State) -> None:
+        state.extras["approx_sql"] = self.sql
+        state.note(approx_sql=self.sql, given=True)
+
+
+@dataclass(frozen=True)
+class PromptEnsemble:
+    """Run ``variants`` (preset names) on the question and vote over all candidates by execution result.
+
+    >>> PromptEnsemble(examples="train.json").variants
+    ('pruned+repair', 'rag-simplify+repair')
+    """
+
+    variants: tuple[str, ...] = ("pruned+repair", "rag-simplify+repair")
+    examples: str | None = None
+    min_votes: int = 2
+    name: str = "ensemble"
+    recovers: bool = True
+
+    def __call__(self, state: State) -> None:
+        from ..presets import build_pipeline
+
+        current = current_attempt(state)
+        if current.kind == "refused":
+            state.note(skipped=True)
+            return
+        first = state.candidates[0] if state.candidates else state.sql
+        candidates: list[Attempt] = [current]
+        runs: list[dict[str, Any]] = []
+        for variant in self.variants:
+            pipe = build_pipeline(variant, **({"examples": self.examples} if self.examples else {}))
+            if any(s.name == "approximate" for s in pipe.stages):
+                pipe = pipe.replace_stage("approximate", _GivenApproximation(first))
+            answer = pipe.run(state.question, state.db, state.llm, schema=state.schema)
+            for entry in answer.trace:
+                state._calls.extend(entry.calls)
+            cand = Attempt(answer.sql, answer.result, answer.error)
+            candidates.append(cand)
+            runs.append({"variant": variant, "sql": answer.sql, "outcome": cand.kind})
+        groups: dict[tuple, list[int]] = {}
+        for i, c in enumerate(candidates):
+            if c.kind == "ok":
+                groups.setdefault(c.rows_key(), []).append(i)
+        best = max(groups.values(), key=lambda g: (len(g), -g[0]), default=[])
+        if len(best) >= self.min_votes:
+            chosen = best[0]
+        elif current.kind != "ok" and best:
+            chosen = min(g[0] for g in groups.values())  # the first candidate that runs and returns rows
+        else:
+            chosen = 0
+        if chosen:
+            adopt(state, candidates[chosen])
+        backing = next((g for g in groups.values() if chosen in g), [])
+        state.confidence = len(backing) / len(candidates)
+        state.note(candidates=runs, groups=sorted((len(g) for g in groups.values()), reverse=True),
+                   chosen="current" if chosen == 0 else self.variants[chosen - 1],
+                   confidence=round(state.confidence, 3))
