@@ -140,7 +140,7 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "pruned-correct": lambda **o: pruned("pruned-correct", correct=True, **o),
     # The default's answer, a pruned-schema answer and a few-shot answer vote by execution result.
     "ensemble": lambda **o: with_stages(zero_shot(), "ensemble", SchemaRepair(),
-                                        PromptEnsemble(examples=o.get("examples")),  # type: ignore[arg-type]
+                                        PromptEnsemble(examples=str(o.get("examples") or default_pool_path())),
                                         ErrorCorrection(fix_empty=False)),
 }
 

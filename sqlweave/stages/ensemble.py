@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import SqlweaveError
 from ..pipeline import State
 from .candidate import Attempt, adopt, current_attempt
 
@@ -60,7 +61,12 @@ class PromptEnsemble:
         candidates: list[Attempt] = [current]
         runs: list[dict[str, Any]] = []
         for variant in self.variants:
-            pipe = build_pipeline(variant, **({"examples": self.examples} if self.examples else {}))
+            try:  # a variant that cannot even be built (no example pool...) only loses its vote
+                pipe = build_pipeline(variant, **({"examples": self.examples} if self.examples else {}))
+            except SqlweaveError as err:
+                candidates.append(Attempt(None, None, err))
+                runs.append({"variant": variant, "sql": None, "outcome": f"not built: {err.message}"})
+                continue
             if any(s.name == "approximate" for s in pipe.stages):
                 pipe = pipe.replace_stage("approximate", _GivenApproximation(first))
             answer = pipe.run(state.question, state.db, state.llm, schema=state.schema)

@@ -49,3 +49,25 @@ def test_a_failed_first_answer_gives_way_to_a_candidate_that_runs(singer_db: Pat
 def test_all_candidates_failing_keeps_the_error_and_zero_confidence(singer_db: Path) -> None:
     answer, _ = run(singer_db, "SELEC 1", "no sql here", "SELEC 2")
     assert not answer.ok and answer.confidence == 0.0
+
+
+def test_ensemble_preset_needs_a_pool_and_says_so_when_built(monkeypatch) -> None:
+    import pytest
+
+    from sqlweave.errors import ConfigurationError
+    from sqlweave.presets import build_pipeline
+
+    monkeypatch.delenv("SQLWEAVE_EXAMPLES", raising=False)
+    with pytest.raises(ConfigurationError, match="no example pool") as err:
+        build_pipeline("ensemble")
+    assert "--examples" in err.value.hint
+    stage = build_pipeline("ensemble", examples="train.json").stages[-2]
+    assert stage.name == "ensemble" and stage.examples == "train.json"
+
+
+def test_a_variant_that_cannot_be_built_loses_its_vote_not_the_answer(singer_db: Path) -> None:
+    stage = PromptEnsemble(variants=("no-such-preset", "zero-shot-compact"))
+    pipe = Pipeline("t", zero_shot().stages + (stage,))
+    answer = pipe.run("Which singers are older than 30?", Database.open(singer_db), FakeLLM([OLD, YOUNGER]))
+    assert answer.ok and answer.sql == OLD
+    assert answer.trace[-1].notes["candidates"][0]["outcome"].startswith("not built: unknown pipeline")
