@@ -66,7 +66,7 @@ def _state_cached_llama_class() -> Any:
                 raise RuntimeError("Failed to copy llama state data")
             return LlamaState(
                 scores=self.scores[:1, :].copy(), input_ids=self.input_ids[: self.n_tokens].copy(),
-                n_tokens=self.n_tokens, llama_state=bytes(buf)[: int(n_bytes)],
+                n_tokens=self.n_tokens, llama_state=ctypes.string_at(buf, int(n_bytes)),
                 llama_state_size=int(n_bytes), seed=self._seed,
             )
 

@@ -107,8 +107,8 @@ class ExamplePool:
         self.examples: list[PoolExample] = list(examples)
         self.user_file = user_file
         self._indexes: dict[str, BM25Index] = {}
-        self._dense: dict[tuple[str, str], DenseIndex] = {}
-        self._owners: dict[tuple[str, str], list[int]] = {}  # dense row -> example index
+        #: (field, embedder) -> the dense index and, per row, the index of the example it belongs to.
+        self._dense: dict[tuple[str, str], tuple[DenseIndex, list[int]]] = {}
         #: Schema names per database (to mask in question skeletons), when the pool came from a training file.
         self.names: dict[str, list[str]] = {}
         #: Model rewrites of pool questions (Guo et al.'s repository: original + simplified skeletons).
@@ -154,10 +154,7 @@ class ExamplePool:
             if progress:
                 progress(i + 1, len(data))
         if fresh:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            with cache.open("a", encoding="utf-8") as fh:
-                for k, ex in fresh:
-                    fh.write(json.dumps({"key": k, **asdict(ex)}) + "\n")
+            append_jsonl(cache, ({"key": k, **asdict(ex)} for k, ex in fresh))
         pool = cls(examples, user_file=user_pool_file())
         pool.names = names
         if include_user:
@@ -170,7 +167,7 @@ class ExamplePool:
         ex = derive(question, sql, db_id, schema_names, source="user")
         self.insert(ex)
         if persist:
-            _append_line(self.user_file or user_pool_file(), ex)
+            append_jsonl(self.user_file or user_pool_file(), [asdict(ex)])
 
     def insert(self, ex: PoolExample) -> None:
         """Add an already derived example; indexes rebuild on next search."""
@@ -178,7 +175,6 @@ class ExamplePool:
             self.examples.append(ex)
             self._indexes.clear()
             self._dense.clear()  # rebuilt on next use; the embedder's disk cache re-embeds only the new text
-            self._owners.clear()
 
     def attach_simplified(self, simplified: dict[str, str]) -> int:
         """Add simplified wordings of pool questions (question -> simplified question) to the repository:
@@ -188,7 +184,6 @@ class ExamplePool:
         with self._lock:
             self.simplified = {q: s for q, s in simplified.items() if s and s.strip() and s != q}
             self._dense.clear()
-            self._owners.clear()
         return sum(e.question in self.simplified for e in self.examples)
 
     def index(self, field: str) -> BM25Index:
@@ -238,9 +233,8 @@ class ExamplePool:
                         if simple:
                             texts.append(question_skeleton(simple, self.names.get(e.db_id, [])))
                             owners.append(i)
-                self._dense[key] = DenseIndex(texts, emb)
-                self._owners[key] = owners
-            return self._dense[key], self._owners[key]
+                self._dense[key] = (DenseIndex(texts, emb), owners)
+            return self._dense[key]
 
     def dense_search(self, field: str, text: str, k: int = 4, exclude: Callable[[PoolExample], bool] | None = None,
                      embedder: "Embedder | None" = None) -> list[PoolExample]:
@@ -322,17 +316,26 @@ def add_user_example(question: str, sql: str, *, db_id: str = "user", schema_nam
                                  "add_user_example('How many singers?', 'SELECT count(*) FROM singer').")
     names = list(schema_names)
     ex = derive(question, sql, db_id, names, source="user")
-    _append_line(user_pool_file(), ex)
+    append_jsonl(user_pool_file(), [asdict(ex)])
     with _POOLS_LOCK:
         for pool in _POOLS.values():
             pool.insert(ex)
     return ex
 
 
-def _append_line(path: Path, ex: PoolExample) -> None:
+def append_jsonl(path: Path, rows: Iterable[dict]) -> None:
+    """Append ``rows`` to ``path`` as JSON lines (creating its folder). A last line cut short by an
+    interruption is ended first, so it cannot swallow the first new row; readers skip it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(json.dumps(asdict(ex)) + "\n")
+    with path.open("a+b") as fh:
+        fh.seek(0, 2)
+        if fh.tell() > 0:
+            fh.seek(-1, 2)
+            if fh.read(1) != b"\n":
+                fh.write(b"\n")
+        for row in rows:
+            fh.write((json.dumps(row) + "\n").encode("utf-8"))
+        fh.flush()
 
 
 def load_pool(train_file: str | Path) -> ExamplePool:

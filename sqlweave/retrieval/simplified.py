@@ -72,29 +72,22 @@ def simplify_pool(pool: "ExamplePool", llm: "LLM", *, limit: int | None = None, 
     """Simplify the pool's questions that have no recorded simplification yet (at most ``limit``),
     appending each answer to ``path`` as it comes, then attach the accepted ones to ``pool``."""
     from ..stages.simplify import simplify_question
+    from .pool import append_jsonl
 
     path = path or simplified_file()
     done = _rows(path)
-    todo: list[str] = []
-    for e in pool.examples:
-        if e.question not in done and e.question not in todo:
-            todo.append(e.question)
+    todo = list(dict.fromkeys(e.question for e in pool.examples if e.question not in done))
     if limit is not None:
         todo = todo[:max(0, limit)]
     accepted = rejected = 0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    cut = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
-    with path.open("a", encoding="utf-8") as fh:
-        if cut:  # a line cut short by an interruption: start on a fresh line
-            fh.write("\n")
-        for i, question in enumerate(todo, 1):
-            simplified, reason = simplify_question(question, llm.complete)
-            fh.write(json.dumps({"question": question, "simplified": simplified, "rejected": reason,
-                                 "model": llm.model_id}) + "\n")
-            fh.flush()
-            accepted += reason is None
-            rejected += reason is not None
-            if progress:
-                progress(i, len(todo))
+    for i, question in enumerate(todo, 1):
+        simplified, reason = simplify_question(question, llm.complete)
+        # one line per answer, written as it comes: an interruption loses at most the question in flight
+        append_jsonl(path, [{"question": question, "simplified": simplified, "rejected": reason,
+                             "model": llm.model_id}])
+        accepted += reason is None
+        rejected += reason is not None
+        if progress:
+            progress(i, len(todo))
     pool.attach_simplified(load_simplified(path))
     return SimplifyReport(len(todo), accepted, rejected, len(done))

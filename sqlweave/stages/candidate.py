@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from typing import Sequence
 
 from sqlglot import exp
 
@@ -70,6 +71,16 @@ class Attempt:
         if self.result is None:
             return None
         return (len(self.result.columns), tuple(sorted((repr(r) for r in self.result.rows))))
+
+
+def result_groups(candidates: Sequence[Attempt], kind: str = "ok") -> list[list[int]]:
+    """Indices of the candidates of ``kind``, grouped by result: largest group first, and on a tie the
+    group that holds the earliest candidate (each group lists its candidates in order)."""
+    groups: dict[tuple | None, list[int]] = {}
+    for i, c in enumerate(candidates):
+        if c.kind == kind:
+            groups.setdefault(c.rows_key(), []).append(i)
+    return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
 
 
 def attempt(state: State, text: str) -> Attempt:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import SqlweaveError
 from ..pipeline import State
-from .candidate import Attempt, adopt, current_attempt
+from .candidate import Attempt, adopt, current_attempt, result_groups
 
 
 @dataclass(frozen=True)
@@ -75,21 +75,17 @@ class PromptEnsemble:
             cand = Attempt(answer.sql, answer.result, answer.error)
             candidates.append(cand)
             runs.append({"variant": variant, "sql": answer.sql, "outcome": cand.kind})
-        groups: dict[tuple, list[int]] = {}
-        for i, c in enumerate(candidates):
-            if c.kind == "ok":
-                groups.setdefault(c.rows_key(), []).append(i)
-        best = max(groups.values(), key=lambda g: (len(g), -g[0]), default=[])
-        if len(best) >= self.min_votes:
-            chosen = best[0]
-        elif current.kind != "ok" and best:
-            chosen = min(g[0] for g in groups.values())  # the first candidate that runs and returns rows
+        groups = result_groups(candidates)
+        if groups and len(groups[0]) >= self.min_votes:
+            chosen = groups[0][0]
+        elif current.kind != "ok" and groups:
+            chosen = min(g[0] for g in groups)  # the first candidate that runs and returns rows
         else:
             chosen = 0
         if chosen:
             adopt(state, candidates[chosen])
-        backing = next((g for g in groups.values() if chosen in g), [])
+        backing = next((g for g in groups if chosen in g), [])
         state.confidence = len(backing) / len(candidates)
-        state.note(candidates=runs, groups=sorted((len(g) for g in groups.values()), reverse=True),
+        state.note(candidates=runs, groups=[len(g) for g in groups],
                    chosen="current" if chosen == 0 else self.variants[chosen - 1],
                    confidence=round(state.confidence, 3))

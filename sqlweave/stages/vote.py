@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..pipeline import State
-from .candidate import Attempt, adopt, attempt, current_attempt
+from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
 from .repair import repair_attempt
 
 
@@ -39,23 +39,16 @@ class SelfConsistency:
         candidates: list[Attempt] = [greedy] + [attempt(state, t) for t in out.texts]
         if self.repair:  # wrong names fixed by rule first, so a candidate is not lost to a typo
             candidates = [repair_attempt(state, c)[0] for c in candidates]
-        groups: dict[tuple, list[Attempt]] = {}
-        for c in candidates:
-            if c.kind == "ok":
-                groups.setdefault(c.rows_key(), []).append(c)
-        if not groups:  # nothing works: fall back to empty results, then keep the greedy answer
-            for c in candidates:
-                if c.kind == "empty":
-                    groups.setdefault(c.rows_key(), []).append(c)
+        # nothing works: fall back to empty results, then keep the greedy answer
+        groups = result_groups(candidates) or result_groups(candidates, "empty")
         if not groups:
             state.confidence = 0.0
             state.note(votes=[c.kind for c in candidates], winner=None)
             return
         # Largest group wins; on a tie, the group holding the earliest candidate (the greedy one first).
-        order = {id(c): i for i, c in enumerate(candidates)}
-        winner = max(groups.values(), key=lambda g: (len(g), -min(order[id(c)] for c in g)))
-        chosen = min(winner, key=lambda c: order[id(c)])
+        winner = groups[0]
+        chosen = candidates[winner[0]]
         adopt(state, chosen)
         state.confidence = len(winner) / len(candidates)
-        state.note(votes=[c.kind for c in candidates], groups=sorted((len(g) for g in groups.values()), reverse=True),
+        state.note(votes=[c.kind for c in candidates], groups=[len(g) for g in groups],
                    confidence=round(state.confidence, 3), changed=chosen is not greedy)

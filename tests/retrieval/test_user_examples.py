@@ -66,3 +66,13 @@ def test_cli_build_derives_and_caches_a_training_file(tmp_path: Path) -> None:
     assert cache.read_text().splitlines() == lines  # nothing derived twice
     missing = runner.invoke(app, ["examples", "build", "--examples", str(tmp_path / "nope.json")])
     assert missing.exit_code == 2 and "cannot read examples" in missing.output
+
+
+def test_an_example_added_after_an_interrupted_write_is_kept() -> None:
+    from sqlweave.retrieval.pool import add_user_example
+
+    add_user_example("How many singers?", "SELECT count(*) FROM singer", db_id="concert", schema_names=["singer"])
+    with user_pool_file().open("a") as fh:
+        fh.write('{"question": "Which sing')  # a write cut short, no newline
+    add_user_example("How many stadiums?", "SELECT count(*) FROM stadium", db_id="concert", schema_names=["stadium"])
+    assert [e.question for e in user_examples()] == ["How many singers?", "How many stadiums?"]
