@@ -126,7 +126,8 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "rag-correct": lambda **o: with_stages(few_shot("rag-correct", **o), "rag-correct", ErrorCorrection()),
     "pruned": lambda **o: pruned("pruned", **o),
     "pruned-rag": lambda **o: pruned("pruned-rag", few_shot=True, **o),
-    "pruned-values": lambda **o: renamed(pruned("pruned-values", **o).insert_after("prune_schema", SelectValues()),
+    # ASTReS: values the question names are found first and their columns survive the pruning.
+    "pruned-values": lambda **o: renamed(pruned("pruned-values", **o).insert_after("approximate", SelectValues()),
                                          "pruned-values"),
     "pruned-dense": lambda **o: renamed(pruned("pruned-dense", **o).replace_stage(
         "prune_schema", PruneSchema(method="hybrid-dense")), "pruned-dense"),
@@ -146,7 +147,11 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
 
 
 def _add_values(pipe: Pipeline) -> Pipeline:
-    anchor = "prune_schema" if any(s.name == "prune_schema" for s in pipe.stages) else "check_question"
+    """Value selection before pruning (whose columns it then keeps) and before generation."""
+    names = [s.name for s in pipe.stages]
+    anchor = "check_question"
+    if "prune_schema" in names[1:]:
+        anchor = names[names.index("prune_schema") - 1]
     return pipe.insert_after(anchor, SelectValues())
 
 

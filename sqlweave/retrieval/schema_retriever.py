@@ -5,7 +5,9 @@ and sample values (snake_case split into words), as ASTReS (section 4.1) does. M
 
 - ``bm25``: the top ``k`` columns; a table is kept if any of its columns is.
 - ``hybrid``: ASTReS's dynamic top-k: ``k = factor x`` the number of distinct columns of an
-  approximated query (a cheap first pass), merged with the tables and columns that query uses.
+  approximated query (a cheap first pass), merged with the tables and columns that query uses; with
+  ``loose`` (the default), a column the approximation reads from a table that lacks it is resolved
+  to the tables that have it and to close names in its own tables.
 - ``dense``: RB-SQL's Table-Retriever then Column-Retriever (sections 4.2.1-4.2.2), scored by late
   interaction (MaxSim over token embeddings of the bundled all-MiniLM-L6-v2, see
   :mod:`sqlweave.retrieval.late_interaction`; ``scoring="cosine"`` uses sentence embeddings instead).
@@ -37,9 +39,11 @@ so the pruned schema can still express every join it needs.
 
 from __future__ import annotations
 
+import difflib
 import re
 import threading
 from dataclasses import dataclass
+from typing import Iterable
 
 from ..db.schema import Schema
 from ..errors import ConfigurationError, SqlweaveError
@@ -95,9 +99,16 @@ def column_index(schema: Schema) -> _ColumnIndex:
         return _INDEXES[key]
 
 
-def query_elements(sql: str, schema: Schema, dialect: str = "sqlite") -> set[tuple[str, str | None]]:
+def query_elements(sql: str, schema: Schema, dialect: str = "sqlite", *,
+                   loose: bool = False) -> set[tuple[str, str | None]]:
     """``(table, column)`` pairs an (approximated) query uses, resolved against the schema;
-    ``(table, None)`` for a table used without a resolvable column."""
+    ``(table, None)`` for a table used without a resolvable column.
+
+    ``loose`` also resolves the columns an approximated query gets wrong: a name that is not in the
+    tables it is read from is taken from any table that has it, and from the close names
+    (difflib, ratio >= 0.75) in the query's own tables (``T1.Maker`` read from ``car_names``
+    keeps ``car_names.Make`` and ``car_makers.Maker``).
+    """
     from sqlglot import exp
 
     try:
@@ -120,7 +131,20 @@ def query_elements(sql: str, schema: Schema, dialect: str = "sqlite") -> set[tup
             if t and schema.table(t).has_column(name):
                 found.add((t, schema.table(t).column(name).name))
                 break
+        else:
+            if loose:
+                found.update(_loose_matches(schema, name, [t for t in candidates if t] or tables))
     return found
+
+
+def _loose_matches(schema: Schema, name: str, near: list[str]) -> set[tuple[str, str]]:
+    """Tables that have a column called ``name``, and close names in the tables ``near``."""
+    out = {(t.name, t.column(name).name) for t in schema.tables if t.has_column(name)}
+    for t in near:
+        cols = {c.name.lower(): c.name for c in schema.table(t).columns}
+        for close in difflib.get_close_matches(name.lower(), list(cols), n=2, cutoff=0.75):
+            out.add((schema.table(t).name, cols[close]))
+    return out
 
 
 def _stem(word: str) -> str:
@@ -165,16 +189,21 @@ def _with_join_keys(schema: Schema, keep: dict[str, set[str]]) -> dict[str, set[
 
 def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, approx_sql: str | None = None,
           factor: float = 2.0, min_k: int = 4, dialect: str = "sqlite", scoring: str = "maxsim",
-          theta: float | None = None, mu: float | None = None, mu_coarse: float | None = None) -> Schema:
+          theta: float | None = None, mu: float | None = None, mu_coarse: float | None = None,
+          loose: bool = True, also_keep: Iterable[tuple[str, str]] = ()) -> Schema:
     """The sub-schema for ``question`` (see the module docstring for the methods).
 
-    ``scoring``, ``theta``, ``mu`` and ``mu_coarse`` only matter for the dense methods.
+    ``scoring``, ``theta``, ``mu`` and ``mu_coarse`` only matter for the dense methods. ``loose`` resolves
+    the approximated query's wrong column names to the likely intended ones (:func:`query_elements`);
+    ``also_keep`` adds ``(table, column)`` pairs, e.g. the columns holding values the question names
+    (:func:`sqlweave.stages.select_values.select_values`).
     """
     if method not in METHODS:
         raise ConfigurationError(f"unknown pruning method {method!r}", hint=f"Use one of: {', '.join(METHODS)}.")
+    extra = [(t, c) for t, c in also_keep if schema.has_table(t) and schema.table(t).has_column(c)]
     if method in ("bm25", "hybrid"):
         return _lexical_prune(schema, question, method=method, k=k, approx_sql=approx_sql, factor=factor,
-                              min_k=min_k, dialect=dialect)
+                              min_k=min_k, dialect=dialect, loose=loose, extra=extra)
     if method == "hybrid-dense":  # the dense part only adds its most confident tables and columns
         theta = HYBRID_DENSE_DEFAULTS[0] if theta is None else theta
         mu = HYBRID_DENSE_DEFAULTS[1] if mu is None else mu
@@ -183,10 +212,10 @@ def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, a
                       theta=theta, mu=mu, mu_coarse=mu_coarse)
     if method == "hybrid-dense":
         lexical = _lexical_keep(schema, question, method="hybrid" if approx_sql else "bm25", k=k,
-                                approx_sql=approx_sql, factor=factor, min_k=min_k, dialect=dialect)
+                                approx_sql=approx_sql, factor=factor, min_k=min_k, dialect=dialect, loose=loose)
         for t, cols in lexical.items():
             keep.setdefault(t, set()).update(cols)
-    for t, c in _named_in_question(schema, question):
+    for t, c in [*_named_in_question(schema, question), *extra]:
         keep.setdefault(t, set()).add(c)
     if not keep:
         return schema
@@ -194,8 +223,9 @@ def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, a
 
 
 def _lexical_keep(schema: Schema, question: str, *, method: str, k: int, approx_sql: str | None, factor: float,
-                  min_k: int, dialect: str) -> dict[str, set[str]]:
-    approx = query_elements(approx_sql, schema, dialect) if (method == "hybrid" and approx_sql) else set()
+                  min_k: int, dialect: str, loose: bool = False) -> dict[str, set[str]]:
+    approx = (query_elements(approx_sql, schema, dialect, loose=loose) if (method == "hybrid" and approx_sql)
+              else set())
     if method == "hybrid" and approx:
         k = max(min_k, round(factor * len({c for _, c in approx if c})))
     idx = column_index(schema)
@@ -213,10 +243,10 @@ def _lexical_keep(schema: Schema, question: str, *, method: str, k: int, approx_
 
 
 def _lexical_prune(schema: Schema, question: str, *, method: str, k: int, approx_sql: str | None, factor: float,
-                   min_k: int, dialect: str) -> Schema:
+                   min_k: int, dialect: str, loose: bool = False, extra: Iterable[tuple[str, str]] = ()) -> Schema:
     keep = _lexical_keep(schema, question, method=method, k=k, approx_sql=approx_sql, factor=factor, min_k=min_k,
-                         dialect=dialect)
-    for t, c in _named_in_question(schema, question):
+                         dialect=dialect, loose=loose)
+    for t, c in [*_named_in_question(schema, question), *extra]:
         keep.setdefault(t, set()).add(c)
     if not keep:  # nothing matched: keep everything rather than guess
         return schema

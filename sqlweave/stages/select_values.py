@@ -316,8 +316,9 @@ def value_index(db: "Database") -> "ValueIndex":
 class SelectValues:
     """Put the database values the question names in ``state.extras["values"]`` / ``["values_text"]``.
 
-    ``only_prompt_schema`` keeps only values of columns the prompt shows (put it after a pruning stage
-    to select values for the selected columns, as ASTReS does). Reading the values never fails the
+    ``only_prompt_schema`` keeps only values of columns the prompt shows. Placed before
+    ``prune_schema`` (as the ``pruned-values`` preset and ``+values`` do), it sees the full schema and
+    the pruning keeps the columns of the values it found. Reading the values never fails the
     pipeline: on a database error the stage selects nothing and notes why.
 
     >>> from sqlweave.llm.fake import FakeLLM

@@ -35,6 +35,42 @@ def test_hybrid_merges_the_approximated_query(singer_db: Path) -> None:
     assert recall and 0.0 < shortening < 1.0
 
 
+def test_loose_resolution_of_wrong_column_names(singer_db: Path) -> None:
+    s = Database.open(singer_db).schema()
+    # "Capacity" is read from singer, which lacks it: stadium has it; "Song_Names" is close to Song_Name.
+    approx = "SELECT T1.Capacity, T1.Song_Names FROM singer AS T1"
+    assert query_elements(approx, s) == {("singer", None)}
+    assert query_elements(approx, s, loose=True) == {("singer", None), ("stadium", "Capacity"),
+                                                     ("singer", "Song_Name")}
+    question = "Which songs are there?"
+    strict = prune(s, question, method="hybrid", approx_sql=approx, loose=False)
+    loose = prune(s, question, method="hybrid", approx_sql=approx)
+    assert not strict.has_table("stadium")
+    assert loose.table("stadium").has_column("Capacity") and loose.table("singer").has_column("Song_Name")
+
+
+def test_also_keep_adds_value_columns_and_ignores_unknown_ones(singer_db: Path) -> None:
+    s = Database.open(singer_db).schema()
+    kept = prune(s, "How many concerts?", k=1, also_keep=[("stadium", "Location"), ("nowhere", "x")])
+    assert kept.table("stadium").has_column("Location") and not kept.has_table("nowhere")
+
+
+def test_pruning_stage_keeps_the_columns_of_selected_values(singer_db: Path) -> None:
+    from types import SimpleNamespace
+
+    from sqlweave.stages.prune_schema import PruneSchema
+
+    s = Database.open(singer_db).schema()
+    state = SimpleNamespace(schema=s, prompt_schema=s, question="How many concerts?", db=SimpleNamespace(dialect="sqlite"),
+                            extras={"values": [{"table": "stadium", "column": "Location", "value": "Raith"}]},
+                            note=lambda **kw: None)
+    PruneSchema(method="bm25", k=1)(state)
+    assert state.prompt_schema.table("stadium").has_column("Location")
+    state.extras["values"] = []
+    PruneSchema(method="bm25", k=1)(state)
+    assert not state.prompt_schema.has_table("stadium")
+
+
 def test_nothing_matches_keeps_the_full_schema(singer_db: Path) -> None:
     s = Database.open(singer_db).schema()
     assert prune(s, "zzz qqq") is s
