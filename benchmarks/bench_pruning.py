@@ -32,14 +32,13 @@ SPIDER = ROOT.parent / "shared" / "data" / "spider"
 def value_columns(ds, examples) -> dict[str, list[tuple[str, str]]]:
     """Per question, the columns of the stored values it names (the ``select_values`` matcher)."""
     from sqlweave.db import Database
-    from sqlweave.retrieval.values import ValueIndex
-    from sqlweave.stages.select_values import select_values
+    from sqlweave.stages.select_values import select_values, value_index
 
     indexes, out = {}, {}
     for ex in examples:
         if ex.db_id not in indexes:
             db = Database.open(ds.db_path(ex.db_id))
-            indexes[ex.db_id] = (ValueIndex.build(db), db.schema())
+            indexes[ex.db_id] = (value_index(db), db.schema())
         index, schema = indexes[ex.db_id]
         out[ex.id] = [(m.table, m.column) for m in select_values(ex.question, index, schema)]
     return out

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence, runtime_checkable
 
 from .errors import PipelineError, SqlweaveError
 from .llm.base import LLM, Completion, GenerationOptions, Message, Usage
@@ -134,6 +134,10 @@ class State:
     def note(self, **data: Any) -> None:
         """Add structured facts to the current stage's trace entry."""
         self._notes.update(data)
+
+    def record_calls(self, calls: Iterable[ModelCall]) -> None:
+        """Count model calls made elsewhere (e.g. by a sub-pipeline) in the current stage's trace entry."""
+        self._calls.extend(calls)
 
 
 @runtime_checkable
@@ -261,6 +265,10 @@ class Pipeline:
     def insert_after(self, name: str, stage: Stage) -> "Pipeline":
         i = self._index(name)
         return replace(self, stages=self.stages[: i + 1] + (stage,) + self.stages[i + 1:])
+
+    def insert_before(self, name: str, stage: Stage) -> "Pipeline":
+        i = self._index(name)
+        return replace(self, stages=self.stages[:i] + (stage,) + self.stages[i:])
 
     def without(self, name: str) -> "Pipeline":
         i = self._index(name)

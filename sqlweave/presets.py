@@ -127,7 +127,7 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "pruned": lambda **o: pruned("pruned", **o),
     "pruned-rag": lambda **o: pruned("pruned-rag", few_shot=True, **o),
     # ASTReS: values the question names are found first and their columns survive the pruning.
-    "pruned-values": lambda **o: renamed(pruned("pruned-values", **o).insert_after("approximate", SelectValues()),
+    "pruned-values": lambda **o: renamed(pruned("pruned-values", **o).insert_before("prune_schema", SelectValues()),
                                          "pruned-values"),
     "pruned-dense": lambda **o: renamed(pruned("pruned-dense", **o).replace_stage(
         "prune_schema", PruneSchema(method="hybrid-dense")), "pruned-dense"),
@@ -148,11 +148,9 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
 
 def _add_values(pipe: Pipeline) -> Pipeline:
     """Value selection before pruning (whose columns it then keeps) and before generation."""
-    names = [s.name for s in pipe.stages]
-    anchor = "check_question"
-    if "prune_schema" in names[1:]:
-        anchor = names[names.index("prune_schema") - 1]
-    return pipe.insert_after(anchor, SelectValues())
+    if any(s.name == "prune_schema" for s in pipe.stages):
+        return pipe.insert_before("prune_schema", SelectValues())
+    return pipe.insert_after("check_question", SelectValues())
 
 
 #: Stages that ``+NAME`` adds to a preset (``"rag-ast+repair+correct"``). Correction stages go after

@@ -223,7 +223,7 @@ def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, a
 
 
 def _lexical_keep(schema: Schema, question: str, *, method: str, k: int, approx_sql: str | None, factor: float,
-                  min_k: int, dialect: str, loose: bool = False) -> dict[str, set[str]]:
+                  min_k: int, dialect: str, loose: bool) -> dict[str, set[str]]:
     approx = (query_elements(approx_sql, schema, dialect, loose=loose) if (method == "hybrid" and approx_sql)
               else set())
     if method == "hybrid" and approx:
@@ -243,7 +243,7 @@ def _lexical_keep(schema: Schema, question: str, *, method: str, k: int, approx_
 
 
 def _lexical_prune(schema: Schema, question: str, *, method: str, k: int, approx_sql: str | None, factor: float,
-                   min_k: int, dialect: str, loose: bool = False, extra: Iterable[tuple[str, str]] = ()) -> Schema:
+                   min_k: int, dialect: str, loose: bool, extra: Iterable[tuple[str, str]]) -> Schema:
     keep = _lexical_keep(schema, question, method=method, k=k, approx_sql=approx_sql, factor=factor, min_k=min_k,
                          dialect=dialect, loose=loose)
     for t, c in [*_named_in_question(schema, question), *extra]:

@@ -70,8 +70,7 @@ class PromptEnsemble:
             if any(s.name == "approximate" for s in pipe.stages):
                 pipe = pipe.replace_stage("approximate", _GivenApproximation(first))
             answer = pipe.run(state.question, state.db, state.llm, schema=state.schema)
-            for entry in answer.trace:
-                state._calls.extend(entry.calls)
+            state.record_calls(call for entry in answer.trace for call in entry.calls)
             cand = Attempt(answer.sql, answer.result, answer.error)
             candidates.append(cand)
             runs.append({"variant": variant, "sql": answer.sql, "outcome": cand.kind})
