@@ -7,8 +7,10 @@
 # chain, + DAC, + voting (n = 5), and all of them with the safety check (`correct-all`). Every run checkpoints
 # in .eval-runs/<name>, so an interrupted ablation resumes where it stopped when this script is run again, and
 # the response cache makes a run pay only for prompts no earlier run asked. Ends with the table
-# (benchmarks/summarize_runs.py, right -> wrong and wrong -> right against zero-shot), written to
-# benchmarks/results/correction-ablation-200.json.
+# (benchmarks/summarize_runs.py, right -> wrong and wrong -> right against zero-shot and against repair, the
+# answer the correction stages are handed), written to benchmarks/results/correction-ablation-200.json, and
+# the per-stage safety counts of the run with every stage (`sqlweave eval stages`), written to
+# benchmarks/results/correction-stages-200.json.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model="${1:-local:1.5b}"
@@ -24,4 +26,7 @@ for spec in zero-shot:zero-shot repair:repair default:default revise:repair+revi
     --sample "$sample" --pipeline "$pipeline" --out ".eval-runs/$name"
   runs+=(".eval-runs/$name")
 done
-.venv/bin/python benchmarks/summarize_runs.py "${runs[@]}" --out benchmarks/results/correction-ablation-200.json
+.venv/bin/python benchmarks/summarize_runs.py "${runs[@]}" --against ".eval-runs/correction-repair-$tag" --out benchmarks/results/correction-ablation-200.json
+.venv/bin/sqlweave eval stages ".eval-runs/correction-all-$tag" --data-dir ../shared/data/spider
+.venv/bin/sqlweave eval stages ".eval-runs/correction-all-$tag" --data-dir ../shared/data/spider --json \
+  > benchmarks/results/correction-stages-200.json

@@ -519,6 +519,35 @@ def eval_report(
             console.print(f"wrote {html_out}")
 
 
+@eval_app.command("stages")
+def eval_stages(
+    run: Path = typer.Argument(..., help="A run folder (its traces record each stage's SQL)."),
+    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir", help="Folder of the run's dataset."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Per stage: how often it ran, was skipped, changed the SQL, and turned a right answer wrong or back."""
+    from dataclasses import asdict
+
+    from .errors import ConfigurationError
+    from .eval.stage_effects import stage_effects
+
+    with _errors():
+        meta_path = run / "run.json"
+        if not meta_path.exists():
+            raise ConfigurationError(f"no run.json in {run}", hint="Pass the --out folder of an evaluation run.")
+        effects = stage_effects(_load_dataset(json.loads(meta_path.read_text())["dataset"], data_dir), run)
+        if as_json:
+            sys.stdout.write(json.dumps([{**asdict(e), "net": e.net} for e in effects]) + "\n")
+            return
+        t = RichTable(title=f"stages of {run.name}", header_style="bold")
+        for col in ("stage", "reached", "skipped", "changed SQL", "right -> wrong", "wrong -> right", "net"):
+            t.add_column(col, justify="left" if col == "stage" else "right")
+        for e in effects:
+            t.add_row(e.stage, str(e.reached), str(e.skipped), str(e.changed), str(e.right_to_wrong),
+                      str(e.wrong_to_right), f"{e.net:+d}")
+        console.print(t)
+
+
 tool_app = typer.Typer(help="The agent's tools, on their own: search-column, search-value, shortest-path.",
                        no_args_is_help=True)
 app.add_typer(tool_app, name="tool")

@@ -55,6 +55,8 @@ class TraceEntry:
     calls: tuple[ModelCall, ...] = ()
     notes: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
+    #: The answer's SQL once the stage is done (``sqlweave eval stages`` scores each stage's change).
+    sql: str | None = None
 
     @property
     def usage(self) -> Usage:
@@ -82,6 +84,7 @@ class TraceEntry:
             ],
             "notes": _jsonable(self.notes),
             "error": self.error,
+            "sql": self.sql,
         }
 
 
@@ -245,7 +248,7 @@ class Pipeline:
                 error = err
             state.trace.append(
                 TraceEntry(stage.name, time.perf_counter() - start, tuple(state._calls), dict(state._notes),
-                           None if error is None else f"{error.code}: {error.message}")
+                           None if error is None else f"{error.code}: {error.message}", state.sql)
             )
             if error is not None and state.error is None:
                 state.error = error
