@@ -2,9 +2,12 @@
 
 Two sub-tasks give feedback the model can act on more easily than "is this SQL right?":
 
-1. Entity linking: the model aligns question tokens to tables, columns and values. Its
-   answer (a Python/JSON list of dicts) is parsed robustly: malformed entries and
-   entities that are not in the schema are dropped, never fatal.
+1. Entity linking: the model aligns question tokens to tables, columns and values. A
+   backend that can constrain its output (llama.cpp grammars, OpenAI-style
+   ``response_format``) is held to :data:`LINK_SCHEMA`; without it, small models tend to
+   explain the task in prose and never reach the list. Either way the answer is parsed
+   robustly: malformed entries and entities that are not in the schema are dropped,
+   never fatal.
 2. Skeleton parsing: the model writes SQL from the question alone (no schema); its
    skeleton (identifiers and values masked) is what the question's logic looks like.
 
@@ -38,6 +41,26 @@ class Alignment:
     schema: str  # "table" or "table.column"
     type: str  # "tbl", "col" or "val"
 
+
+#: The entity-linking answer's shape, for backends that constrain output to a JSON schema.
+LINK_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "alignments": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "token": {"type": "string"},
+                    "schema": {"type": "string"},
+                    "type": {"type": "string", "enum": ["tbl", "col", "val"]},
+                },
+                "required": ["token", "schema", "type"],
+            },
+        },
+    },
+    "required": ["alignments"],
+}
 
 _DICT = re.compile(r"\{[^{}]*\}")
 
@@ -147,7 +170,9 @@ class DecomposedCorrection:
         notes: dict[str, Any] = {}
         if self.entities:
             system, user = render("dac_link", schema=schema_text, sql=current.sql, question=state.question)
-            out = state.complete([Message("system", system), Message("user", user)], temperature=0.0, max_tokens=300)
+            constrained = {"json_schema": LINK_SCHEMA} if state.llm.supports_json_schema else {}
+            out = state.complete([Message("system", system), Message("user", user)], temperature=0.0, max_tokens=300,
+                                 **constrained)
             links = parse_alignments(out.text, state.schema)
             missing = missing_entities(links, current.sql, dialect)
             notes["alignments"] = [f"{a.token}->{a.schema}:{a.type}" for a in links]

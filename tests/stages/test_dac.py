@@ -29,6 +29,9 @@ def schema(singer_db: Path):
         # Null schema, unknown entities, wrong types, non-dicts: dropped.
         ('[{"token": "the", "schema": null, "type": null}, {"token": "x", "schema": "planets", "type": "tbl"}, 3, "s"]', []),
         ('[{"token": "singer", "schema": "singer", "type": "weird"}]', ["singer:tbl"]),
+        # The constrained (JSON schema) shape, whole and cut short.
+        ('{"alignments": [{"token": "singers", "schema": "singer", "type": "tbl"}]}', ["singer:tbl"]),
+        ('{"alignments": [{"token": "age", "schema": "singer.age", "type": "col"}, {"token": "Fr', ["singer.Age:col"]),
         ("no list at all", []),
         ("", []),
         ("[[[[", []),
@@ -90,6 +93,20 @@ def test_a_worse_fix_is_not_adopted(singer_db: Path) -> None:
     answer = pipe(skeleton=False).run("How many singers?", Database.open(singer_db), llm)
     assert answer.ok and answer.sql == "SELECT count(*) FROM singer"
     assert answer.trace[-1].notes["entity_fix"]["outcome"] == "schema_linking"
+
+
+def test_linking_is_constrained_to_the_schema_when_the_backend_can(singer_db: Path) -> None:
+    from sqlweave.stages.dac import LINK_SCHEMA
+
+    answers = ["SELECT count(*) FROM singer", '{"alignments": [{"token": "singers", "schema": "singer", "type": "tbl"}]}']
+    llm = FakeLLM(answers)
+    answer = pipe(skeleton=False).run("How many singers?", Database.open(singer_db), llm)
+    assert llm.calls[1][1].json_schema == LINK_SCHEMA and llm.calls[0][1].json_schema is None
+    assert answer.trace[-1].notes["alignments"] == ["singers->singer:tbl"]
+    plain = FakeLLM(answers)
+    plain.supports_json_schema = False  # e.g. a chat endpoint without response_format
+    pipe(skeleton=False).run("How many singers?", Database.open(singer_db), plain)
+    assert plain.calls[1][1].json_schema is None
 
 
 def test_malformed_linking_output_is_not_fatal(singer_db: Path) -> None:
