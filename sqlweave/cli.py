@@ -541,7 +541,7 @@ def eval_stages(
             return
         t = RichTable(title=f"stages of {run.name}", header_style="bold")
         for col in ("stage", "reached", "skipped", "changed SQL", "right -> wrong", "wrong -> right", "net"):
-            t.add_column(col, justify="left" if col == "stage" else "right")
+            t.add_column(col, justify="left" if col == "stage" else "right", no_wrap=col == "stage")
         for e in effects:
             t.add_row(e.stage, str(e.reached), str(e.skipped), str(e.changed), str(e.right_to_wrong),
                       str(e.wrong_to_right), f"{e.net:+d}")
