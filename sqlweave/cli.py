@@ -528,14 +528,11 @@ def eval_stages(
     """Per stage: how often it ran, was skipped, changed the SQL, and turned a right answer wrong or back."""
     from dataclasses import asdict
 
-    from .errors import ConfigurationError
+    from .eval.runner import read_run_meta
     from .eval.stage_effects import stage_effects
 
     with _errors():
-        meta_path = run / "run.json"
-        if not meta_path.exists():
-            raise ConfigurationError(f"no run.json in {run}", hint="Pass the --out folder of an evaluation run.")
-        effects = stage_effects(_load_dataset(json.loads(meta_path.read_text())["dataset"], data_dir), run)
+        effects = stage_effects(_load_dataset(read_run_meta(run)["dataset"], data_dir), run)
         if as_json:
             sys.stdout.write(json.dumps([{**asdict(e), "net": e.net} for e in effects]) + "\n")
             return

@@ -194,6 +194,22 @@ def example_hardness(ex: Example) -> str:
         return "unknown"
 
 
+def read_run_meta(folder: Path) -> dict[str, Any]:
+    """The settings (``run.json``) of an evaluation run folder; a clear error if absent or unreadable."""
+    path = Path(folder) / "run.json"
+    if not path.exists():
+        raise ConfigurationError(f"no run.json in {folder}", hint="Pass the --out folder of an evaluation run.")
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ConfigurationError(f"{path} is not valid JSON ({err})",
+                                 hint="Restore it, or start the run again in a new --out folder.") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("dataset"), str):
+        raise ConfigurationError(f"{path} does not name the run's dataset",
+                                 hint="Restore it, or start the run again in a new --out folder.")
+    return meta
+
+
 class ResultStore:
     """``results.jsonl`` + ``traces.jsonl`` + ``run.json`` in one folder, append-only and crash-safe."""
 
@@ -204,7 +220,7 @@ class ResultStore:
         self.traces_path = self.folder / "traces.jsonl"
         meta_path = self.folder / "run.json"
         if meta_path.exists():
-            old = json.loads(meta_path.read_text())
+            old = read_run_meta(self.folder)
             for key in ("dataset", "pipeline", "model"):
                 if old.get(key) != meta.get(key):
                     raise ConfigurationError(

@@ -117,6 +117,9 @@ def test_resume_refuses_a_different_configuration(tmp_path: Path) -> None:
     assert meta["pipeline"] == "zero-shot+repair" and meta["stages"][-1].startswith("SchemaRepair(")
     with pytest.raises(ConfigurationError, match="pipeline"):
         run_eval(ds, ds.examples[:1], build_pipeline("zero-shot-compact"), FakeLLM(["SELECT 1"]), tmp_path / "run")
+    (tmp_path / "run" / "run.json").write_text("{torn")
+    with pytest.raises(ConfigurationError, match="not valid JSON"):
+        run_eval(ds, ds.examples[:1], build_pipeline("zero-shot+repair"), FakeLLM(["SELECT 1"]), tmp_path / "run")
 
 
 @needs_spider

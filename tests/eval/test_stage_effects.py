@@ -85,3 +85,8 @@ def test_traces_without_per_stage_sql_are_refused_clearly(tmp_path: Path) -> Non
     assert out.exit_code != 0 and "Traceback" not in out.output and "Rerun" in out.output
     missing = CliRunner().invoke(app, ["eval", "stages", str(tmp_path / "nowhere"), "--data-dir", str(root)])
     assert missing.exit_code != 0 and "run.json" in missing.output
+    for bad in ("{not json", '{"pipeline": "zero-shot"}', "[1, 2]"):
+        (run / "run.json").write_text(bad)
+        out = CliRunner().invoke(app, ["eval", "stages", str(run), "--data-dir", str(root)])
+        assert out.exit_code != 0 and not isinstance(out.exception, Exception)  # a clean exit, not a crash
+        assert "Traceback" not in out.output and "run.json" in out.output
