@@ -13,16 +13,17 @@ from typing import Any, Iterator, Optional
 
 import typer
 from rich.console import Console
-from rich.panel import Panel
+from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.syntax import Syntax
 from rich.table import Table as RichTable
+from rich.text import Text
 
-from . import __version__
-from .db.connection import Database, QueryResult
+from . import __version__, display
+from .db.connection import Database
 from .errors import SqlweaveError
 from .llm.base import LLM
 from .pipeline import Answer
+from .text import visible
 
 app = typer.Typer(
     name="sqlweave",
@@ -31,8 +32,16 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
+# Console markup is off: every string printed is data or sqlweave's own words, never markup. Styles come from
+# Text objects and style= arguments; untrusted text goes through sqlweave.display / sqlweave.text.visible.
+console = Console(markup=False, emoji=False, highlight=False)
+err_console = Console(stderr=True, markup=False, emoji=False, highlight=False)
+
+
+def _say(line: object, *, style: str = "", err: bool = False) -> None:
+    """Print one line that may hold untrusted text (names, paths, questions, SQL): literally, hidden characters
+    made visible."""
+    (err_console if err else console).print(Text(visible(line, max_chars=None, keep_newlines=True), style=style))
 
 EXIT_ERROR = 2
 
@@ -45,12 +54,10 @@ def _errors() -> Iterator[None]:
     try:
         yield
     except SqlweaveError as err:
-        err_console.print(f"[bold red]Error:[/] {err.message}")
-        if err.hint:
-            err_console.print(f"[yellow]Hint:[/] {err.hint}")
+        display.print_error(err_console, err)
         raise typer.Exit(EXIT_ERROR) from None
     except KeyboardInterrupt:
-        err_console.print("[red]Interrupted.[/]")
+        err_console.print("Interrupted.", style="red")
         raise typer.Exit(130) from None
 
 
@@ -81,9 +88,9 @@ def _prepare_local(llm: Any, *, quiet: bool) -> None:
     if not is_assembled(spec):
         with Progress(TextColumn("[bold]Assembling {task.description}"), BarColumn(), DownloadColumn(),
                       TimeRemainingColumn(), console=out, disable=quiet) as bar:
-            task = bar.add_task(spec.name, total=None)
+            task = bar.add_task(escape(spec.name), total=None)
             ensure_weights(llm.key, progress=lambda done, total: bar.update(task, completed=done, total=total))
-    with out.status(f"Loading {spec.name} ...", spinner="dots") if not quiet else _nullcontext():
+    with out.status(Text(f"Loading {spec.name} ..."), spinner="dots") if not quiet else _nullcontext():
         llm.llama  # noqa: B018 - loads and caches the model
 
 
@@ -92,53 +99,46 @@ def _nullcontext() -> Iterator[None]:
     yield
 
 
-def _result_table(result: QueryResult, limit: int = 50) -> RichTable:
-    table = RichTable(show_lines=False, header_style="bold cyan")
-    for c in result.columns:
-        table.add_column(str(c))
-    for row in result.rows[:limit]:
-        table.add_row(*("NULL" if v is None else str(v) for v in row))
-    more = result.row_count - limit
-    if more > 0 or result.truncated:
-        table.caption = f"{result.row_count} rows{' (capped)' if result.truncated else ''}; first {min(limit, result.row_count)} shown"
-    else:
-        table.caption = f"{result.row_count} row{'s' if result.row_count != 1 else ''}"
-    return table
-
-
 def _print_trace(answer: Answer) -> None:
-    table = RichTable(title="Trace", header_style="bold magenta")
-    for col in ("stage", "seconds", "prompt tok", "output tok", "notes"):
-        table.add_column(col)
-    for e in answer.trace:
-        notes = ", ".join(f"{k}={v}" for k, v in e.notes.items() if k != "sql")
-        if e.error:
-            notes = f"[red]{e.error}[/] " + notes
-        table.add_row(e.stage, f"{e.seconds:.3f}", str(e.usage.prompt_tokens), str(e.usage.completion_tokens), notes)
-    table.caption = (f"total {answer.seconds:.2f} s, {answer.model_calls} model call(s), "
-                     f"{answer.usage.prompt_tokens} prompt + {answer.usage.completion_tokens} output tokens")
-    console.print(table)
-    for e in answer.trace:
-        for i, call in enumerate(e.calls):
-            prompt = "\n\n".join(f"[{m.role}]\n{m.content}" for m in call.messages)
-            console.print(Panel(prompt, title=f"{e.stage}: prompt {i + 1}", border_style="dim"))
-            console.print(Panel("\n---\n".join(call.outputs), title=f"{e.stage}: model output {i + 1}"
-                                + (" (cached)" if call.cached else ""), border_style="dim"))
+    console.print(display.trace_table(answer))
+    for panel in display.model_calls(answer):
+        console.print(panel)
 
 
-def _show_answer(answer: Answer, *, as_json: bool, trace: bool) -> None:
+CsvOption = typer.Option(False, "--csv", help="Print the result as CSV; formula-like cells (=, +, -, @) are "
+                         "prefixed with ' so spreadsheets show them as text.")
+RawCsvOption = typer.Option(False, "--raw-csv", help="Print the result as CSV with every cell exactly as stored.")
+
+
+def _json_default(value: Any) -> Any:
+    """JSON for values json cannot write itself: bytes as hex, the rest as text. Strings stay exact (ASCII escapes)."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).hex()
+    return str(value)
+
+
+def _write_csv(result: Any, *, raw: bool) -> None:
+    from .export import to_csv
+
+    sys.stdout.write(to_csv(result.columns, result.rows, raw=raw))
+
+
+def _show_answer(answer: Answer, *, as_json: bool, trace: bool, as_csv: bool = False, raw_csv: bool = False) -> None:
     if as_json:
         data = answer.as_dict()
         if not trace:
             data.pop("trace")
-        sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(data, indent=2, default=_json_default) + "\n")
+        return
+    if (as_csv or raw_csv) and answer.result is not None:
+        _write_csv(answer.result, raw=raw_csv)
         return
     if trace:
         _print_trace(answer)
     if answer.sql:
-        console.print(Syntax(answer.sql, "sql", word_wrap=True))
+        console.print(display.sql(answer.sql))
     if answer.result is not None:
-        console.print(_result_table(answer.result))
+        console.print(display.result_table(answer.result))
 
 
 def _pipeline(name: str, *, any_language: bool, examples: Path | None = None):
@@ -152,9 +152,10 @@ def _pipeline(name: str, *, any_language: bool, examples: Path | None = None):
     return pipe
 
 
-def _ask(db: Database, llm: LLM, question: str, pipe, *, as_json: bool, trace: bool) -> None:
+def _ask(db: Database, llm: LLM, question: str, pipe, *, as_json: bool, trace: bool, as_csv: bool = False,
+         raw_csv: bool = False) -> None:
     answer = pipe.run(question, db, llm)
-    _show_answer(answer, as_json=as_json, trace=trace)
+    _show_answer(answer, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv)
     answer.raise_for_error()
 
 
@@ -181,14 +182,17 @@ def ask(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
     examples: Optional[Path] = ExamplesOption,
+    as_csv: bool = CsvOption,
+    raw_csv: bool = RawCsvOption,
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
         pipe = _pipeline(pipeline, any_language=any_language, examples=examples)
         database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions)
         database.schema()
-        llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=as_json)
-        _ask(database, llm, question, pipe, as_json=as_json, trace=trace)
+        llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key,
+                         quiet=as_json or as_csv or raw_csv)
+        _ask(database, llm, question, pipe, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv)
 
 
 @app.command()
@@ -210,10 +214,10 @@ def schema(
             sys.stdout.write(json.dumps(asdict(s), indent=2, default=str) + "\n")
             return
         rendered = render_schema(s, style)
-        console.print(Syntax(rendered.text, "sql", word_wrap=True))
+        console.print(display.sql(rendered.text))
         kind = "tokens" if rendered.tokens_exact else "tokens (estimated)"
-        console.print(f"[dim]{len(s.tables)} tables, {sum(len(t.columns) for t in s.tables)} columns, "
-                      f"{len(s.foreign_keys)} foreign keys; {rendered.tokens} {kind} as {style}[/]")
+        _say(f"{len(s.tables)} tables, {sum(len(t.columns) for t in s.tables)} columns, "
+             f"{len(s.foreign_keys)} foreign keys; {rendered.tokens} {kind} as {style}", style="dim")
 
 
 @app.command("sql")
@@ -222,16 +226,20 @@ def run_sql(
     db: str = DbOption,
     timeout: float = typer.Option(10.0, "--timeout"),
     max_rows: int = typer.Option(1000, "--max-rows"),
-    as_json: bool = typer.Option(False, "--json"),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (exact values)."),
+    as_csv: bool = CsvOption,
+    raw_csv: bool = RawCsvOption,
 ) -> None:
     """Run your own SQL with the same safety checks (read-only, time limit, row cap)."""
     with _errors():
         result = Database.open(db, timeout_s=timeout, max_rows=max_rows).execute(query)
         if as_json:
             sys.stdout.write(json.dumps({"columns": result.columns, "rows": result.rows,
-                                         "truncated": result.truncated}, default=str) + "\n")
+                                         "truncated": result.truncated}, default=_json_default) + "\n")
+        elif as_csv or raw_csv:
+            _write_csv(result, raw=raw_csv)
         else:
-            console.print(_result_table(result))
+            console.print(display.result_table(result))
 
 
 @app.command()
@@ -248,11 +256,94 @@ def demo(
         path = demo_database_path()
         q = question or DEMO_QUESTIONS[0]
         if not as_json:
-            console.print(f"[bold]Demo database:[/] {path}")
-            console.print(f"[bold]Question:[/] {q}")
+            console.print(display.label("Demo database: ", path, style="bold"))
+            console.print(display.label("Question: ", q, style="bold"))
         database = Database.open(path)
         llm = _build_llm(model, cache=True, base_url=None, api_key=None, quiet=as_json)
         _ask(database, llm, q, _pipeline("default", any_language=False), as_json=as_json, trace=trace)
+
+
+@app.command()
+def chat(
+    db: str = DbOption,
+    model: str = ModelOption,
+    pipeline: str = typer.Option("default", "--pipeline", "-p", help="Pipeline preset."),
+    resume: Optional[str] = typer.Option(None, "--resume", help="Continue a saved conversation (its id)."),
+    store: Optional[str] = typer.Option(None, "--store", help="Conversation store: a SQLAlchemy URL "
+                                        "(default: a SQLite file in the cache directory)."),
+    timeout: float = typer.Option(10.0, "--timeout", help="Seconds a query may run before it is stopped."),
+    max_rows: int = typer.Option(1000, "--max-rows", help="Most rows returned."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
+) -> None:
+    """A conversation at the terminal: follow-up questions ("only those born after 1980") build on earlier answers.
+
+    Type a question and press Enter; /history lists the turns, /new starts a new conversation, /quit (or Ctrl-D)
+    ends. Conversations are saved: --resume ID continues one.
+    """
+    from .conversation import ConversationStore
+    from .engine import Engine
+
+    with _errors():
+        pipe = _pipeline(pipeline, any_language=True)
+        database = Database.open(db, timeout_s=timeout, max_rows=max_rows)
+        database.schema()
+        llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=False)
+        engine = Engine(database, llm, pipe)
+        conversations = ConversationStore(store)
+        conv = engine.conversation(id=resume, store=conversations)
+        _chat_history(load=True)
+        console.print(display.label(f"Conversation {conv.id} on ", database.name, style="bold"))
+        _say("Ask a question; /history, /new, /quit.", style="dim")
+        try:
+            while True:
+                try:
+                    question = console.input(Text("? ", style="bold")).strip()
+                except EOFError:
+                    break
+                if not question:
+                    continue
+                if question in ("/quit", "/exit", "/q"):
+                    break
+                if question == "/new":
+                    conv = engine.conversation(store=conversations)
+                    console.print(display.label("New conversation ", conv.id, style="bold"))
+                    continue
+                if question == "/history":
+                    for turn in conversations.get(conv.id).turns:
+                        _say(f"{turn.number}. {turn.question}", style="bold")
+                        _say(f"   {turn.sql or turn.error_message or ''}", style="dim")
+                    continue
+                answer = conv.run(question)
+                if answer.builds_on:
+                    _say(f"(builds on question {answer.builds_on})", style="dim")
+                _show_answer(answer, as_json=False, trace=False)
+                if answer.error is not None:
+                    display.print_error(err_console, answer.error)
+        finally:
+            _chat_history(load=False)
+
+
+def _chat_history(*, load: bool) -> None:
+    """Arrow-key history for `sqlweave chat`, kept in the cache directory between sessions (where readline exists)."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - platforms without readline
+        return
+    from .config import cache_dir
+
+    path = cache_dir() / "chat_history"
+    try:
+        if load:
+            if path.exists():
+                readline.read_history_file(str(path))
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            readline.set_history_length(1000)
+            readline.write_history_file(str(path))
+    except OSError:
+        pass
 
 
 @app.command()
@@ -291,13 +382,13 @@ def _load_dataset(name: str, data_dir: Path):
 
 def _summary_table(title: str, summary) -> RichTable:
     """EX by hardness, with costs and the other metrics in the caption."""
-    t = RichTable(title=title, header_style="bold", min_width=90)
+    t = RichTable(title=Text(visible(title)), header_style="bold", min_width=90)
     t.add_column("hardness")
     t.add_column("n", justify="right")
     t.add_column("EX %", justify="right")
     for lv, (n, ex) in summary.by_level.items():
         t.add_row(lv, str(n), f"{ex:.1f}")
-    t.add_row("[bold]all[/]", str(summary.n), f"[bold]{summary.ex:.1f}[/]")
+    t.add_row(Text("all", style="bold"), str(summary.n), Text(f"{summary.ex:.1f}", style="bold"))
     extra = ""
     if summary.exact_match is not None:
         extra += f", exact match {summary.exact_match:.1f}%"
@@ -334,7 +425,7 @@ def eval_run(
     with _errors():
         ds = _load_dataset(dataset, data_dir)
         for p in ds.problems:
-            err_console.print(f"[yellow]Note:[/] {p}")
+            _say(f"Note: {p}", style="yellow", err=True)
         questions = list(ds.examples)
         if sample:
             questions = read_sample(sample, questions)
@@ -345,7 +436,7 @@ def eval_run(
         folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TextColumn("EX {task.fields[ex]}"), TimeRemainingColumn(), console=err_console) as bar:
-            task = bar.add_task(f"{pipeline} on {dataset}", total=len(questions), ex="-")
+            task = bar.add_task(escape(visible(f"{pipeline} on {dataset}")), total=len(questions), ex="-")
             hits = [0, 0]
 
             def tick(r) -> None:
@@ -360,7 +451,7 @@ def eval_run(
 
         (folder / "summary.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
         console.print(_summary_table(f"{pipeline} / {model} on {dataset} ({summary.n} questions)", summary))
-        console.print(f"[dim]results: {folder}/results.jsonl[/]")
+        _say(f"results: {folder}/results.jsonl", style="dim")
 
 
 @eval_app.command("compare")
@@ -374,7 +465,8 @@ def eval_compare(run_a: Path, run_b: Path, show: int = typer.Option(10, "--show"
         a = [r for r in a if r.id in common]
         b = [r for r in b if r.id in common]
         sa, sb = summarize(a), summarize(b)
-        t = RichTable(title=f"{run_a.name} -> {run_b.name} ({len(common)} common questions)", header_style="bold")
+        t = RichTable(title=Text(visible(f"{run_a.name} -> {run_b.name} ({len(common)} common questions)")),
+                      header_style="bold")
         for c in ("hardness", "n", "EX A", "EX B", "delta"):
             t.add_column(c, justify="right")
         for lv in sa.by_level:
@@ -389,8 +481,8 @@ def eval_compare(run_a: Path, run_b: Path, show: int = typer.Option(10, "--show"
         console.print(f"wrong -> right: {len(gained)}   right -> wrong: {len(lost)}")
         for label, rows in (("wrong -> right", gained), ("right -> wrong", lost)):
             for r in rows[:show]:
-                console.print(f"[dim]{label}[/] {r.id} [{r.hardness}] {r.question}")
-                console.print(f"    A: {r.prediction}\n    B: {by_b[r.id].prediction}")
+                _say(f"{label} {r.id} [{r.hardness}] {r.question}")
+                _say(f"    A: {r.prediction}\n    B: {by_b[r.id].prediction}")
 
 
 @eval_app.command("sample")
@@ -408,7 +500,7 @@ def eval_sample(
         ds = _load_dataset(dataset, data_dir)
         chosen = stratified_sample(ds.examples, n, seed)
         write_sample(out, dataset, chosen, seed)
-        console.print(f"wrote {len(chosen)} question ids to {out}")
+        _say(f"wrote {len(chosen)} question ids to {out}")
 
 
 @eval_app.command("check")
@@ -421,12 +513,12 @@ def eval_check(
 
     with _errors():
         ds = _load_dataset(dataset, data_dir)
-        console.print(f"{ds.name}: {ds.total} entries, {len(ds.examples)} with a database")
+        _say(f"{ds.name}: {ds.total} entries, {len(ds.examples)} with a database")
         for p in ds.problems:
-            console.print(f"[yellow]{p}[/]")
+            _say(p, style="yellow")
         broken = check_gold(ds)
         for qid, err in broken:
-            console.print(f"[red]broken gold[/] {qid}: {err}")
+            _say(f"broken gold {qid}: {err}", style="red")
         console.print(f"{len(broken)} broken gold queries")
 
 
@@ -488,7 +580,7 @@ def eval_ablate(
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeRemainingColumn(), console=err_console) as bar:
             for name, pipe in zip(names, pipes):
-                task = bar.add_task(name, total=len(questions))
+                task = bar.add_task(escape(visible(name)), total=len(questions))
                 results = run_eval(ds, questions, pipe, llm, out / name, on_result=lambda r, t=task: bar.update(t, advance=1))
                 rows.append((name, summarize(results)))
         table = markdown_table(rows)
@@ -516,7 +608,7 @@ def eval_report(
             md_out.write_text(table)
         if html_out:
             html_out.write_text(html_report("sqlweave evaluation: " + ", ".join(n for n, _ in loaded), loaded))
-            console.print(f"wrote {html_out}")
+            _say(f"wrote {html_out}")
 
 
 @eval_app.command("stages")
@@ -536,11 +628,11 @@ def eval_stages(
         if as_json:
             sys.stdout.write(json.dumps([{**asdict(e), "net": e.net} for e in effects]) + "\n")
             return
-        t = RichTable(title=f"stages of {run.name}", header_style="bold")
+        t = RichTable(title=Text(visible(f"stages of {run.name}")), header_style="bold")
         for col in ("stage", "reached", "skipped", "changed SQL", "right -> wrong", "wrong -> right", "net"):
             t.add_column(col, justify="left" if col == "stage" else "right", no_wrap=col == "stage")
         for e in effects:
-            t.add_row(e.stage, str(e.reached), str(e.skipped), str(e.changed), str(e.right_to_wrong),
+            t.add_row(display.data(e.stage), str(e.reached), str(e.skipped), str(e.changed), str(e.right_to_wrong),
                       str(e.wrong_to_right), f"{e.net:+d}")
         console.print(t)
 
@@ -554,12 +646,10 @@ def _print_rows(rows: list[dict[str, Any]], title: str, as_json: bool) -> None:
     if as_json:
         sys.stdout.write(json.dumps(rows, default=str) + "\n")
         return
-    table = RichTable(title=title)
-    for key in (rows[0] if rows else {}):
-        table.add_column(key)
-    for r in rows:
-        table.add_row(*(str(v) for v in r.values()))
-    console.print(table if rows else f"[dim]{title}: nothing found[/]")
+    if rows:
+        console.print(display.records_table(rows, Text(visible(title))))
+    else:
+        _say(f"{title}: nothing found", style="dim")
 
 
 @tool_app.command("search-column")
@@ -616,7 +706,7 @@ def tool_shortest_path(
         if as_json:
             sys.stdout.write(json.dumps(path.as_dict()) + "\n")
         else:
-            console.print(path.observation())
+            _say(path.observation())
 
 
 examples_app = typer.Typer(help="The example pool that few-shot pipelines retrieve from: your own pairs, index builds.",
@@ -635,7 +725,8 @@ def examples_add(
 
     with _errors():
         ex = add_example(Database.open(db), question, sql)
-        console.print(f"added for [bold]{ex.db_id}[/]: {ex.question}\n[dim]skeleton: {ex.sql_skeleton}[/]")
+        _say(f"added for {ex.db_id}: {ex.question}")
+        _say(f"skeleton: {ex.sql_skeleton}", style="dim")
 
 
 @examples_app.command("list")
@@ -666,7 +757,7 @@ def examples_build(
             pool = ExamplePool.from_spider(examples, progress=lambda i, n: bar.update(task, completed=i, total=n))
             for field in ("question", "question_skeleton", "sql_skeleton"):
                 pool.index(field)
-        console.print(f"{len(pool)} examples ready ({sum(e.source == 'user' for e in pool.examples)} of them yours)")
+        _say(f"{len(pool)} examples ready ({sum(e.source == 'user' for e in pool.examples)} of them yours)")
 
 
 @examples_app.command("simplify")
@@ -691,7 +782,7 @@ def examples_simplify(
             task = bar.add_task("simplify", total=None)
             report = simplify_pool(pool, llm, limit=limit, progress=lambda i, n: bar.update(task, completed=i, total=n))
         have = sum(e.question in pool.simplified for e in pool.examples)
-        console.print(f"asked {report.asked}: {report.accepted} accepted, {report.rejected} rejected; "
+        _say(f"asked {report.asked}: {report.accepted} accepted, {report.rejected} rejected; "
                       f"{have} of {len(pool)} pool questions now have a simplified wording ({simplified_file()})")
 
 

@@ -11,16 +11,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .db.connection import Database, QueryResult
 from .db.schema import Schema
 from .llm.base import LLM
 from .llm.registry import get_llm
-from .pipeline import Answer, Pipeline
+from .pipeline import Answer, Pipeline, PriorTurn, StageCallback
 from .presets import build_pipeline
 
 if TYPE_CHECKING:
+    from .conversation import Conversation, ConversationStore
     from .retrieval.pool import PoolExample
 
 
@@ -32,16 +33,29 @@ class Engine:
         self.llm = llm
         self.pipeline = pipeline
 
-    def ask(self, question: str) -> Answer:
+    def ask(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
+            pipeline: Pipeline | None = None) -> Answer:
         """Answer ``question``; raises the typed :class:`~sqlweave.errors.SqlweaveError` if no result came out.
 
-        The failed :class:`Answer` (with its trace) is in ``err.details["answer"]``.
+        The failed :class:`Answer` (with its trace) is in ``err.details["answer"]``. ``history`` holds a
+        conversation's earlier turns, ``on_stage`` receives each stage's trace entry as it finishes, and
+        ``pipeline`` overrides the engine's own for this question.
         """
-        return self.run(question).raise_for_error()
+        return self.run(question, history=history, on_stage=on_stage, pipeline=pipeline).raise_for_error()
 
-    def run(self, question: str) -> Answer:
+    def run(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
+            pipeline: Pipeline | None = None) -> Answer:
         """Like :meth:`ask`, but return a failed :class:`Answer` instead of raising (for batch work)."""
-        return self.pipeline.run(question, self.db, self.llm)
+        return (pipeline or self.pipeline).run(question, self.db, self.llm, history=history, on_stage=on_stage)
+
+    def conversation(self, id: str | None = None, store: "ConversationStore | None" = None) -> "Conversation":
+        """A conversation with this database: follow-up questions see the earlier turns (see
+        :class:`~sqlweave.conversation.Conversation`). Without ``id`` a new one starts; with it, the stored one
+        continues (:class:`~sqlweave.errors.ConversationNotFoundError` if ``store`` has none). ``store`` defaults to
+        the SQLite file in the cache directory."""
+        from .conversation import Conversation
+
+        return Conversation(self, store=store, id=id)
 
     def schema(self) -> Schema:
         return self.db.schema()

@@ -66,6 +66,13 @@ class MissingDependencyError(SqlweaveError):
     code = "missing_dependency"
 
 
+class ConversationNotFoundError(SqlweaveError):
+    """No conversation has the given id (it never existed, was deleted, or lives in another store)."""
+
+    code = "conversation_not_found"
+    default_hint = "Start a new conversation, or list the existing ones to find its id."
+
+
 # --- databases ---------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 from .errors import PipelineError, SqlweaveError
 from .llm.base import LLM, Completion, GenerationOptions, Message, Usage
@@ -98,6 +98,18 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
+@dataclass(frozen=True)
+class PriorTurn:
+    """An earlier turn of a conversation, as later turns' prompts show it (the SParC/CoSQL setting)."""
+
+    question: str
+    sql: str | None
+
+
+#: Called with each stage's trace entry as soon as the stage finishes (streaming doors use it).
+StageCallback = Callable[[TraceEntry], None]
+
+
 @dataclass
 class State:
     """The working object a pipeline's stages share for one question.
@@ -106,7 +118,8 @@ class State:
     stage may narrow it). ``prompt`` is the generation conversation, which correction
     stages extend (so the model's prefix cache is reused). ``sql`` is the current best SQL; ``candidates`` are all
     the SQL texts produced so far; ``extras`` holds what optional stages add
-    (examples, selected values, ...), keyed by stage name.
+    (examples, selected values, ...), keyed by stage name. ``history`` holds the earlier turns of a
+    conversation (oldest first) that generation prompts show before the question.
     """
 
     question: str
@@ -123,6 +136,7 @@ class State:
     error: SqlweaveError | None = None
     confidence: float | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    history: tuple[PriorTurn, ...] = ()
     trace: list[TraceEntry] = field(default_factory=list)
     _calls: list[ModelCall] = field(default_factory=list, repr=False)
     _notes: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -157,7 +171,8 @@ class Answer:
     """The outcome of one question: the SQL, its result, and how sqlweave got there.
 
     ``error`` is set when no result could be produced (the typed error says why);
-    :meth:`raise_for_error` raises it.
+    :meth:`raise_for_error` raises it. In a conversation, ``builds_on`` is the 1-based number of the
+    earlier turn this answer continues (``None``: it stands on its own).
     """
 
     question: str
@@ -166,6 +181,7 @@ class Answer:
     trace: tuple[TraceEntry, ...]
     error: SqlweaveError | None = None
     confidence: float | None = None
+    builds_on: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -212,6 +228,7 @@ class Answer:
                 "code": self.error.code, "message": self.error.message, "hint": self.error.hint,
             },
             "confidence": self.confidence,
+            "builds_on": self.builds_on,
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,
             "model_calls": self.model_calls,
@@ -227,15 +244,25 @@ class Pipeline:
     name: str
     stages: tuple[Stage, ...]
 
-    def run(self, question: str, db: "Database", llm: LLM, *, schema: "Schema | None" = None) -> Answer:
+    def run(
+        self,
+        question: str,
+        db: "Database",
+        llm: LLM,
+        *,
+        schema: "Schema | None" = None,
+        history: Sequence[PriorTurn] = (),
+        on_stage: StageCallback | None = None,
+    ) -> Answer:
         """Run the stages on ``question`` and return the :class:`Answer`.
 
         After a stage fails, only stages marked ``recovers = True`` (correction, voting) still run;
         one of them may repair the answer and clear ``state.error``. The first error is kept if
-        the repair fails too.
+        the repair fails too. ``history`` is a conversation's earlier turns (oldest first);
+        ``on_stage`` receives each stage's :class:`TraceEntry` as soon as the stage is done.
         """
         full = schema if schema is not None else db.schema()
-        state = State(question=question, db=db, llm=llm, schema=full, prompt_schema=full)
+        state = State(question=question, db=db, llm=llm, schema=full, prompt_schema=full, history=tuple(history))
         for stage in self.stages:
             if state.error is not None and not getattr(stage, "recovers", False):
                 continue
@@ -246,12 +273,13 @@ class Pipeline:
                 stage(state)
             except SqlweaveError as err:
                 error = err
-            state.trace.append(
-                TraceEntry(stage.name, time.perf_counter() - start, tuple(state._calls), dict(state._notes),
-                           None if error is None else f"{error.code}: {error.message}", state.sql)
-            )
+            entry = TraceEntry(stage.name, time.perf_counter() - start, tuple(state._calls), dict(state._notes),
+                               None if error is None else f"{error.code}: {error.message}", state.sql)
+            state.trace.append(entry)
             if error is not None and state.error is None:
                 state.error = error
+            if on_stage is not None:
+                on_stage(entry)
         return Answer(question, state.sql, state.result, tuple(state.trace), state.error, state.confidence)
 
     def _index(self, name: str) -> int:

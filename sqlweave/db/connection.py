@@ -61,8 +61,10 @@ class QueryResult:
 
 
 def _sqlite_text(b: bytes) -> str:
-    # Real-world SQLite files (Spider's among them) hold invalid UTF-8; never fail on it.
-    return b.decode("utf-8", errors="replace")
+    # Real-world SQLite files (Spider's among them) hold invalid UTF-8; never fail on it, and lose nothing:
+    # undecodable bytes become lone surrogates, which JSON output keeps exactly, displays show as escapes
+    # (sqlweave.text.visible) and model prompts receive as U+FFFD (sqlweave.text.well_formed).
+    return b.decode("utf-8", errors="surrogateescape")
 
 
 class Database:

@@ -19,6 +19,8 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..text import well_formed
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -102,6 +104,12 @@ class UsageMeter:
             self.seconds += c.seconds
 
 
+def _well_formed(message: Message) -> Message:
+    """The message with undecodable database bytes as U+FFFD (what the tokenizer and a JSON body can carry)."""
+    content = well_formed(message.content)
+    return message if content is message.content else Message(message.role, content)
+
+
 class LLM(ABC):
     """A language-model backend. Subclasses set ``model_id`` and implement :meth:`_complete`."""
 
@@ -118,7 +126,7 @@ class LLM(ABC):
         if options is not None and kwargs:
             opts = options.model_copy(update=kwargs)
         start = time.perf_counter()
-        result = self._complete(tuple(messages), opts)
+        result = self._complete(tuple(_well_formed(m) for m in messages), opts)
         if not result.seconds and not result.cached:
             result = Completion(result.texts, result.usage, time.perf_counter() - start, result.model, result.cached)
         self.meter.add(result)

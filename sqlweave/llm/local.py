@@ -22,6 +22,7 @@ from typing import Any, Callable
 from ..errors import LLMResponseError, LLMTimeoutError, MissingDependencyError, ModelUnavailableError
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .weights import MODELS, Progress, ensure_weights
+from ..text import well_formed
 
 _LOADED: dict[tuple[str, int, int, int], Any] = {}
 _LOAD_LOCK = threading.Lock()
@@ -143,7 +144,7 @@ class LocalLLM(LLM):
         return load_llama(self.key, self.n_ctx, self.n_threads, self._progress, self._on_load, self.state_cache_mb)
 
     def count_tokens(self, text: str) -> tuple[int, bool]:
-        return len(self.llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)), True
+        return len(self.llama.tokenize(well_formed(text).encode("utf-8"), add_bos=False, special=False)), True
 
     def cache_key_params(self) -> dict[str, Any]:
         return {"model": self.model_id, "sha256": MODELS[self.key].sha256}

@@ -32,8 +32,9 @@ from ..errors import ConfigurationError
 
 #: Placeholders a template may use that callers may leave out (they render as an empty string).
 #: ``values`` is the block of database values matching the question (see
-#: :func:`sqlweave.stages.generate.values_block`).
-OPTIONAL: dict[str, str] = {"values": ""}
+#: :func:`sqlweave.stages.generate.values_block`); ``history`` the earlier turns of a conversation
+#: (:func:`sqlweave.stages.generate.history_block`).
+OPTIONAL: dict[str, str] = {"values": "", "history": ""}
 
 
 @lru_cache(maxsize=None)

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..config import cache_dir
+from ..text import well_formed
 from ..errors import MissingDependencyError, ModelUnavailableError
 
 _INSTALL_HINT = ("Install the embedding extra with scripts/install.sh (it installs the CPU build torch==2.13.0 first), "
@@ -83,7 +84,7 @@ class Embedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """An ``(len(texts), dim)`` float32 array of unit vectors."""
-        texts = list(texts)
+        texts = [well_formed(t) for t in texts]  # undecodable database bytes as U+FFFD, as the tokenizer needs
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         keys = [self._key(t) for t in texts]

@@ -48,10 +48,40 @@ def prompt_question(state: Any) -> str:
     return str(state.extras.get("prompt_question") or state.question)
 
 
+#: The line that introduces a conversation's earlier turns in generation prompts.
+HISTORY_HEADER = "Earlier questions in this conversation, oldest first, with the SQL that answered them:"
+
+
+def history_block(state: Any) -> str:
+    """The prompt block of a conversation's earlier turns (``state.history``), or ``""`` outside a conversation.
+
+    >>> from types import SimpleNamespace
+    >>> from sqlweave.pipeline import PriorTurn
+    >>> print(history_block(SimpleNamespace(history=(PriorTurn("Which singers are French?",
+    ...       "SELECT Name FROM singer WHERE Country = 'France'"),))), end="")
+    Earlier questions in this conversation, oldest first, with the SQL that answered them:
+    1. Which singers are French?
+       SQL: SELECT Name FROM singer WHERE Country = 'France'
+    <BLANKLINE>
+    The question below may refer to them (they, those, that, only ...): answer it as a follow-up.
+    <BLANKLINE>
+    """
+    turns = getattr(state, "history", ()) or ()
+    if not turns:
+        return ""
+    lines = [HISTORY_HEADER]
+    for i, turn in enumerate(turns, 1):
+        lines.append(f"{i}. {' '.join(turn.question.split())}")
+        lines.append(f"   SQL: {' '.join(turn.sql.split()) if turn.sql else '(no answer)'}")
+    lines.append("")
+    lines.append("The question below may refer to them (they, those, that, only ...): answer it as a follow-up.")
+    return "\n".join(lines) + "\n\n"
+
+
 def prompt_fields(state: Any) -> dict[str, str]:
-    """Template fields that depend on earlier stages: ``question``, ``examples`` and ``values``."""
+    """Template fields that depend on earlier stages: ``question``, ``examples``, ``values`` and ``history``."""
     return {"question": prompt_question(state), "examples": state.extras.get("examples_text", ""),
-            "values": values_block(state)}
+            "values": values_block(state), "history": history_block(state)}
 
 
 @dataclass(frozen=True)

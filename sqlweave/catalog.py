@@ -1,0 +1,187 @@
+"""Databases served by name: what the operator configured, and nothing a client can name itself.
+
+The server, the MCP server and the chat door all take a :class:`Catalog`. A client only ever says a
+name (``shop``); the path or URL behind it is the operator's (``--db shop=/data/shop.sqlite``, or a
+TOML file). Each database opens read-only on first use and stays open.
+
+>>> catalog = Catalog.parse(["shop=/no/such/file.sqlite"])
+>>> catalog.names()
+['shop']
+>>> catalog.describe()[0]["dialect"] is None   # not opened yet
+True
+>>> try:
+...     catalog.database("other")
+... except UnknownDatabaseError as err:
+...     print(err.message)
+no database named 'other' is configured
+
+A config file (TOML)::
+
+    [databases.shop]
+    target = "shop.sqlite"          # a file path (relative to the config file) or a SQLAlchemy URL
+    timeout = 10                    # seconds a query may run
+    max_rows = 1000
+    descriptions = "shop-descriptions.json"
+    description = "Orders and customers of the demo shop"
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from .db.connection import Database
+from .errors import ConfigurationError, DatabaseNotFoundError
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class UnknownDatabaseError(DatabaseNotFoundError):
+    """A client asked for a database name the operator did not configure."""
+
+    code = "unknown_database"
+    default_hint = "List the configured databases first (GET /api/databases, or the list_databases tool)."
+
+
+@dataclass(frozen=True)
+class DatabaseEntry:
+    """One configured database: its public name and the operator's private target."""
+
+    name: str
+    target: str
+    timeout_s: float = 10.0
+    max_rows: int = 1000
+    descriptions: str | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not _NAME.match(self.name):
+            raise ConfigurationError(
+                f"{self.name!r} is not a usable database name",
+                hint="Use letters, digits, '_', '-' or '.', starting with a letter or digit (at most 64 characters).",
+            )
+        if not self.target:
+            raise ConfigurationError(f"database {self.name!r} has no target", hint="Give a file path or a URL.")
+        if self.timeout_s <= 0 or self.max_rows <= 0:
+            raise ConfigurationError(f"database {self.name!r}: timeout and max_rows must be positive")
+
+
+@dataclass
+class Catalog:
+    """Named databases, opened lazily and kept open (thread-safe)."""
+
+    entries: dict[str, DatabaseEntry]
+    _open: dict[str, Database] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    # --- building ------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, specs: Iterable[str], *, timeout_s: float = 10.0, max_rows: int = 1000) -> "Catalog":
+        """From ``NAME=PATH_OR_URL`` strings (a bare path is named after its file stem)."""
+        entries: dict[str, DatabaseEntry] = {}
+        for spec in specs:
+            name, sep, target = spec.partition("=")
+            if not sep or "://" in name:
+                target = spec
+                name = Path(spec.split("?")[0].rstrip("/")).stem or "db"
+            name, target = name.strip(), target.strip()
+            if name in entries:
+                raise ConfigurationError(f"database name {name!r} is configured twice",
+                                         hint="Give each --db a distinct NAME=... prefix.")
+            entries[name] = DatabaseEntry(name, target, timeout_s=timeout_s, max_rows=max_rows)
+        return cls(entries)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "Catalog":
+        """From a TOML file with one ``[databases.NAME]`` table per database (see the module docstring)."""
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigurationError(f"no config file at {str(path)!r}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+            raise ConfigurationError(f"the config file {str(path)!r} is not valid TOML: {err}") from None
+        dbs = data.get("databases")
+        if not isinstance(dbs, dict) or not dbs:
+            raise ConfigurationError(f"the config file {str(path)!r} names no databases",
+                                     hint='Add a table such as [databases.shop] with target = "shop.sqlite".')
+        entries: dict[str, DatabaseEntry] = {}
+        for name, opts in dbs.items():
+            if not isinstance(opts, dict) or not isinstance(opts.get("target"), str):
+                raise ConfigurationError(f"database {name!r} in {str(path)!r} needs a target string")
+            target = opts["target"]
+            if "://" not in target and not Path(target).expanduser().is_absolute():
+                target = str((path.parent / target).resolve())
+            descriptions = opts.get("descriptions")
+            if descriptions and not Path(descriptions).is_absolute():
+                descriptions = str((path.parent / descriptions).resolve())
+            try:
+                entries[name] = DatabaseEntry(
+                    str(name), target, timeout_s=float(opts.get("timeout", 10.0)),
+                    max_rows=int(opts.get("max_rows", 1000)), descriptions=descriptions,
+                    description=str(opts.get("description", "")))
+            except (TypeError, ValueError) as err:
+                raise ConfigurationError(f"database {name!r} in {str(path)!r}: {err}") from None
+        return cls(entries)
+
+    @classmethod
+    def demo(cls) -> "Catalog":
+        """The bundled demo shop, as ``shop``."""
+        from .db.demo import demo_database_path
+
+        return cls({"shop": DatabaseEntry("shop", str(demo_database_path()),
+                                          description="The bundled demo shop: customers, products, orders, staff.")})
+
+    def merged(self, other: "Catalog") -> "Catalog":
+        both = dict(self.entries)
+        for name, entry in other.entries.items():
+            if name in both:
+                raise ConfigurationError(f"database name {name!r} is configured twice")
+            both[name] = entry
+        return Catalog(both)
+
+    # --- use -------------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        return list(self.entries)
+
+    def entry(self, name: str) -> DatabaseEntry:
+        try:
+            return self.entries[name]
+        except KeyError:
+            raise UnknownDatabaseError(f"no database named {name!r} is configured", name=name) from None
+
+    def database(self, name: str) -> Database:
+        """The open, read-only handle for ``name`` (opened on first use)."""
+        entry = self.entry(name)
+        with self._lock:
+            db = self._open.get(name)
+            if db is None:
+                db = Database.open(entry.target, timeout_s=entry.timeout_s, max_rows=entry.max_rows,
+                                   descriptions=entry.descriptions)
+                self._open[name] = db
+            return db
+
+    def describe(self) -> list[dict[str, Any]]:
+        """What a client may know of each database: name, description, dialect once opened. Never the target."""
+        out = []
+        for name, entry in self.entries.items():
+            db = self._open.get(name)
+            out.append({"name": name, "description": entry.description, "dialect": db.dialect if db else None})
+        return out
+
+    def check(self) -> None:
+        """Open every database now (so an operator's typo fails at start-up, not on the first request)."""
+        for name in self.entries:
+            self.database(name)
+
+    def close(self) -> None:
+        with self._lock:
+            for db in self._open.values():
+                db.close()
+            self._open.clear()
