@@ -137,6 +137,24 @@ class Catalog:
         return cls({"shop": DatabaseEntry("shop", str(demo_database_path()),
                                           description="The bundled demo shop: customers, products, orders, staff.")})
 
+    @classmethod
+    def from_options(cls, dbs: Iterable[str] = (), config: str | Path | None = None, demo: bool = False,
+                     timeout_s: float = 10.0, max_rows: int = 1000) -> "Catalog":
+        """The catalog the doors' ``--db NAME=...`` (repeatable), ``--config FILE`` and ``--demo`` options describe.
+
+        >>> Catalog.from_options(["sales=/data/sales.sqlite"], demo=True).names()
+        ['sales', 'shop']
+        """
+        dbs = list(dbs)
+        catalog = cls.parse(dbs, timeout_s=timeout_s, max_rows=max_rows) if dbs else cls({})
+        if config:
+            catalog = catalog.merged(cls.from_file(config))
+        if demo:
+            catalog = catalog.merged(cls.demo())
+        if not catalog.entries:
+            raise ConfigurationError("no database to serve", hint="Pass --db NAME=PATH_OR_URL, --config FILE or --demo.")
+        return catalog
+
     def merged(self, other: "Catalog") -> "Catalog":
         both = dict(self.entries)
         for name, entry in other.entries.items():

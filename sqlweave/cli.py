@@ -346,6 +346,53 @@ def _chat_history(*, load: bool) -> None:
         pass
 
 
+DoorDbOption = typer.Option([], "--db", help="A database to serve: NAME=PATH_OR_URL (repeatable). Clients only "
+                            "ever see NAME.")
+ConfigOption = typer.Option(None, "--config", help="A TOML file of databases (a \\[databases.NAME] table with target = ...).")
+DemoOption = typer.Option(False, "--demo", help="Also serve the bundled demo shop, as 'shop'.")
+
+
+@app.command("mcp")
+def mcp_command(
+    db: list[str] = DoorDbOption,
+    config: Optional[Path] = ConfigOption,
+    demo: bool = DemoOption,
+    model: str = ModelOption,
+    pipeline: str = typer.Option("default", "--pipeline", "-p", help="Pipeline preset for the ask tool."),
+    transport: str = typer.Option("stdio", "--transport", help="stdio (for an assistant that starts sqlweave) or "
+                                  "http (streamable HTTP)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address for --transport http (loopback only)."),
+    port: int = typer.Option(8765, "--port", help="Port for --transport http."),
+    max_rows: int = typer.Option(200, "--max-rows", help="Most rows a tool returns."),
+    timeout: float = typer.Option(10.0, "--timeout", help="Seconds a query may run before it is stopped."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
+) -> None:
+    """Serve databases to an AI assistant over MCP: tools list_databases, describe_schema, ask and run_sql (read-only).
+
+    With stdio nothing but the protocol is written to stdout. Example client configuration:
+    {"command": "sqlweave", "args": ["mcp", "--db", "shop=/data/shop.sqlite"]}
+    """
+    from . import mcp as mcp_door
+    from .catalog import Catalog
+    from .errors import ConfigurationError
+
+    with _errors():
+        if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
+            raise ConfigurationError(f"the MCP HTTP transport has no authentication and will not bind to {host!r}",
+                                     hint="Keep --host 127.0.0.1 and put an authenticating proxy in front of it.")
+        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows)
+        from .llm.registry import get_llm
+
+        opts: dict[str, Any] = {}
+        if model.startswith("openai"):
+            opts.update({k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v})
+        llm = get_llm(model, cache=not no_cache, **opts)  # loads in the background once serving starts
+        mcp_door.run(catalog, llm, "http" if transport == "http" else transport,  # type: ignore[arg-type]
+                     host=host, port=port, pipeline_name=pipeline, max_rows=max_rows)
+
+
 @app.command()
 def models() -> None:
     """List the embedded models and whether their weights are installed and assembled."""
