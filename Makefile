@@ -1,5 +1,5 @@
 # The two commands of the README. Both set up everything they need on a fresh machine.
-.PHONY: demo test install unit
+.PHONY: demo test install unit serve
 
 install:
 	bash scripts/install.sh
@@ -13,3 +13,7 @@ test: install
 # Unit tests only (no embedded model): seconds.
 unit: install
 	.venv/bin/python -m pytest -m "not model"
+
+# The web page and HTTP API on the demo shop: http://127.0.0.1:8000/
+serve: install
+	.venv/bin/sqlweave serve --demo

@@ -352,6 +352,54 @@ ConfigOption = typer.Option(None, "--config", help="A TOML file of databases (a 
 DemoOption = typer.Option(False, "--demo", help="Also serve the bundled demo shop, as 'shop'.")
 
 
+@app.command()
+def serve(
+    db: list[str] = DoorDbOption,
+    config: Optional[Path] = ConfigOption,
+    demo: bool = DemoOption,
+    model: str = ModelOption,
+    pipeline: str = typer.Option("default", "--pipeline", "-p", help="Preset used when a request names none."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on. Anything but loopback needs an API key."),
+    port: int = typer.Option(8000, "--port", help="Port to listen on."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", envvar="SQLWEAVE_API_KEY", show_envvar=True,
+                                          help="Key every API call must send (Authorization: Bearer KEY)."),
+    queue_size: int = typer.Option(16, "--queue-size", help="Requests that may wait for the model; more get 503."),
+    model_concurrency: int = typer.Option(1, "--model-concurrency", help="Questions the model works on at once "
+                                          "(1 for the embedded model; more for a model server)."),
+    rate_limit: float = typer.Option(120.0, "--rate-limit", help="Requests per minute per client (0: off)."),
+    cors_origin: list[str] = typer.Option([], "--cors-origin", help="An origin allowed to call the API from a browser "
+                                          "(repeatable; default: none)."),
+    conversations: Optional[str] = typer.Option(None, "--conversations", help="Conversation store URL (SQLAlchemy; "
+                                                "default: SQLite in the cache directory; PostgreSQL for several "
+                                                "server processes)."),
+    timeout: float = typer.Option(10.0, "--timeout", help="Seconds a query may run before it is stopped."),
+    max_rows: int = typer.Option(1000, "--max-rows", help="Most rows a query returns."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible model server URL."),
+    llm_api_key: Optional[str] = typer.Option(None, "--llm-api-key", help="API key for the OpenAI-compatible server."),
+) -> None:
+    """Serve the HTTP API and the web page: ask, stream the stages, run SQL, conversations, feedback.
+
+    Open http://127.0.0.1:8000/ for the page and /docs for the API schema. Clients name only the databases
+    given here (--db NAME=PATH_OR_URL, --config, --demo), never a path or URL.
+    """
+    from .catalog import Catalog
+    from .server import ServerSettings, run
+
+    with _errors():
+        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows)
+        settings = ServerSettings(
+            catalog, llm=model, cache=not no_cache, preset=pipeline, api_key=api_key, host=host, port=port,
+            queue_size=queue_size, model_concurrency=model_concurrency, rate_limit_per_minute=rate_limit,
+            cors_origins=tuple(cors_origin), conversation_url=conversations)
+        settings.check_exposure()
+        _pipeline(pipeline, any_language=False)  # an unknown preset fails before the model loads
+        llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=llm_api_key, quiet=False)
+        err_console.print(display.label(f"sqlweave {__version__} serving ", ", ".join(catalog.names()),
+                                        f" on http://{host}:{port}/"), style="bold")
+        run(settings, llm=llm)
+
+
 @app.command("mcp")
 def mcp_command(
     db: list[str] = DoorDbOption,

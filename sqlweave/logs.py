@@ -37,7 +37,7 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
         }
         for key, value in vars(record).items():
-            if key not in _STANDARD and not key.startswith("_"):
+            if key not in _STANDARD and not key.startswith("_") and key != "color_message":  # uvicorn's ANSI copy
                 entry[key] = value
         if record.exc_info:
             # The exception's type and message only: a traceback spans lines and may quote user data.

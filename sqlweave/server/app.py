@@ -1,0 +1,801 @@
+"""The HTTP API: routes over one model, a catalog of named databases and a conversation store.
+
+Model work (``/api/ask``, ``/api/ask/stream``, ``/api/explain``) goes through the bounded
+:class:`~sqlweave.server.gate.ModelGate` and runs in a worker thread; database-only work runs in the
+thread pool without waiting for the model. Every error leaves as ``{"error": {"code", "message", "hint"}}``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime as dt
+import json
+import logging
+import math
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from typing import Any, AsyncIterator, Callable, TypeVar
+
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from .._version import __version__
+from ..catalog import Catalog
+from ..chart import NO_CHART, choose_chart
+from ..db.connection import Database, QueryResult
+from ..engine import Engine, add_example
+from ..errors import (
+    DatabaseError,
+    InvalidQuestionError,
+    MissingDependencyError,
+    SqlweaveError,
+)
+from ..llm.base import LLM, Message
+from ..logs import log_event
+from ..pipeline import Answer, Pipeline, PriorTurn, TraceEntry
+from ..presets import build_pipeline
+from ..text import well_formed
+from . import models as m
+from .errors import (
+    ConversationMismatchError,
+    HTTPProblem,
+    InvalidRequestError,
+    NotFoundError,
+    error_body,
+    error_dict,
+    install_handlers,
+)
+from .gate import ModelGate, Ticket
+from .security import (
+    AccessLogMiddleware,
+    APIKeyMiddleware,
+    BodyLimitMiddleware,
+    CatchAllMiddleware,
+    RateLimiter,
+    RateLimitMiddleware,
+    SecurityHeadersMiddleware,
+)
+from .settings import ServerSettings
+from .suggest import suggest_questions
+
+log = logging.getLogger("sqlweave.server")
+T = TypeVar("T")
+
+#: How often a waiting request checks whether its client is still there (seconds).
+_POLL_S = 0.25
+_MAX_PIPELINES = 32
+
+
+class _Cancelled(Exception):
+    """The client went away: stop the pipeline at the next stage boundary."""
+
+
+# --- JSON-safe values -----------------------------------------------------------------------------
+
+
+def json_value(v: Any) -> Any:
+    """A cell as JSON data: numbers stay numbers, text stays text (made well-formed), others become text."""
+    if v is None or isinstance(v, (bool, int)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, str):
+        return well_formed(v)
+    if isinstance(v, Decimal):
+        if not v.is_finite():
+            return None
+        return int(v) if v == v.to_integral_value() and abs(v) < 2**53 else float(v)
+    if isinstance(v, (dt.date, dt.datetime, dt.time)):
+        return v.isoformat()
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return f"<{len(bytes(v))} bytes>"
+    if isinstance(v, dict):
+        return {str(k): json_value(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [json_value(x) for x in v]
+    return well_formed(str(v))
+
+
+def rows_out(result: QueryResult | None) -> list[list[Any]]:
+    return [] if result is None else [[json_value(v) for v in row] for row in result.rows]
+
+
+def chart_out(result: QueryResult | None) -> dict[str, Any]:
+    try:
+        chart = choose_chart(result) if result is not None else NO_CHART
+    except Exception:  # noqa: BLE001 - a chart is a nicety; never fail an answer over it
+        chart = NO_CHART
+    return chart.as_dict()
+
+
+def stage_event(entry: TraceEntry) -> dict[str, Any]:
+    d = entry.as_dict()
+    return json_value({k: d[k] for k in ("stage", "seconds", "error", "sql", "notes", "prompt_tokens",
+                                          "completion_tokens")})
+
+
+def _stamp(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return dt.datetime.fromtimestamp(v, dt.timezone.utc).isoformat()
+    if isinstance(v, (dt.date, dt.datetime)):
+        return v.isoformat()
+    return str(v)
+
+
+# --- conversations --------------------------------------------------------------------------------------
+
+
+class Conversations:
+    """The server's view of :mod:`sqlweave.conversation`: create, continue, list, show, delete.
+
+    Model work stays out of it: the server reads a conversation's earlier turns before the question waits for
+    the model, and stores the new turn after the answer (a new conversation is created only then, so a refused
+    or abandoned question leaves no empty conversation behind).
+    """
+
+    def __init__(self, url: str | None, max_history: int = 4) -> None:
+        from ..conversation import ConversationStore
+
+        self.store = ConversationStore(url)
+        self.max_history = max_history
+
+    def get(self, conversation_id: str) -> Any:
+        return self.store.get(conversation_id)
+
+    def earlier(self, conversation_id: str) -> tuple[Any, ...]:
+        """The turns with SQL that the next question's prompt shows (oldest first)."""
+        if self.max_history <= 0:
+            self.store.get(conversation_id)
+            return ()
+        return tuple(self.store.turns(conversation_id, with_sql=True, last=self.max_history))
+
+    @staticmethod
+    def builds_on(earlier: tuple[Any, ...], answer: Answer, dialect: str) -> int | None:
+        """Which earlier turn the answer continues, as :func:`sqlweave.conversation.builds_on` judges it."""
+        from ..conversation import builds_on
+
+        if not earlier or not answer.ok:
+            return None
+        try:
+            return builds_on(answer.sql, earlier, dialect)
+        except Exception:  # noqa: BLE001 - a failed guess must not lose the turn
+            return None
+
+    def store_turn(self, conversation_id: str | None, database: str, question: str, answer: Answer,
+                   builds_on: int | None) -> tuple[str, int]:
+        """Append the turn (creating the conversation first when there is none); ``(id, turn number)``."""
+        if conversation_id is None:
+            conversation_id = str(self.store.create(database).id)
+        turn = self.store.append(conversation_id, question, replace(answer, builds_on=builds_on), builds_on)
+        return conversation_id, int(turn.number)
+
+    def summaries(self, database: str | None, limit: int = 50) -> list[dict[str, Any]]:
+        out = []
+        for rec in self.store.list(database=database, limit=limit):
+            out.append({"id": str(rec.id), "database": rec.database, "title": well_formed(rec.title or ""),
+                        "created_at": _stamp(rec.created_at), "updated_at": _stamp(rec.updated_at),
+                        "turn_count": int(rec.turn_count)})
+        return out
+
+    def show(self, conversation_id: str) -> dict[str, Any]:
+        rec = self.store.get(conversation_id)
+        turns = []
+        for t in rec.turns:
+            turns.append({"number": int(t.number), "question": well_formed(t.question),
+                          "sql": None if t.sql is None else well_formed(t.sql), "ok": bool(t.ok),
+                          "error_code": t.error_code, "builds_on": t.builds_on,
+                          "row_count": t.row_count, "created_at": _stamp(t.created_at)})
+        return {"id": str(rec.id), "database": rec.database, "title": well_formed(rec.title or ""), "turns": turns}
+
+    def delete(self, conversation_id: str) -> None:
+        self.store.delete(conversation_id)  # unknown -> ConversationNotFoundError (404)
+
+    def close(self) -> None:
+        close = getattr(self.store, "close", None)
+        if close is not None:
+            close()
+
+
+# --- the server's state ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _AskJob:
+    database: str
+    question: str
+    engine: Engine
+    pipeline: Pipeline
+    conversation_id: str | None
+    earlier: tuple[Any, ...]
+    received: float
+
+    @property
+    def history(self) -> tuple[PriorTurn, ...]:
+        return tuple(t.prior() for t in self.earlier)
+
+
+class ServerState:
+    """What the routes share: settings, model, gate, engines, pipelines, conversations, remembered answers."""
+
+    def __init__(self, settings: ServerSettings, llm: LLM | None = None,
+                 conversations: Conversations | None = None) -> None:
+        self.settings = settings
+        self.catalog: Catalog = settings.catalog
+        self.llm = llm if llm is not None else self._build_llm(settings)
+        self.gate = ModelGate(settings.model_concurrency, settings.queue_size)
+        self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=settings.model_concurrency + 1,
+                                                              thread_name_prefix="sqlweave-model")
+        self._conversations = conversations
+        self._conv_lock = threading.Lock()
+        self._pipelines: OrderedDict[str, Pipeline] = OrderedDict()
+        self._pipe_lock = threading.Lock()
+        self._answers: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._answers_lock = threading.Lock()
+        self._feedback_lock = threading.Lock()
+        self._suggestions: dict[str, list[str]] = {}
+        build_pipeline(settings.preset)  # an unknown default preset fails at start-up
+
+    @staticmethod
+    def _build_llm(settings: ServerSettings) -> LLM:
+        if isinstance(settings.llm, LLM):
+            return settings.llm
+        from ..llm.registry import get_llm
+
+        return get_llm(settings.llm, cache=settings.cache, **dict(settings.llm_options))
+
+    @property
+    def conversations(self) -> Conversations:
+        with self._conv_lock:
+            if self._conversations is None:
+                self._conversations = Conversations(self.settings.conversation_url, self.settings.history_turns)
+            return self._conversations
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        if self._conversations is not None:
+            self._conversations.close()
+
+    # --- databases and pipelines ---
+
+    def database(self, name: str) -> Database:
+        """The open database ``name``; an operator-side failure is not shown to the client (it is logged)."""
+        self.catalog.entry(name)  # unknown -> 404 before anything opens
+        try:
+            return self.catalog.database(name)
+        except (DatabaseError, MissingDependencyError) as err:
+            log_event(log, "database_unavailable", level=logging.ERROR, database=name, code=err.code,
+                      error=err.message)
+            raise HTTPProblem(f"database {name!r} is not available right now", status=503,
+                              code="database_unavailable",
+                              hint="The server's operator can see why in the server log.") from None
+
+    def pipeline(self, preset: str | None) -> Pipeline:
+        name = (preset or self.settings.preset).strip()
+        with self._pipe_lock:
+            pipe = self._pipelines.get(name)
+            if pipe is not None:
+                self._pipelines.move_to_end(name)
+                return pipe
+        pipe = build_pipeline(name)  # unknown -> ConfigurationError (400)
+        with self._pipe_lock:
+            self._pipelines[name] = pipe
+            while len(self._pipelines) > _MAX_PIPELINES:
+                self._pipelines.popitem(last=False)
+        return pipe
+
+    def check_question(self, question: str, pipeline: Pipeline) -> str:
+        """The question as the pipeline's own first check would take it; 422 before any model time if not."""
+        q = question.strip()
+        if not q:
+            raise InvalidQuestionError("the question is empty")
+        limit = self.settings.max_question_chars
+        if len(q) > limit:
+            raise InvalidQuestionError(f"the question is {len(q)} characters long; the limit is {limit}",
+                                       hint="Ask one focused question.")
+        from types import SimpleNamespace
+
+        for stage in pipeline.stages:
+            if stage.name == "check_question":
+                probe = SimpleNamespace(question=q)
+                stage(probe)  # type: ignore[arg-type]
+                q = probe.question
+                break
+        return q
+
+    def check_sql(self, sql: str) -> str:
+        if len(sql) > self.settings.max_sql_chars:
+            raise InvalidRequestError(f"the SQL is {len(sql)} characters long; the limit is "
+                                      f"{self.settings.max_sql_chars}")
+        if not sql.strip():
+            raise InvalidRequestError("the SQL is empty")
+        return sql
+
+    # --- remembered answers ---
+
+    def remember(self, answer_id: str, record: dict[str, Any]) -> None:
+        with self._answers_lock:
+            self._answers[answer_id] = record
+            while len(self._answers) > self.settings.answer_memory:
+                self._answers.popitem(last=False)
+
+    def recall(self, answer_id: str | None) -> dict[str, Any] | None:
+        if not answer_id:
+            return None
+        with self._answers_lock:
+            rec = self._answers.get(answer_id)
+            if rec is not None:
+                self._answers.move_to_end(answer_id)
+            return rec
+
+    # --- model work ---
+
+    async def wait_turn(self, ticket: Ticket, request: Request | None) -> None:
+        """Wait for the ticket's slot; leave the line if the client goes away or the wait is too long."""
+        waiter = asyncio.ensure_future(ticket.wait(self.settings.queue_timeout_s))
+        try:
+            while True:
+                done, _ = await asyncio.wait({waiter}, timeout=_POLL_S)
+                if done:
+                    waiter.result()
+                    return
+                if request is not None and await request.is_disconnected():
+                    raise _Cancelled()
+        finally:
+            if not waiter.done():
+                waiter.cancel()
+                try:
+                    await waiter
+                except BaseException:  # noqa: BLE001 - the wait's own end is not ours to report
+                    pass
+
+    async def run_model(self, ticket: Ticket, fn: Callable[[threading.Event], T],
+                        request: Request | None = None) -> T:
+        """Wait for ``ticket``'s slot, then run ``fn`` in the model's worker thread.
+
+        The slot is freed when the thread ends, even if this request is cancelled first (the thread is then
+        asked to stop at the next stage boundary); a ticket still waiting leaves the line at once.
+        """
+        cancel = threading.Event()
+        submitted = False
+        try:
+            await self.wait_turn(ticket, request)
+
+            def job() -> T:
+                if cancel.is_set():
+                    raise _Cancelled()
+                return fn(cancel)
+
+            cf = self.executor.submit(job)
+            submitted = True
+            cf.add_done_callback(lambda _f: ticket.release())
+            fut = asyncio.wrap_future(cf)
+            fut.add_done_callback(_consume)
+            while True:
+                done, _ = await asyncio.wait({fut}, timeout=_POLL_S)
+                if done:
+                    return fut.result()
+                if request is not None and await request.is_disconnected():
+                    raise _Cancelled()
+        except BaseException:
+            cancel.set()
+            raise
+        finally:
+            if not submitted:
+                ticket.release()
+
+    # --- asking ---
+
+    async def prepare_ask(self, body: m.AskIn, received: float) -> _AskJob:
+        pipe = self.pipeline(body.preset)
+        question = self.check_question(body.question, pipe)
+        db = await run_in_threadpool(self.database, body.database)
+        conversation_id = None if body.new_conversation else body.conversation_id
+        earlier: tuple[Any, ...] = ()
+        if conversation_id:
+            _check_id(conversation_id)
+            rec = await run_in_threadpool(self.conversations.get, conversation_id)
+            if rec.database != body.database:
+                raise ConversationMismatchError(
+                    f"conversation {conversation_id!r} is about database {rec.database!r}, not {body.database!r}")
+            earlier = await run_in_threadpool(self.conversations.earlier, conversation_id)
+        engine = Engine(db, self.llm, pipe)
+        return _AskJob(body.database, question, engine, pipe, conversation_id, earlier, received)
+
+    def answer_fn(self, job: _AskJob, on_stage: Callable[[TraceEntry], None] | None = None
+                  ) -> Callable[[threading.Event], Answer]:
+        def run(cancel: threading.Event) -> Answer:
+            def stage_done(entry: TraceEntry) -> None:
+                if on_stage is not None:
+                    on_stage(entry)
+                if cancel.is_set():
+                    raise _Cancelled()
+
+            return job.engine.run(job.question, history=job.history, on_stage=stage_done, pipeline=job.pipeline)
+
+        return run
+
+    async def finish_ask(self, job: _AskJob, answer: Answer, ticket: Ticket) -> dict[str, Any]:
+        """Store the turn in its conversation, remember the answer, and shape the response."""
+        conv = self.conversations
+
+        def store() -> tuple[int | None, str, int]:
+            continues = conv.builds_on(job.earlier, answer, job.engine.db.dialect)
+            return (continues, *conv.store_turn(job.conversation_id, job.database, job.question, answer, continues))
+
+        builds_on, conversation_id, turn = await run_in_threadpool(store)
+        answer_id = uuid.uuid4().hex
+        self.remember(answer_id, {"database": job.database, "question": job.question, "sql": answer.sql,
+                                  "ok": answer.ok, "conversation_id": conversation_id, "turn": turn})
+        r = answer.result
+        out = {
+            "answer_id": answer_id,
+            "question": well_formed(answer.question),
+            "sql": None if answer.sql is None else well_formed(answer.sql),
+            "columns": [] if r is None else [well_formed(str(c)) for c in r.columns],
+            "rows": rows_out(r),
+            "row_count": 0 if r is None else r.row_count,
+            "truncated": False if r is None else bool(r.truncated),
+            "confidence": answer.confidence,
+            "builds_on": builds_on,
+            "conversation_id": conversation_id,
+            "turn": turn,
+            "chart": chart_out(r) if answer.ok else NO_CHART.as_dict(),
+            "timings": {"total_s": round(time.perf_counter() - job.received, 4),
+                        "queue_wait_s": round(ticket.wait_s, 4), "model_calls": answer.model_calls},
+            "trace": json_value([e.as_dict() for e in answer.trace]),
+            "error": None if answer.error is None else error_dict(answer.error),
+        }
+        log_event(log, "ask", database=job.database, question=job.question, conversation_id=conversation_id,
+                  turn=turn, answer_id=answer_id, ok=answer.ok,
+                  error_code=None if answer.error is None else answer.error.code,
+                  model_calls=answer.model_calls, queue_wait_s=out["timings"]["queue_wait_s"],
+                  total_s=out["timings"]["total_s"])
+        return out
+
+
+def _gone() -> Response:
+    """The client went away while waiting: nobody reads this answer, but the access log shows it."""
+    return JSONResponse(error_body(HTTPProblem("the client went away", status=499, code="cancelled")),
+                        status_code=499)
+
+
+def _consume(fut: "asyncio.Future[Any]") -> None:
+    """Retrieve a finished worker's exception so an abandoned one is not reported as never retrieved."""
+    if not fut.cancelled():
+        fut.exception()
+
+
+def _sse(event: str, data: Any) -> dict[str, str]:
+    return {"event": event, "data": json.dumps(json_value(data), ensure_ascii=False, allow_nan=False)}
+
+
+# --- the app ----------------------------------------------------------------------------------------------
+
+
+_ERRORS = {s: {"model": m.ErrorBody} for s in (400, 401, 404, 409, 413, 422, 429, 500, 502, 503, 504)}
+
+
+def build_app(settings: ServerSettings, *, llm: LLM | None = None,
+              conversations: Conversations | None = None) -> FastAPI:
+    """The FastAPI app (``create_app`` in :mod:`sqlweave.server` checks the extra is installed first)."""
+    from contextlib import asynccontextmanager
+
+    state = ServerState(settings, llm=llm, conversations=conversations)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            state.close()
+
+    app = FastAPI(
+        title="sqlweave", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+        description="Ask a configured database a question in plain language; get safe SQL, its result and a trace.",
+    )
+    app.state.sqlweave = state
+    install_handlers(app)
+
+    # --- health and catalog ---
+
+    @app.get("/api/health", response_model=m.HealthOut, tags=["service"])
+    async def health() -> dict[str, Any]:
+        return {"status": "ok", "version": __version__, "model": state.llm.model_id, "queue": state.gate.stats()}
+
+    @app.get("/api/databases", response_model=m.DatabasesOut, tags=["databases"], responses=_ERRORS)
+    async def databases() -> dict[str, Any]:
+        def describe() -> list[dict[str, Any]]:
+            for name in state.catalog.names():
+                try:
+                    state.database(name)
+                except SqlweaveError:
+                    pass  # listed without a dialect; asking about it answers 503
+            return state.catalog.describe()
+
+        return {"databases": await run_in_threadpool(describe)}
+
+    @app.get("/api/databases/{name}/schema", response_model=m.SchemaOut, tags=["databases"], responses=_ERRORS)
+    async def schema(name: str) -> dict[str, Any]:
+        def read() -> dict[str, Any]:
+            db = state.database(name)
+            s = db.schema()
+            return {
+                "name": name, "dialect": db.dialect,
+                "tables": [{"name": t.name, "description": t.description, "row_count": t.row_count,
+                            "columns": [{"name": c.name, "type": c.type, "primary_key": c.primary_key,
+                                         "description": c.description} for c in t.columns]} for t in s.tables],
+                "foreign_keys": [{"table": fk.table, "column": fk.column, "ref_table": fk.ref_table,
+                                  "ref_column": fk.ref_column} for fk in s.foreign_keys],
+            }
+
+        return json_value(await run_in_threadpool(read))
+
+    @app.get("/api/databases/{name}/suggestions", response_model=m.SuggestionsOut, tags=["databases"],
+             responses=_ERRORS)
+    async def suggestions(name: str) -> dict[str, Any]:
+        def build() -> list[str]:
+            db = state.database(name)
+            if name not in state._suggestions:
+                state._suggestions[name] = suggest_questions(db)
+            return state._suggestions[name]
+
+        return {"questions": [well_formed(q) for q in await run_in_threadpool(build)]}
+
+    # --- asking ---
+
+    @app.post("/api/ask", response_model=m.AnswerOut, tags=["questions"], responses=_ERRORS)
+    async def ask(body: m.AskIn, request: Request) -> dict[str, Any]:
+        received = time.perf_counter()
+        job = await state.prepare_ask(body, received)
+        ticket = state.gate.enter()
+        try:
+            answer = await state.run_model(ticket, state.answer_fn(job), request)
+        except _Cancelled:
+            return _gone()
+        return await state.finish_ask(job, answer, ticket)
+
+    @app.post("/api/ask/stream", tags=["questions"], responses={
+        200: {"description": "Server-sent events: queued, stage (one per stage, in order), then answer or error.",
+              "content": {"text/event-stream": {}}}, **_ERRORS})
+    async def ask_stream(body: m.AskIn) -> Response:
+        from sse_starlette.sse import EventSourceResponse
+
+        received = time.perf_counter()
+        job = await state.prepare_ask(body, received)
+        state.gate.check_room()  # a full queue answers 503 before the stream starts
+
+        async def events() -> AsyncIterator[dict[str, str]]:
+            loop = asyncio.get_running_loop()
+            stages: asyncio.Queue[TraceEntry | None] = asyncio.Queue()
+
+            def on_stage(entry: TraceEntry) -> None:
+                loop.call_soon_threadsafe(stages.put_nowait, entry)
+
+            # The place in line is taken here, inside the stream, so that whatever ends the stream (a client
+            # gone before the first byte included) runs the ``finally`` that gives it back.
+            ticket: Ticket | None = None
+            task: asyncio.Future[Answer] | None = None
+            try:
+                ticket = state.gate.enter()  # filled up since the check: an ``error`` event with code busy
+                yield _sse("queued", {"position": ticket.position})
+                task = asyncio.ensure_future(state.run_model(ticket, state.answer_fn(job, on_stage)))
+                task.add_done_callback(lambda _t: loop.call_soon(stages.put_nowait, None))
+                while True:
+                    entry = await stages.get()
+                    if entry is None:
+                        break
+                    yield _sse("stage", stage_event(entry))
+                answer = task.result()
+                while not stages.empty():  # stages that were queued after the sentinel (none expected)
+                    late = stages.get_nowait()
+                    if late is not None:
+                        yield _sse("stage", stage_event(late))
+                yield _sse("answer", await state.finish_ask(job, answer, ticket))
+            except SqlweaveError as err:
+                yield _sse("error", error_dict(err))
+            except (asyncio.CancelledError, _Cancelled):
+                raise
+            except Exception as err:  # noqa: BLE001 - the stream has started: report, never a traceback
+                log_event(log, "internal_error", level=logging.ERROR, path="/api/ask/stream",
+                          exception=type(err).__name__)
+                yield _sse("error", {"code": "internal", "message": "the server failed to answer this question",
+                                     "hint": "Try again; if it keeps failing, the server log has the details."})
+            finally:
+                if task is None:
+                    if ticket is not None:
+                        ticket.release()
+                elif not task.done():
+                    task.cancel()  # the client went away: leave the line, or stop at the next stage
+
+        return EventSourceResponse(events(), ping=15, headers={"Cache-Control": "no-store",
+                                                                "X-Accel-Buffering": "no"})
+
+    @app.post("/api/explain", response_model=m.ExplainOut, tags=["questions"], responses=_ERRORS)
+    async def explain(body: m.ExplainIn, request: Request) -> dict[str, Any]:
+        from ..db.render import render_schema
+        from ..prompts import render
+        from ..sql.classify import ensure_read_only
+
+        sql = state.check_sql(body.sql)
+        question = (body.question or "").strip()
+        if len(question) > state.settings.max_question_chars:
+            raise InvalidQuestionError(f"the question is {len(question)} characters long; the limit is "
+                                       f"{state.settings.max_question_chars}")
+
+        def prompt() -> list[Message]:
+            db = state.database(body.database)
+            ensure_read_only(sql, db.dialect)
+            system, user = render("explain", schema=render_schema(db.schema()).text,
+                                  question=question or "(none given: say only what the query computes)", sql=sql)
+            return [Message("system", system), Message("user", user)]
+
+        messages = await run_in_threadpool(prompt)
+        ticket = state.gate.enter()
+        try:
+            text = await state.run_model(ticket, lambda _c: state.llm.complete(
+                messages, temperature=0.0, max_tokens=200).text.strip(), request)
+        except _Cancelled:
+            return _gone()
+        return {"explanation": well_formed(text)}
+
+    # --- your own SQL ---
+
+    def run_sql(name: str, sql: str) -> QueryResult:
+        return state.database(name).execute(state.check_sql(sql))
+
+    @app.post("/api/sql", response_model=m.SqlOut, tags=["sql"], responses=_ERRORS)
+    async def sql(body: m.SqlIn) -> dict[str, Any]:
+        result = await run_in_threadpool(run_sql, body.database, body.sql)
+        return {"columns": [well_formed(str(c)) for c in result.columns], "rows": rows_out(result),
+                "row_count": result.row_count, "truncated": result.truncated,
+                "elapsed_s": round(result.elapsed_s, 4), "chart": chart_out(result)}
+
+    @app.post("/api/sql/csv", tags=["sql"], response_class=Response, responses={
+        200: {"description": "The result as CSV (formula-like cells neutralised unless raw).",
+              "content": {"text/csv": {}}}, **_ERRORS})
+    async def sql_csv(body: m.CsvIn) -> Response:
+        from ..export import to_csv
+
+        result = await run_in_threadpool(run_sql, body.database, body.sql)
+        text = to_csv(result.columns, result.rows, raw=body.raw)
+        return Response(text.encode("utf-8"), media_type="text/csv; charset=utf-8", headers={
+            "Content-Disposition": f'attachment; filename="{_filename(body.database)}.csv"',
+            "X-Truncated": "true" if result.truncated else "false"})
+
+    # --- feedback ---
+
+    @app.post("/api/feedback", response_model=m.FeedbackOut, tags=["questions"], responses=_ERRORS)
+    async def feedback(body: m.FeedbackIn) -> dict[str, Any]:
+        question = body.question.strip()
+        if not question or len(question) > state.settings.max_question_chars:
+            raise InvalidQuestionError("the question is empty or too long")
+        state.check_sql(body.sql)
+        if body.corrected_sql is not None:
+            state.check_sql(body.corrected_sql)
+        add = body.sql if body.verdict == "right" else (body.corrected_sql or None)
+        remembered = state.recall(body.answer_id)
+        entry: dict[str, Any] = {
+            "time": dt.datetime.now(dt.timezone.utc).isoformat(), "answer_id": body.answer_id,
+            "known_answer": remembered is not None, "database": body.database, "question": question,
+            "sql": body.sql, "verdict": body.verdict, "corrected_sql": body.corrected_sql,
+            "answered_sql": None if remembered is None else remembered.get("sql"),
+        }
+
+        def record() -> dict[str, Any] | None:
+            db = state.database(body.database)
+            example = None
+            try:
+                if add is not None:
+                    with state._feedback_lock:
+                        ex = add_example(db, question, add)
+                    example = {"question": ex.question, "sql": ex.sql, "db_id": ex.db_id}
+            except SqlweaveError as err:
+                entry.update(added=False, error_code=err.code)
+                _log_feedback(state, entry)
+                raise
+            entry.update(added=example is not None, error_code=None)
+            _log_feedback(state, entry)
+            return example
+
+        example = await run_in_threadpool(record)
+        log_event(log, "feedback", database=body.database, verdict=body.verdict, added=example is not None,
+                  answer_id=body.answer_id)
+        return {"added": example is not None, "example": json_value(example)}
+
+    # --- conversations ---
+
+    @app.get("/api/conversations", response_model=m.ConversationsOut, tags=["conversations"], responses=_ERRORS)
+    async def conversations(database: str | None = Query(None, max_length=64),
+                            limit: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
+        if database:
+            state.catalog.entry(database)
+        items = await run_in_threadpool(state.conversations.summaries, database or None, limit)
+        return {"conversations": items}
+
+    @app.get("/api/conversations/{conversation_id}", response_model=m.ConversationOut, tags=["conversations"],
+             responses=_ERRORS)
+    async def conversation(conversation_id: str) -> dict[str, Any]:
+        _check_id(conversation_id)
+        return await run_in_threadpool(state.conversations.show, conversation_id)
+
+    @app.delete("/api/conversations/{conversation_id}", status_code=204, response_class=Response,
+                tags=["conversations"], responses=_ERRORS)
+    async def delete_conversation(conversation_id: str) -> Response:
+        _check_id(conversation_id)
+        await run_in_threadpool(state.conversations.delete, conversation_id)
+        return Response(status_code=204)
+
+    # --- the page ---
+
+    static = settings.resolved_static_dir()
+    page_missing = NotFoundError("the web page is not installed",
+                                 hint="Use the HTTP API (GET /openapi.json), or reinstall sqlweave.")
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> Response:
+        page = static / "index.html"
+        if not page.is_file():
+            return JSONResponse(error_body(page_missing), status_code=404)
+        return FileResponse(page, media_type="text/html; charset=utf-8", headers={"Cache-Control": "no-cache"})
+
+    if static.is_dir():
+        from fastapi.staticfiles import StaticFiles
+
+        app.mount("/static", StaticFiles(directory=static), name="static")
+    else:
+        @app.get("/static/{path:path}", include_in_schema=False)
+        async def no_static(path: str) -> Response:
+            return JSONResponse(error_body(page_missing), status_code=404)
+
+    # --- guards, innermost first ---
+
+    app.add_middleware(CatchAllMiddleware)
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
+    app.add_middleware(APIKeyMiddleware, api_key=settings.api_key)
+    limiter = (RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_burst)
+               if settings.rate_limit_per_minute > 0 else None)
+    app.add_middleware(RateLimitMiddleware, limiter=limiter)  # before the key check: guessing keys is limited too
+    if settings.cors_origins:
+        from fastapi.middleware.cors import CORSMiddleware
+
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_credentials=False,
+                           allow_methods=["GET", "POST", "DELETE"],
+                           allow_headers=["Authorization", "X-API-Key", "Content-Type"],
+                           expose_headers=["Retry-After", "X-Request-Id"])
+    hosts = settings.resolved_allowed_hosts()
+    if "*" not in hosts:
+        from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=[h.strip("[]") for h in hosts] + list(hosts))
+    app.add_middleware(AccessLogMiddleware)
+    app.add_middleware(SecurityHeadersMiddleware)
+    return app
+
+
+def _check_id(conversation_id: str) -> None:
+    if not conversation_id or len(conversation_id) > 64:
+        raise InvalidRequestError("not a conversation id")
+
+
+def _filename(database: str) -> str:
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in database)[:40] or "result"
+    return f"sqlweave-{safe}"
+
+
+def _log_feedback(state: ServerState, entry: dict[str, Any]) -> None:
+    from ..retrieval.pool import append_jsonl
+
+    path = state.settings.resolved_feedback_log()
+    with state._feedback_lock:
+        append_jsonl(path, [json_value(entry)])
+
+
+__all__ = ["Conversations", "ServerState", "build_app", "json_value"]

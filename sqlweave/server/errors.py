@@ -1,0 +1,185 @@
+"""Typed sqlweave errors -> HTTP status and a JSON body ``{"error": {"code", "message", "hint"}}``.
+
+Never a traceback: an unexpected exception becomes 500 with code ``internal`` and no details (the log
+has them, one JSON line).
+
+>>> from sqlweave.errors import RefusedStatementError, QueryTimeoutError
+>>> status_for(RefusedStatementError("DROP is not a read"))
+400
+>>> status_for(QueryTimeoutError("too slow"))
+504
+>>> error_body(RefusedStatementError("DROP is not a read"))["error"]["code"]
+'refused_statement'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..catalog import UnknownDatabaseError
+from ..errors import (
+    ConfigurationError,
+    DatabaseError,
+    DatabaseNotFoundError,
+    ExecutionError,
+    InvalidQuestionError,
+    LLMError,
+    LLMTimeoutError,
+    MissingDependencyError,
+    ModelUnavailableError,
+    QueryTimeoutError,
+    RefusedStatementError,
+    SchemaError,
+    SQLParseError,
+    SqlweaveError,
+)
+from ..text import well_formed
+from .gate import ServerBusyError
+
+
+class HTTPProblem(SqlweaveError):
+    """A request-level problem the server itself finds (authentication, limits, malformed bodies, ...)."""
+
+    code = "bad_request"
+    status = 400
+
+    def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
+                 headers: dict[str, str] | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        if status is not None:
+            self.status = status
+        if code is not None:
+            self.code = code
+        self.headers = headers or {}
+
+
+class UnauthorizedError(HTTPProblem):
+    code = "unauthorized"
+    status = 401
+    default_hint = "Send the server's API key as 'Authorization: Bearer KEY' or 'X-API-Key: KEY'."
+
+
+class RateLimitedError(HTTPProblem):
+    code = "rate_limited"
+    status = 429
+    retryable = True
+    default_hint = "Slow down: retry after the number of seconds in Retry-After."
+
+
+class RequestTooLargeError(HTTPProblem):
+    code = "request_too_large"
+    status = 413
+    default_hint = "Send a shorter question or SQL text."
+
+
+class InvalidRequestError(HTTPProblem):
+    code = "invalid_request"
+    status = 422
+    default_hint = "Check the request body against the API schema (GET /openapi.json)."
+
+
+class NotFoundError(HTTPProblem):
+    code = "not_found"
+    status = 404
+
+
+class ConversationMismatchError(HTTPProblem):
+    code = "conversation_mismatch"
+    status = 409
+    default_hint = "Start a new conversation for another database (new_conversation: true)."
+
+
+def _conversation_not_found() -> type[SqlweaveError] | None:
+    from .. import errors
+
+    return getattr(errors, "ConversationNotFoundError", None)
+
+
+#: Typed errors and their status, most specific first (the first ``isinstance`` match wins).
+_STATUS: tuple[tuple[type[SqlweaveError], int], ...] = (
+    (ServerBusyError, 503),
+    (InvalidQuestionError, 422),
+    (UnknownDatabaseError, 404),
+    (DatabaseNotFoundError, 404),
+    (RefusedStatementError, 400),
+    (QueryTimeoutError, 504),
+    (SchemaError, 400),
+    (ExecutionError, 400),
+    (SQLParseError, 400),
+    (DatabaseError, 400),
+    (ConfigurationError, 400),
+    (LLMTimeoutError, 504),
+    (ModelUnavailableError, 503),
+    (LLMError, 502),
+    (MissingDependencyError, 501),
+)
+
+
+def status_for(err: SqlweaveError) -> int:
+    """The HTTP status of a typed error (500 for one the server does not know)."""
+    if isinstance(err, HTTPProblem):
+        return err.status
+    missing = _conversation_not_found()
+    if missing is not None and isinstance(err, missing):
+        return 404
+    if err.code == "conversation_not_found":
+        return 404
+    if err.code == "conversation_store":  # the store's database is down or locked: worth retrying
+        return 503
+    for cls, status in _STATUS:
+        if isinstance(err, cls):
+            return status
+    return 500
+
+
+def error_dict(err: SqlweaveError) -> dict[str, str]:
+    """``{"code", "message", "hint"}``: what a client may see of an error."""
+    return {"code": err.code, "message": well_formed(err.message), "hint": well_formed(err.hint or "")}
+
+
+def error_body(err: SqlweaveError) -> dict[str, Any]:
+    return {"error": error_dict(err)}
+
+
+def headers_for(err: SqlweaveError) -> dict[str, str]:
+    """Extra response headers: ``Retry-After`` for busy and rate-limited answers."""
+    headers = dict(getattr(err, "headers", {}) or {})
+    retry = getattr(err, "retry_after", None)
+    if retry is not None:
+        headers.setdefault("Retry-After", str(int(retry)))
+    return headers
+
+
+INTERNAL = {"error": {"code": "internal", "message": "the server failed to answer this request",
+                      "hint": "Try again; if it keeps failing, the server log has the details."}}
+
+
+def install_handlers(app: Any) -> None:
+    """Register the JSON error handlers on a FastAPI app."""
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    async def sqlweave_error(_request: Any, err: SqlweaveError) -> JSONResponse:
+        return JSONResponse(error_body(err), status_code=status_for(err), headers=headers_for(err))
+
+    async def validation_error(_request: Any, err: RequestValidationError) -> JSONResponse:
+        problems = []
+        for e in err.errors()[:5]:
+            where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {e.get('msg', 'invalid')}")
+        body = error_body(InvalidRequestError("the request is not valid: " + "; ".join(problems)))
+        return JSONResponse(body, status_code=422)
+
+    async def http_error(_request: Any, err: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed", 401: "unauthorized", 413: "request_too_large",
+                400: "bad_request"}.get(err.status_code, "http_error")
+        message = {404: "no such resource", 405: "this method is not allowed here"}.get(
+            err.status_code, str(err.detail) if isinstance(err.detail, str) else "request failed")
+        hint = RequestTooLargeError.default_hint if err.status_code == 413 else ""
+        return JSONResponse({"error": {"code": code, "message": message, "hint": hint}},
+                            status_code=err.status_code, headers=getattr(err, "headers", None))
+
+    app.add_exception_handler(SqlweaveError, sqlweave_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)

@@ -1,0 +1,234 @@
+"""Request and response bodies of the HTTP API (pydantic; requests refuse unknown fields).
+
+Values are JSON data (rows as arrays of cells), never text pasted into prose or HTML: the page
+puts them into the document as text nodes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def _database() -> Any:
+    """A database name as the catalog spells them (checked against the catalog by the routes)."""
+    return Field(..., min_length=1, max_length=64, description="A configured database name (GET /api/databases).")
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- requests -----------------------------------------------------------------------------------
+
+
+class AskIn(_Request):
+    database: str = _database()
+    question: str = Field(..., max_length=100_000, description="One question in plain English.")
+    preset: str | None = Field(None, min_length=1, max_length=200,
+                               description="A pipeline preset (sqlweave.presets), e.g. 'default' or 'repair+vote'.")
+    conversation_id: str | None = Field(None, min_length=1, max_length=64,
+                                        description="Continue this conversation (its earlier turns reach the model).")
+    new_conversation: bool = Field(False, description="Start a new conversation even if conversation_id is given.")
+
+
+class SqlIn(_Request):
+    database: str = _database()
+    sql: str = Field(..., min_length=1, max_length=100_000)
+
+
+class CsvIn(SqlIn):
+    raw: bool = Field(False, description="Keep formula-like cells as stored (for programs, not spreadsheets).")
+
+
+class ExplainIn(_Request):
+    database: str = _database()
+    sql: str = Field(..., min_length=1, max_length=100_000)
+    question: str | None = Field(None, max_length=100_000)
+
+
+class FeedbackIn(_Request):
+    answer_id: str | None = Field(None, max_length=64)
+    database: str = _database()
+    question: str = Field(..., min_length=1, max_length=100_000)
+    sql: str = Field(..., min_length=1, max_length=100_000)
+    verdict: Literal["right", "wrong"]
+    corrected_sql: str | None = Field(None, max_length=100_000)
+
+
+# --- pieces ---------------------------------------------------------------------------------------
+
+
+class ErrorOut(_Response):
+    code: str
+    message: str
+    hint: str = ""
+
+
+class ErrorBody(_Response):
+    error: ErrorOut
+
+
+class ChartOut(_Response):
+    kind: Literal["number", "line", "bar", "none"] = "none"
+    x: str | None = None
+    y: str | None = None
+
+
+class QueueOut(_Response):
+    waiting: int
+    running: int
+    capacity: int
+
+
+class TimingsOut(_Response):
+    total_s: float
+    queue_wait_s: float
+    model_calls: int
+
+
+# --- responses ------------------------------------------------------------------------------------
+
+
+class HealthOut(_Response):
+    status: Literal["ok"] = "ok"
+    version: str
+    model: str
+    queue: QueueOut
+
+
+class DatabaseOut(_Response):
+    name: str
+    description: str = ""
+    dialect: str | None = None
+
+
+class DatabasesOut(_Response):
+    databases: list[DatabaseOut]
+
+
+class ColumnOut(_Response):
+    name: str
+    type: str
+    primary_key: bool
+    description: str = ""
+
+
+class TableOut(_Response):
+    name: str
+    description: str = ""
+    row_count: int | None = None
+    columns: list[ColumnOut]
+
+
+class ForeignKeyOut(_Response):
+    table: str
+    column: str
+    ref_table: str
+    ref_column: str
+
+
+class SchemaOut(_Response):
+    name: str
+    dialect: str
+    tables: list[TableOut]
+    foreign_keys: list[ForeignKeyOut]
+
+
+class SuggestionsOut(_Response):
+    questions: list[str]
+
+
+class AnswerOut(_Response):
+    answer_id: str
+    question: str
+    sql: str | None
+    columns: list[str]
+    rows: list[list[Any]]
+    row_count: int
+    truncated: bool
+    confidence: float | None
+    builds_on: int | None
+    conversation_id: str | None
+    turn: int | None
+    chart: ChartOut
+    timings: TimingsOut
+    trace: list[dict[str, Any]]
+    error: ErrorOut | None
+
+
+class SqlOut(_Response):
+    columns: list[str]
+    rows: list[list[Any]]
+    row_count: int
+    truncated: bool
+    elapsed_s: float
+    chart: ChartOut
+
+
+class ExplainOut(_Response):
+    explanation: str
+
+
+class ExampleOut(_Response):
+    question: str
+    sql: str
+    db_id: str
+
+
+class FeedbackOut(_Response):
+    added: bool
+    example: ExampleOut | None
+
+
+class ConversationSummaryOut(_Response):
+    id: str
+    database: str
+    title: str
+    created_at: str
+    updated_at: str
+    turn_count: int
+
+
+class ConversationsOut(_Response):
+    conversations: list[ConversationSummaryOut]
+
+
+class TurnOut(_Response):
+    number: int
+    question: str
+    sql: str | None
+    ok: bool
+    error_code: str | None
+    builds_on: int | None
+    row_count: int | None
+    created_at: str
+
+
+class ConversationOut(_Response):
+    id: str
+    database: str
+    title: str
+    turns: list[TurnOut]
+
+
+# --- stream events (documented for clients; sent as SSE data) ---------------------------------------
+
+
+class QueuedEvent(_Response):
+    position: int = Field(..., description="Place in the line for the model (0: starts at once).")
+
+
+class StageEvent(_Response):
+    stage: str
+    seconds: float
+    error: str | None
+    sql: str | None
+    notes: dict[str, Any]
+    prompt_tokens: int
+    completion_tokens: int

@@ -1,0 +1,165 @@
+"""What an operator decides about a running server, in one frozen object.
+
+Safe by default: loopback only, the API key read from ``SQLWEAVE_API_KEY`` when none is given,
+small request bodies, a bounded model queue, a per-client rate limit and no cross-origin access.
+
+>>> from sqlweave.catalog import Catalog
+>>> s = ServerSettings(Catalog.demo(), llm="fake", api_key="")
+>>> s.host, s.port, s.queue_capacity
+('127.0.0.1', 8000, 17)
+>>> s.is_loopback
+True
+>>> ServerSettings(Catalog.demo(), api_key="", host="0.0.0.0").check_exposure()
+Traceback (most recent call last):
+...
+sqlweave.errors.ConfigurationError: refusing to listen on 0.0.0.0 without an API key (...)
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ..errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..catalog import Catalog
+    from ..llm.base import LLM
+
+#: The environment variable an operator can put the API key in (instead of the command line).
+API_KEY_ENV = "SQLWEAVE_API_KEY"
+
+
+def _env_api_key() -> str | None:
+    return os.environ.get(API_KEY_ENV) or None
+
+
+def default_static_dir() -> Path:
+    """The page shipped inside the package: ``sqlweave/web/``."""
+    return Path(__file__).resolve().parent.parent / "web"
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """Everything ``sqlweave serve`` can be told. Build one and pass it to ``create_app`` or ``run``.
+
+    Attributes:
+        catalog: the databases clients may name (clients never give a path or URL).
+        llm: a backend or a spec (``local``, ``local:0.5b``, ``openai:MODEL``, ``fake``).
+        llm_options: keywords for the backend (``base_url``, ``api_key`` of an OpenAI-compatible server, ...).
+        cache: keep model answers in the on-disk response cache.
+        preset: the pipeline used when a request names none.
+        api_key: when set, every ``/api/`` call but ``/api/health`` needs ``Authorization: Bearer KEY``
+            or ``X-API-Key: KEY``. ``None`` (the default) reads ``$SQLWEAVE_API_KEY``; ``""`` means no key
+            even when that variable is set.
+        host, port: where to listen. A host other than loopback needs an API key.
+        model_concurrency: questions the model works on at once in this process (1 for the embedded model).
+        queue_size: requests that may wait for the model; more get 503 ``busy`` with ``Retry-After``.
+        queue_timeout_s: how long a request may wait for the model before it gets 503 ``busy``.
+        rate_limit_per_minute, rate_limit_burst: each client address's token bucket (proxy headers are not
+            trusted: behind a reverse proxy, limit there or raise this); 0 turns the limit off.
+        max_request_bytes: larger request bodies get 413.
+        max_question_chars: longer questions get 422.
+        max_sql_chars: longer SQL texts (``/api/sql``, ``/api/explain``, feedback) get 422.
+        cors_origins: origins allowed to call the API from a browser (none: same origin only).
+        allowed_hosts: ``Host`` header values accepted (``None``: the loopback names when listening on
+            loopback, which stops DNS-rebinding pages from reaching a key-less local server; else any).
+        conversation_url: SQLAlchemy URL of the conversation store (``None``: SQLite in the cache directory;
+            PostgreSQL lets several server processes share conversations).
+        static_dir: the web page's folder (``None``: the one in the package).
+        answer_memory: answers remembered by id for feedback (least recently used forgotten first).
+        history_turns: earlier turns of a conversation shown to the model.
+        feedback_log: JSON-lines file of feedback (``None``: ``<cache dir>/server/feedback.jsonl``).
+        json_logs: ``run`` logs one JSON object per line.
+    """
+
+    catalog: "Catalog"
+    llm: "LLM | str" = "local"
+    llm_options: Mapping[str, Any] = field(default_factory=dict)
+    cache: bool = True
+    preset: str = "default"
+    api_key: str | None = field(default=None, repr=False)
+    host: str = "127.0.0.1"
+    port: int = 8000
+    model_concurrency: int = 1
+    queue_size: int = 16
+    queue_timeout_s: float = 300.0
+    rate_limit_per_minute: float = 120.0
+    rate_limit_burst: int = 30
+    max_request_bytes: int = 64 * 1024
+    max_question_chars: int = 2000
+    max_sql_chars: int = 20_000
+    cors_origins: tuple[str, ...] = ()
+    allowed_hosts: tuple[str, ...] | None = None
+    conversation_url: str | None = None
+    static_dir: Path | None = None
+    answer_memory: int = 1000
+    history_turns: int = 4
+    feedback_log: Path | None = None
+    json_logs: bool = True
+
+    def __post_init__(self) -> None:
+        key = _env_api_key() if self.api_key is None else self.api_key
+        object.__setattr__(self, "api_key", key.strip() or None if key is not None else None)
+        if self.api_key is not None and len(self.api_key) < 8:
+            raise ConfigurationError("the API key is too short", hint="Use at least 16 random characters, e.g. "
+                                     "python -c 'import secrets; print(secrets.token_urlsafe(24))'.")
+        if not 0 < self.port < 65536:
+            raise ConfigurationError(f"port {self.port} is out of range", hint="Use a port between 1 and 65535.")
+        if self.model_concurrency < 1:
+            raise ConfigurationError("model_concurrency must be at least 1")
+        if self.queue_size < 0 or self.queue_timeout_s <= 0:
+            raise ConfigurationError("queue_size must be 0 or more and queue_timeout_s positive")
+        if self.rate_limit_per_minute < 0 or (self.rate_limit_per_minute > 0 and self.rate_limit_burst < 1):
+            raise ConfigurationError("the rate limit must be 0 (off) or positive, with a burst of at least 1")
+        if self.max_request_bytes < 1024 or self.max_question_chars < 1 or self.max_sql_chars < 1:
+            raise ConfigurationError("request limits must be positive (max_request_bytes at least 1024)")
+        if self.answer_memory < 1 or self.history_turns < 0:
+            raise ConfigurationError("answer_memory must be positive and history_turns 0 or more")
+        object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
+        if "*" in self.cors_origins and self.api_key is None:
+            raise ConfigurationError("cross-origin access from any origin needs an API key",
+                                     hint="Name the origins that may call the API, or set an API key.")
+
+    @property
+    def queue_capacity(self) -> int:
+        """Requests the model gate holds at once: running plus waiting."""
+        return self.model_concurrency + self.queue_size
+
+    @property
+    def is_loopback(self) -> bool:
+        host = self.host.strip("[]")
+        if host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+
+    def check_exposure(self) -> None:
+        """Refuse to listen beyond this machine without an API key (typed :class:`ConfigurationError`)."""
+        if not self.is_loopback and self.api_key is None:
+            raise ConfigurationError(
+                f"refusing to listen on {self.host} without an API key",
+                hint=f"Set one with --api-key or the {API_KEY_ENV} environment variable, or listen on 127.0.0.1.",
+            )
+
+    def resolved_allowed_hosts(self) -> tuple[str, ...]:
+        if self.allowed_hosts is not None:
+            return tuple(self.allowed_hosts)
+        if self.is_loopback:
+            return ("127.0.0.1", "localhost", "::1", "[::1]")
+        return ("*",)
+
+    def resolved_static_dir(self) -> Path:
+        return Path(self.static_dir) if self.static_dir is not None else default_static_dir()
+
+    def resolved_feedback_log(self) -> Path:
+        if self.feedback_log is not None:
+            return Path(self.feedback_log)
+        from ..config import cache_dir
+
+        return cache_dir() / "server" / "feedback.jsonl"

@@ -1,0 +1,762 @@
+"""The HTTP API end to end with a fake model: every route, every error status, the guards and the queue."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import io
+import json
+import logging
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("sse_starlette")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from sqlweave.catalog import Catalog, DatabaseEntry  # noqa: E402
+from sqlweave.db.demo import demo_database_path  # noqa: E402
+from sqlweave.errors import ConfigurationError, MissingDependencyError  # noqa: E402
+from sqlweave.llm.base import GenerationOptions, Message  # noqa: E402
+from sqlweave.llm.fake import FakeLLM  # noqa: E402
+from sqlweave.presets import build_pipeline  # noqa: E402
+from sqlweave.server import ServerSettings, create_app, run  # noqa: E402
+from sqlweave.server.gate import ModelGate, ServerBusyError  # noqa: E402
+
+KEY = "test-key-0123456789"
+
+ANSWERS = {
+    "How many customers are there?": "SELECT COUNT(*) FROM customers",
+    "Which customers are from Canada?": "SELECT first_name FROM customers WHERE country = 'Canada'",
+    "How many of them are there?": "SELECT COUNT(*) FROM customers WHERE country = 'Canada'",
+    "How many orders per status?": "SELECT status, COUNT(*) FROM orders GROUP BY status",
+    "Which column is missing?": "SELECT no_such_column FROM customers",
+}
+EXPLANATION = "It counts the rows of the customers table, which answers the question."
+
+
+def question_of(messages: tuple[Message, ...]) -> str:
+    return messages[-1].content.rsplit("Question:", 1)[-1].strip()
+
+
+def responder(messages: tuple[Message, ...], options: GenerationOptions) -> str:
+    if messages[0].content.startswith("You review SQL"):
+        return EXPLANATION
+    q = question_of(messages)
+    return f"```sql\n{ANSWERS.get(q, 'SELECT COUNT(*) FROM products')}\n```"
+
+
+def catalog_with(tmp_path: Path, **extra: DatabaseEntry) -> Catalog:
+    shop = tmp_path / "shop.sqlite"
+    if not shop.exists():
+        shutil.copy(demo_database_path(), shop)
+    entries = {"shop": DatabaseEntry("shop", str(shop), description="The demo shop.")}
+    entries.update(extra)
+    return Catalog(entries)
+
+
+@pytest.fixture
+def make(tmp_path: Path):
+    """``make(**settings) -> (client, llm, settings)`` with the demo shop as ``shop`` and a fake model."""
+    clients: list[TestClient] = []
+
+    def build(*, catalog: Catalog | None = None, llm: FakeLLM | None = None, **overrides: Any):
+        llm = llm or FakeLLM(responder=responder)
+        options: dict[str, Any] = dict(api_key="", rate_limit_per_minute=0,
+                                       conversation_url=f"sqlite:///{tmp_path / 'conversations.sqlite'}",
+                                       feedback_log=tmp_path / "feedback.jsonl")
+        options.update(overrides)
+        settings = ServerSettings(catalog or catalog_with(tmp_path), llm=llm, **options)
+        client = TestClient(create_app(settings), base_url="http://127.0.0.1", raise_server_exceptions=False)
+        client.__enter__()
+        clients.append(client)
+        return client, llm, settings
+
+    yield build
+    for c in clients:
+        c.__exit__(None, None, None)
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def sse_events(text: str) -> list[tuple[str, Any]]:
+    events = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        name, data = "message", []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                name = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip())
+        if data:
+            events.append((name, json.loads("\n".join(data))))
+    return events
+
+
+def assert_error(resp, status: int, code: str) -> dict[str, Any]:
+    assert resp.status_code == status, resp.text
+    body = resp.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "hint"}
+    assert body["error"]["code"] == code, body
+    assert "Traceback" not in resp.text
+    return body["error"]
+
+
+# --- service and catalog ------------------------------------------------------------------------
+
+
+def test_health(make):
+    client, _, _ = make()
+    r = client.get("/api/health")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["status"] == "ok" and body["model"] == "fake" and body["version"]
+    assert body["queue"] == {"waiting": 0, "running": 0, "capacity": 17}
+
+
+def test_security_headers_on_every_response(make):
+    client, _, _ = make()
+    for r in (client.get("/api/health"), client.get("/api/databases/nope/schema"), client.get("/"),
+              client.post("/api/ask", json={"database": "shop"})):
+        h = r.headers
+        assert h["content-security-policy"] == (
+            "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            "frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+        assert h["x-content-type-options"] == "nosniff"
+        assert h["referrer-policy"] == "no-referrer"
+        assert h["x-frame-options"] == "DENY"
+    assert client.get("/api/health").headers["cache-control"] == "no-store"
+
+
+def test_databases_never_show_the_target(make, tmp_path):
+    client, _, _ = make()
+    r = client.get("/api/databases")
+    assert r.status_code == 200
+    assert r.json() == {"databases": [{"name": "shop", "description": "The demo shop.", "dialect": "sqlite"}]}
+    assert str(tmp_path) not in r.text
+
+
+def test_schema(make):
+    client, _, _ = make()
+    body = client.get("/api/databases/shop/schema").json()
+    assert body["name"] == "shop" and body["dialect"] == "sqlite"
+    tables = {t["name"]: t for t in body["tables"]}
+    assert tables["customers"]["row_count"] == 60
+    cols = {c["name"]: c for c in tables["customers"]["columns"]}
+    assert cols["customer_id"]["primary_key"] is True and cols["country"]["primary_key"] is False
+    assert {"table": "orders", "column": "customer_id", "ref_table": "customers",
+            "ref_column": "customer_id"} in body["foreign_keys"]
+
+
+def test_unknown_database_is_404_everywhere(make):
+    client, _, _ = make()
+    assert_error(client.get("/api/databases/nope/schema"), 404, "unknown_database")
+    assert_error(client.get("/api/databases/nope/suggestions"), 404, "unknown_database")
+    assert_error(client.post("/api/ask", json={"database": "nope", "question": "How many?"}), 404, "unknown_database")
+    assert_error(client.post("/api/ask/stream", json={"database": "nope", "question": "How many?"}), 404,
+                 "unknown_database")
+    assert_error(client.post("/api/sql", json={"database": "nope", "sql": "SELECT 1"}), 404, "unknown_database")
+    assert_error(client.post("/api/explain", json={"database": "nope", "sql": "SELECT 1"}), 404, "unknown_database")
+    assert_error(client.get("/api/conversations", params={"database": "nope"}), 404, "unknown_database")
+
+
+def test_a_missing_database_file_is_503_without_its_path(make, tmp_path):
+    gone = tmp_path / "secret-place" / "gone.sqlite"
+    client, _, _ = make(catalog=catalog_with(tmp_path, gone=DatabaseEntry("gone", str(gone))))
+    err = assert_error(client.post("/api/sql", json={"database": "gone", "sql": "SELECT 1"}), 503,
+                       "database_unavailable")
+    assert "secret-place" not in json.dumps(err)
+    listed = client.get("/api/databases").json()["databases"]
+    assert {"name": "gone", "description": "", "dialect": None} in listed
+
+
+def test_suggestions_are_real_and_deterministic(make):
+    client, llm, _ = make()
+    first = client.get("/api/databases/shop/suggestions").json()["questions"]
+    assert 4 <= len(first) <= 6
+    assert first == client.get("/api/databases/shop/suggestions").json()["questions"]
+    assert "How many orders are there?" in first
+    assert any("per month" in q for q in first)
+    assert "Which customers have country = 'France'?" in first  # the most frequent stored value
+    assert llm.calls == []  # no model involved
+
+
+# --- asking ------------------------------------------------------------------------------------------
+
+
+def test_ask_answers_with_sql_rows_chart_trace_and_a_conversation(make):
+    client, llm, _ = make()
+    r = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?"})
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["sql"] == "SELECT COUNT(*) FROM customers"
+    assert a["rows"] == [[60]] and a["row_count"] == 1 and a["columns"] == ["COUNT(*)"]
+    assert a["truncated"] is False and a["error"] is None
+    assert a["chart"] == {"kind": "number", "x": None, "y": "COUNT(*)"}
+    assert a["turn"] == 1 and a["conversation_id"] and a["builds_on"] is None
+    assert a["timings"]["model_calls"] == 1 and a["timings"]["queue_wait_s"] >= 0 and a["timings"]["total_s"] > 0
+    assert [e["stage"] for e in a["trace"]] == [s.name for s in build_pipeline("default").stages]
+    assert len(a["answer_id"]) == 32
+
+
+def test_ask_with_a_preset_and_an_unknown_preset(make):
+    client, llm, _ = make()
+    r = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?",
+                                      "preset": "zero-shot"})
+    assert [e["stage"] for e in r.json()["trace"]] == [s.name for s in build_pipeline("zero-shot").stages]
+    assert_error(client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?",
+                                               "preset": "no-such-preset"}), 400, "configuration")
+
+
+def test_a_failed_answer_is_still_a_200_with_the_error(make):
+    client, _, _ = make()
+    r = client.post("/api/ask", json={"database": "shop", "question": "Which column is missing?",
+                                      "preset": "zero-shot"})
+    assert r.status_code == 200
+    a = r.json()
+    assert a["error"]["code"] in ("schema", "execution") and a["rows"] == [] and a["chart"]["kind"] == "none"
+    conv = client.get(f"/api/conversations/{a['conversation_id']}").json()
+    assert conv["turns"][0]["ok"] is False and conv["turns"][0]["error_code"] == a["error"]["code"]
+
+
+def test_invalid_questions_are_422_before_the_model(make):
+    client, llm, _ = make(max_question_chars=50)
+    err = assert_error(client.post("/api/ask", json={"database": "shop", "question": "x" * 51}), 422,
+                       "invalid_question")
+    assert "50" in err["message"]
+    assert_error(client.post("/api/ask", json={"database": "shop", "question": "   "}), 422, "invalid_question")
+    assert_error(client.post("/api/ask", json={"database": "shop", "question": "Combien de clients y a-t-il ?"}),
+                 422, "invalid_question")
+    assert llm.calls == []
+
+
+def test_bad_bodies_are_422(make):
+    client, _, _ = make()
+    assert_error(client.post("/api/ask", json={"database": "shop"}), 422, "invalid_request")
+    assert_error(client.post("/api/ask", json={"database": "shop", "question": "How many?", "db_path": "/etc"}),
+                 422, "invalid_request")
+    assert_error(client.post("/api/ask", content=b"{not json", headers={"content-type": "application/json"}),
+                 422, "invalid_request")
+    assert_error(client.post("/api/feedback", json={"database": "shop", "question": "q", "sql": "SELECT 1",
+                                                    "verdict": "maybe"}), 422, "invalid_request")
+
+
+def test_follow_up_passes_the_first_turn_to_the_model(make):
+    client, llm, _ = make()
+    first = client.post("/api/ask", json={"database": "shop", "question": "Which customers are from Canada?"}).json()
+    cid = first["conversation_id"]
+    second = client.post("/api/ask", json={"database": "shop", "question": "How many of them are there?",
+                                           "conversation_id": cid}).json()
+    assert second["conversation_id"] == cid and second["turn"] == 2
+    prompt = llm.calls[-1][0][-1].content
+    assert "Which customers are from Canada?" in prompt
+    assert "SELECT first_name FROM customers WHERE country = 'Canada'" in prompt
+    assert second["builds_on"] == 1
+    assert second["rows"][0][0] > 0
+
+    conv = client.get(f"/api/conversations/{cid}").json()
+    assert conv["id"] == cid and conv["database"] == "shop" and conv["title"] == "Which customers are from Canada?"
+    assert [(t["number"], t["question"], t["builds_on"]) for t in conv["turns"]] == [
+        (1, "Which customers are from Canada?", None), (2, "How many of them are there?", 1)]
+    assert all(t["ok"] and t["created_at"] for t in conv["turns"])
+
+    listed = client.get("/api/conversations", params={"database": "shop"}).json()["conversations"]
+    assert [(c["id"], c["turn_count"]) for c in listed] == [(cid, 2)]
+    assert set(listed[0]) == {"id", "database", "title", "created_at", "updated_at", "turn_count"}
+
+    fresh = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?",
+                                          "conversation_id": cid, "new_conversation": True}).json()
+    assert fresh["conversation_id"] != cid and fresh["turn"] == 1
+    assert "Earlier questions" not in llm.calls[-1][0][-1].content
+
+
+def test_conversations_404_and_delete(make, tmp_path):
+    client, _, _ = make(catalog=catalog_with(tmp_path, other=DatabaseEntry("other", str(demo_database_path()))))
+    assert_error(client.get("/api/conversations/0123456789abcdef0123456789abcdef"), 404, "conversation_not_found")
+    assert_error(client.delete("/api/conversations/0123456789abcdef0123456789abcdef"), 404, "conversation_not_found")
+    assert_error(client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?",
+                                               "conversation_id": "nope"}), 404, "conversation_not_found")
+    cid = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?"}
+                      ).json()["conversation_id"]
+    assert_error(client.post("/api/ask", json={"database": "other", "question": "How many customers are there?",
+                                               "conversation_id": cid}), 409, "conversation_mismatch")
+    r = client.delete(f"/api/conversations/{cid}")
+    assert r.status_code == 204 and r.content == b""
+    assert_error(client.get(f"/api/conversations/{cid}"), 404, "conversation_not_found")
+    assert client.get("/api/conversations").json() == {"conversations": []}
+
+
+# --- streaming ------------------------------------------------------------------------------------------
+
+
+def test_stream_sends_queued_then_stages_in_order_then_the_answer(make):
+    client, _, _ = make()
+    with client.stream("POST", "/api/ask/stream",
+                       json={"database": "shop", "question": "How many customers are there?"}) as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("text/event-stream")
+        events = sse_events(r.read().decode())
+    names = [n for n, _ in events]
+    stages = [s.name for s in build_pipeline("default").stages]
+    assert names == ["queued"] + ["stage"] * len(stages) + ["answer"]
+    assert events[0][1] == {"position": 0}
+    assert [d["stage"] for n, d in events if n == "stage"] == stages
+    first_stage = events[1][1]
+    assert set(first_stage) == {"stage", "seconds", "error", "sql", "notes", "prompt_tokens", "completion_tokens"}
+    generate = next(d for n, d in events if n == "stage" and d["stage"] == "generate")
+    assert generate["prompt_tokens"] > 0
+    answer = events[-1][1]
+    assert answer["rows"] == [[60]] and answer["turn"] == 1
+    assert [e["stage"] for e in answer["trace"]] == stages
+
+
+def test_stream_follow_up_and_error_event(make):
+    client, llm, _ = make()
+    cid = client.post("/api/ask", json={"database": "shop", "question": "Which customers are from Canada?"}
+                      ).json()["conversation_id"]
+    with client.stream("POST", "/api/ask/stream", json={"database": "shop", "question": "How many of them are there?",
+                                                        "conversation_id": cid}) as r:
+        events = sse_events(r.read().decode())
+    assert events[-1][0] == "answer" and events[-1][1]["turn"] == 2 and events[-1][1]["builds_on"] == 1
+    assert "Which customers are from Canada?" in llm.calls[-1][0][-1].content
+
+    from sqlweave.errors import ModelUnavailableError
+
+    client2, _, _ = make(llm=FakeLLM([ModelUnavailableError("the model is gone")]))
+    with client2.stream("POST", "/api/ask/stream", json={"database": "shop", "question": "How many customers?"}) as r:
+        events = sse_events(r.read().decode())
+    # A model failure is part of the answer (a failed answer), not a broken stream.
+    assert events[-1][0] == "answer" and events[-1][1]["error"]["code"] == "model_unavailable"
+
+
+# --- the model queue ------------------------------------------------------------------------------------
+
+
+def test_full_queue_is_503_with_retry_after_and_sql_still_runs(make):
+    client, llm, settings = make(queue_size=0)
+    gate = client.app.state.sqlweave.gate
+    held = gate.enter()  # the one slot is taken
+    try:
+        assert client.get("/api/health").json()["queue"] == {"waiting": 0, "running": 1, "capacity": 1}
+        for path, body in (("/api/ask", {"database": "shop", "question": "How many customers are there?"}),
+                           ("/api/ask/stream", {"database": "shop", "question": "How many customers are there?"}),
+                           ("/api/explain", {"database": "shop", "sql": "SELECT 1"})):
+            r = client.post(path, json=body)
+            assert_error(r, 503, "busy")
+            assert int(r.headers["retry-after"]) >= 1
+        # database-only work does not wait for the model
+        assert client.post("/api/sql", json={"database": "shop", "sql": "SELECT COUNT(*) FROM products"}
+                           ).json()["rows"] == [[40]]
+        assert llm.calls == []
+    finally:
+        held.release()
+    assert client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?"}
+                       ).status_code == 200
+    assert gate.stats() == {"waiting": 0, "running": 0, "capacity": 1}
+
+
+def test_waiting_requests_get_their_turn_and_queue_wait_is_recorded(make):
+    def slow(messages, options):
+        time.sleep(0.2)
+        return responder(messages, options)
+
+    client, _, _ = make(llm=FakeLLM(responder=slow), queue_size=4)
+    results: list[dict[str, Any]] = []
+
+    def ask() -> None:
+        results.append(client.post("/api/ask", json={"database": "shop",
+                                                     "question": "How many customers are there?"}).json())
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r["rows"] for r in results] == [[[60]]] * 3
+    waits = sorted(r["timings"]["queue_wait_s"] for r in results)
+    assert waits[0] < 0.1 and waits[-1] >= 0.3  # the last one waited for two answers
+
+
+def test_gate_frees_the_place_of_a_cancelled_or_timed_out_waiter():
+    async def scenario() -> None:
+        gate = ModelGate(running=1, waiting=2)
+        first = gate.enter()
+        second = gate.enter()
+        task = asyncio.ensure_future(second.wait())
+        await asyncio.sleep(0.01)
+        assert gate.stats()["waiting"] == 1
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert gate.stats() == {"waiting": 0, "running": 1, "capacity": 3}
+        third = gate.enter()
+        with pytest.raises(ServerBusyError):
+            await third.wait(timeout_s=0.05)
+        assert gate.stats()["waiting"] == 0
+        fourth = gate.enter()
+        first.release()
+        await fourth.wait(timeout_s=1)
+        assert fourth.running and gate.stats() == {"waiting": 0, "running": 1, "capacity": 3}
+        fourth.release()
+        fourth.release()  # twice is harmless
+        assert gate.stats()["running"] == 0
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_request_frees_its_queue_place(make):
+    client, _, _ = make(queue_size=2)
+    state = client.app.state.sqlweave
+
+    async def scenario() -> None:
+        held = state.gate.enter()
+        ticket = state.gate.enter()
+        task = asyncio.ensure_future(state.run_model(ticket, lambda _c: "never"))
+        await asyncio.sleep(0.05)
+        assert state.gate.stats()["waiting"] == 1
+        task.cancel()  # what the stream does when its client disconnects
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert state.gate.stats() == {"waiting": 0, "running": 1, "capacity": 3}
+        held.release()
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_running_request_stops_at_the_next_stage(make):
+    client, _, _ = make()
+    state = client.app.state.sqlweave
+    started, stop = threading.Event(), threading.Event()
+
+    def work(cancel: threading.Event) -> str:
+        started.set()
+        cancel.wait(5)
+        stop.set()
+        return "done"
+
+    async def scenario() -> None:
+        ticket = state.gate.enter()
+        task = asyncio.ensure_future(state.run_model(ticket, work))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(100):
+            if state.gate.stats()["running"] == 0:
+                break
+            await asyncio.sleep(0.01)
+        assert stop.is_set() and state.gate.stats()["running"] == 0
+
+    asyncio.run(scenario())
+
+
+# --- your own SQL -----------------------------------------------------------------------------------------
+
+
+def test_sql_runs_and_charts(make):
+    client, _, _ = make()
+    r = client.post("/api/sql", json={"database": "shop",
+                                      "sql": "SELECT country, COUNT(*) AS n FROM customers GROUP BY country"})
+    assert r.status_code == 200
+    body = r.json()
+    assert set(body) == {"columns", "rows", "row_count", "truncated", "elapsed_s", "chart"}
+    assert body["columns"] == ["country", "n"] and body["row_count"] == len(body["rows"]) > 1
+    assert body["chart"] == {"kind": "bar", "x": "country", "y": "n"}
+
+
+def test_refused_statements_are_400_and_change_nothing(make, tmp_path):
+    client, _, _ = make()
+    path = tmp_path / "shop.sqlite"
+    before = digest(path)
+    for sql in ("DROP TABLE customers", "SELECT 1; DROP TABLE customers", "DELETE FROM customers",
+                "WITH x AS (DELETE FROM orders RETURNING *) SELECT * FROM x", "PRAGMA writable_schema = 1"):
+        assert_error(client.post("/api/sql", json={"database": "shop", "sql": sql}), 400, "refused_statement")
+        assert_error(client.post("/api/sql/csv", json={"database": "shop", "sql": sql}), 400, "refused_statement")
+    assert digest(path) == before
+    assert client.post("/api/sql", json={"database": "shop", "sql": "SELECT COUNT(*) FROM customers"}
+                       ).json()["rows"] == [[60]]
+
+
+def test_execution_errors_are_400(make):
+    client, _, _ = make()
+    assert_error(client.post("/api/sql", json={"database": "shop", "sql": "SELECT nope FROM customers"}), 400,
+                 "execution")
+
+
+def test_slow_queries_time_out_with_504(make, tmp_path):
+    slow = DatabaseEntry("slow", str(demo_database_path()), timeout_s=0.2)
+    client, _, _ = make(catalog=catalog_with(tmp_path, slow=slow))
+    start = time.perf_counter()
+    r = client.post("/api/sql", json={"database": "slow", "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL "
+                                                                 "SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"})
+    assert_error(r, 504, "query_timeout")
+    assert time.perf_counter() - start < 5
+
+
+def test_csv_neutralises_formulas_unless_raw(make):
+    client, _, _ = make()
+    sql = "SELECT '=1+1' AS f, 'plain' AS g, -3 AS n"
+    r = client.post("/api/sql/csv", json={"database": "shop", "sql": sql})
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/csv")
+    assert r.headers["content-disposition"].startswith("attachment;")
+    assert r.text.splitlines() == ["f,g,n", "'=1+1,plain,-3"]
+    raw = client.post("/api/sql/csv", json={"database": "shop", "sql": sql, "raw": True})
+    assert raw.text.splitlines()[1] == "=1+1,plain,-3"
+
+
+# --- explain ----------------------------------------------------------------------------------------------
+
+
+def test_explain_goes_to_the_model_with_the_explain_prompt(make):
+    client, llm, _ = make()
+    r = client.post("/api/explain", json={"database": "shop", "sql": "SELECT COUNT(*) FROM customers",
+                                          "question": "How many customers are there?"})
+    assert r.status_code == 200 and r.json() == {"explanation": EXPLANATION}
+    (messages, options), = llm.calls
+    assert messages[0].content.startswith("You review SQL")
+    assert "SELECT COUNT(*) FROM customers" in messages[1].content and "CREATE TABLE" in messages[1].content
+    assert options.temperature == 0.0
+    assert_error(client.post("/api/explain", json={"database": "shop", "sql": "DROP TABLE customers"}), 400,
+                 "refused_statement")
+
+
+def test_model_failures_map_to_gateway_statuses(make):
+    from sqlweave.errors import LLMResponseError, LLMTimeoutError, ModelUnavailableError
+
+    client, llm, _ = make(llm=FakeLLM([LLMTimeoutError("slow model"), ModelUnavailableError("no model"),
+                                       LLMResponseError("garbage")]))
+    body = {"database": "shop", "sql": "SELECT 1"}
+    assert_error(client.post("/api/explain", json=body), 504, "llm_timeout")
+    assert_error(client.post("/api/explain", json=body), 503, "model_unavailable")
+    assert_error(client.post("/api/explain", json=body), 502, "llm_response")
+
+
+# --- feedback ---------------------------------------------------------------------------------------------
+
+
+def test_feedback_right_adds_the_pair_to_the_example_pool(make, tmp_path):
+    from sqlweave.retrieval.pool import user_examples
+
+    client, _, settings = make()
+    a = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?"}).json()
+    r = client.post("/api/feedback", json={"answer_id": a["answer_id"], "database": "shop", "question": a["question"],
+                                           "sql": a["sql"], "verdict": "right"})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"added": True, "example": {"question": "How many customers are there?",
+                                                   "sql": "SELECT COUNT(*) FROM customers", "db_id": "shop"}}
+    assert [(e.question, e.sql) for e in user_examples()] == [("How many customers are there?",
+                                                               "SELECT COUNT(*) FROM customers")]
+    log = [json.loads(line) for line in (tmp_path / "feedback.jsonl").read_text().splitlines()]
+    assert log[0]["verdict"] == "right" and log[0]["added"] is True and log[0]["known_answer"] is True
+
+
+def test_feedback_wrong_with_and_without_a_correction(make, tmp_path):
+    from sqlweave.retrieval.pool import user_examples
+
+    client, _, _ = make()
+    base = {"database": "shop", "question": "How many products are there?", "sql": "SELECT 1"}
+    r = client.post("/api/feedback", json={**base, "verdict": "wrong"})
+    assert r.json() == {"added": False, "example": None}
+    r = client.post("/api/feedback", json={**base, "verdict": "wrong", "corrected_sql": "SELECT count(*) FROM product"})
+    assert_error(r, 400, "schema")
+    r = client.post("/api/feedback", json={**base, "verdict": "wrong", "corrected_sql": "DROP TABLE products"})
+    assert_error(r, 400, "refused_statement")
+    r = client.post("/api/feedback", json={**base, "verdict": "wrong",
+                                           "corrected_sql": "SELECT count(*) FROM products"})
+    assert r.json()["added"] is True
+    assert [e.sql for e in user_examples()] == ["SELECT count(*) FROM products"]
+    log = [json.loads(line) for line in (tmp_path / "feedback.jsonl").read_text().splitlines()]
+    assert [(e["added"], e["error_code"]) for e in log] == [(False, None), (False, "schema"),
+                                                            (False, "refused_statement"), (True, None)]
+
+
+# --- guards -----------------------------------------------------------------------------------------------
+
+
+def test_api_key(make):
+    client, _, _ = make(api_key=KEY)
+    assert_error(client.get("/api/databases"), 401, "unauthorized")
+    assert_error(client.get("/api/databases", headers={"Authorization": "Bearer wrong-key-000000"}), 401,
+                 "unauthorized")
+    assert_error(client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?"},
+                             headers={"X-API-Key": KEY + "x"}), 401, "unauthorized")
+    assert client.get("/api/databases", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200
+    assert client.get("/api/databases", headers={"X-API-Key": KEY}).status_code == 200
+    assert client.get("/api/health").status_code == 200  # open
+    assert client.get("/").status_code == 200 and client.get("/static/app.css").status_code == 200
+    assert client.get("/openapi.json").status_code == 200
+
+
+def test_rate_limit(make):
+    client, _, _ = make(rate_limit_per_minute=6, rate_limit_burst=2)
+    assert client.get("/api/databases").status_code == 200
+    assert client.get("/api/databases").status_code == 200
+    r = client.get("/api/databases")
+    assert_error(r, 429, "rate_limited")
+    assert 1 <= int(r.headers["retry-after"]) <= 10
+    assert client.get("/api/health").status_code == 200  # never limited
+
+
+def test_rate_limit_counts_requests_with_a_wrong_key_too(make):
+    client, _, _ = make(api_key=KEY, rate_limit_per_minute=6, rate_limit_burst=2)
+    bad = {"X-API-Key": "guess-0000000000"}
+    assert client.get("/api/databases", headers=bad).status_code == 401
+    assert client.get("/api/databases", headers={"X-API-Key": "guess-1111111111"}).status_code == 401
+    assert_error(client.get("/api/databases", headers={"X-API-Key": "guess-2222222222"}), 429, "rate_limited")
+
+
+def test_large_bodies_are_413(make):
+    client, _, _ = make(max_request_bytes=4096)
+    big = {"database": "shop", "question": "x" * 5000}
+    assert_error(client.post("/api/ask", json=big), 413, "request_too_large")
+
+    def chunks():  # no Content-Length: counted while reading
+        yield b'{"database": "shop", "question": "'
+        for _ in range(10):
+            yield b"y" * 1000
+        yield b'"}'
+
+    r = client.post("/api/ask", content=chunks(), headers={"content-type": "application/json"})
+    assert_error(r, 413, "request_too_large")
+
+
+def test_unknown_hosts_are_refused_on_loopback(make):
+    client, _, _ = make()
+    assert client.get("/api/health", headers={"host": "evil.example"}).status_code == 400
+    assert client.get("/api/health", headers={"host": "localhost:8000"}).status_code == 200
+
+
+def test_cors_is_off_unless_configured(make):
+    client, _, _ = make()
+    pre = {"Origin": "https://elsewhere.example", "Access-Control-Request-Method": "POST"}
+    r = client.options("/api/ask", headers=pre)
+    assert "access-control-allow-origin" not in r.headers
+    client2, _, _ = make(cors_origins=("https://elsewhere.example",))
+    r = client2.options("/api/ask", headers=pre)
+    assert r.headers["access-control-allow-origin"] == "https://elsewhere.example"
+
+
+def test_unexpected_errors_are_500_without_details(make):
+    client, _, _ = make()
+    state = client.app.state.sqlweave
+
+    def boom() -> None:
+        raise RuntimeError("secret internals at /srv/private")
+
+    state.catalog.describe = boom  # type: ignore[method-assign]
+    from sqlweave.logs import JsonFormatter
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("sqlweave.server")
+    logger.addHandler(handler)
+    try:
+        r = client.get("/api/databases")
+    finally:
+        logger.removeHandler(handler)
+    err = assert_error(r, 500, "internal")
+    assert "secret" not in r.text and "RuntimeError" not in r.text and "/srv" not in r.text
+    assert err["message"]
+    assert r.headers["x-content-type-options"] == "nosniff"
+    logged = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [e["exception"] for e in logged if e.get("message") == "internal_error"] == ["RuntimeError"]
+    assert "secret" not in stream.getvalue()  # where it failed, not what the message said
+
+
+def test_unknown_routes_are_json_404(make):
+    client, _, _ = make()
+    assert_error(client.get("/api/nothing-here"), 404, "not_found")
+    assert_error(client.put("/api/ask", json={}), 405, "method_not_allowed")
+
+
+def test_openapi_lists_every_path(make):
+    client, _, _ = make()
+    paths = client.get("/openapi.json").json()["paths"]
+    assert set(paths) == {
+        "/api/health", "/api/databases", "/api/databases/{name}/schema", "/api/databases/{name}/suggestions",
+        "/api/ask", "/api/ask/stream", "/api/sql", "/api/sql/csv", "/api/explain", "/api/feedback",
+        "/api/conversations", "/api/conversations/{conversation_id}"}
+    assert set(paths["/api/conversations/{conversation_id}"]) == {"get", "delete"}
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    assert schemas["AskIn"]["additionalProperties"] is False
+
+
+def test_the_page_and_a_missing_page(make, tmp_path):
+    client, _, _ = make()
+    r = client.get("/")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert "default-src 'self'" in r.headers["content-security-policy"]
+    assert client.get("/static/app.css").status_code == 200
+    assert client.get("/static/../pyproject.toml").status_code == 404
+    bare, _, _ = make(static_dir=tmp_path / "no-page-here")
+    assert_error(bare.get("/"), 404, "not_found")
+    assert_error(bare.get("/static/app.js"), 404, "not_found")
+
+
+def test_logs_are_one_json_object_per_line(make):
+    from sqlweave.logs import JsonFormatter
+
+    client, _, _ = make()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("sqlweave.server")
+    logger.addHandler(handler)
+    old = logger.level
+    logger.setLevel(logging.INFO)
+    try:
+        forged = 'How many customers are there?\n{"level": "critical", "message": "forged"}\x1b[2J'
+        client.post("/api/ask", json={"database": "shop", "question": forged})
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old)
+    lines = stream.getvalue().splitlines()
+    assert lines and all(isinstance(json.loads(line), dict) for line in lines)
+    assert not any(json.loads(line).get("message") == "forged" for line in lines)
+
+
+# --- settings and start-up --------------------------------------------------------------------------------
+
+
+def test_run_refuses_a_public_host_without_a_key(monkeypatch):
+    monkeypatch.delenv("SQLWEAVE_API_KEY", raising=False)
+    with pytest.raises(ConfigurationError) as info:
+        run(ServerSettings(Catalog.demo(), llm=FakeLLM(), host="0.0.0.0"))
+    assert "API key" in str(info.value)
+    ServerSettings(Catalog.demo(), llm=FakeLLM(), host="0.0.0.0", api_key=KEY).check_exposure()
+
+
+def test_the_api_key_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("SQLWEAVE_API_KEY", KEY)
+    assert ServerSettings(Catalog.demo()).api_key == KEY
+    assert ServerSettings(Catalog.demo(), api_key=None).api_key == KEY  # what the CLI passes without --api-key
+    assert ServerSettings(Catalog.demo(), api_key="other-key-123456").api_key == "other-key-123456"
+    assert ServerSettings(Catalog.demo(), api_key="").api_key is None  # explicitly none
+    with pytest.raises(ConfigurationError):
+        ServerSettings(Catalog.demo(), api_key="short")
+
+
+def test_create_app_names_the_extra_when_it_is_missing(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "fastapi" else real(name, *a))
+    with pytest.raises(MissingDependencyError) as info:
+        create_app(ServerSettings(Catalog.demo(), llm=FakeLLM(), api_key=""))
+    assert "sqlweave[server]" in info.value.hint
+
+
+def test_an_unknown_default_preset_fails_at_start(tmp_path):
+    with pytest.raises(ConfigurationError):
+        create_app(ServerSettings(Catalog.demo(), llm=FakeLLM(), api_key="", preset="nope"))

@@ -1,0 +1,849 @@
+"""The web page in a real headless Chromium (Debian's ``chromium`` package driven by Playwright).
+
+A real server (uvicorn on a free 127.0.0.1 port, in a background thread) serves the demo shop with a fake
+model, and the page is used as a person would: pick, browse, ask, watch the stages, read and re-run the
+SQL, sort, page, download, chart, explain, judge, follow up, reopen and delete conversations. The page
+runs under the server's Content-Security-Policy; every test checks that nothing was refused and that
+nothing went to the console. The hostile-values fixture (``tests/hostile.py``) is then shown through every
+part of the page, and one ``model`` test asks the real embedded model.
+
+One browser per module (``scripts/browser.sh`` installs Chromium when it is missing); each test gets a
+fresh browser context (its own storage). Screenshots go to pytest's temporary folder (``screenshots/``);
+``docs/screenshot.png`` (the README's) is written when missing, and refreshed from the real-model test
+with ``SQLWEAVE_UPDATE_SCREENSHOTS=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("sse_starlette")
+pytest.importorskip("uvicorn")
+pytest.importorskip("playwright")
+
+import httpx  # noqa: E402
+import uvicorn  # noqa: E402
+from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
+
+from sqlweave.catalog import Catalog, DatabaseEntry  # noqa: E402
+from sqlweave.llm.base import GenerationOptions, Message  # noqa: E402
+from sqlweave.llm.fake import FakeLLM  # noqa: E402
+from sqlweave.server import ServerSettings, create_app  # noqa: E402
+from sqlweave.text import visible  # noqa: E402
+from tests import hostile  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+WEB = ROOT / "sqlweave" / "web"
+BROWSER_SCRIPT = ROOT / "scripts" / "browser.sh"
+README_SCREENSHOT = ROOT / "docs" / "screenshot.png"
+
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+#: The page's own limit for a value shown in a table cell (app.js MAX_CHARS).
+CELL_CHARS = 500
+
+MONTHLY_REVENUE_SQL = (
+    "SELECT strftime('%Y-%m', o.order_date) AS month, ROUND(SUM(oi.quantity * oi.unit_price), 2) AS revenue "
+    "FROM orders AS o JOIN order_items AS oi ON oi.order_id = o.order_id GROUP BY month ORDER BY month")
+
+ANSWERS = {
+    "How many customers are there?": "SELECT COUNT(*) FROM customers",
+    "What is the total revenue per month?": MONTHLY_REVENUE_SQL,
+    "Which customers are from Canada?":
+        "SELECT first_name, last_name, city FROM customers WHERE country = 'Canada' ORDER BY last_name",
+    "How many of them are there?": "SELECT COUNT(*) FROM customers WHERE country = 'Canada'",
+    "How many orders per status?": "SELECT status, COUNT(*) AS orders FROM orders GROUP BY status",
+    "List every customer with all their details.": "SELECT * FROM customers",
+}
+EXPLANATION = "It counts the rows of the customers table:\none row per customer, so the count answers the question."
+
+
+def question_of(messages: tuple[Message, ...]) -> str:
+    return messages[-1].content.rsplit("Question:", 1)[-1].strip()
+
+
+def shop_responder(messages: tuple[Message, ...], options: GenerationOptions) -> str:
+    if messages[0].content.startswith("You review SQL"):
+        return EXPLANATION
+    if any("shoe size" in m.content for m in messages):  # also when the correction stage asks again
+        return "```sql\nSELECT shoe_size FROM customers\n```"
+    sql = ANSWERS.get(question_of(messages), "SELECT COUNT(*) FROM products")
+    return f"```sql\n{sql}\n```"
+
+
+# --- the browser ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chromium_path() -> str:
+    """Chromium's executable, installed by scripts/browser.sh when missing (a clear failure if it cannot be)."""
+    try:
+        proc = subprocess.run(["bash", str(BROWSER_SCRIPT)], capture_output=True, text=True, timeout=1200)
+    except subprocess.TimeoutExpired:
+        pytest.fail("scripts/browser.sh did not finish installing Chromium within 20 minutes")
+    path = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+    if proc.returncode != 0 or not path or not os.access(path, os.X_OK):
+        pytest.fail("the web page tests need Chromium, and scripts/browser.sh could not provide it:\n"
+                    f"{proc.stderr.strip()[-2000:]}\n(install it with: apt-get install -y chromium)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path: str) -> Iterator[Browser]:
+    # Playwright gives every launch a fresh, temporary user-data directory.
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=chromium_path, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+# --- a real server in a thread -------------------------------------------------------------------------
+
+
+class LiveServer:
+    """uvicorn serving ``app`` on a free 127.0.0.1 port from a background thread."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", log_config=None)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       name=f"sqlweave-test-server-{self.port}", daemon=True)
+
+    def start(self) -> "LiveServer":
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+        self.sock.close()
+
+    def api(self, method: str, path: str, **kw: Any) -> httpx.Response:
+        return httpx.request(method, self.url + path, timeout=60, **kw)
+
+
+@contextmanager
+def live_server(settings: ServerSettings) -> Iterator[LiveServer]:
+    server = LiveServer(create_app(settings)).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def module_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A cache folder for the module's servers (demo database, conversations); model weights stay put."""
+    from sqlweave.llm.weights import model_dir
+
+    folder = tmp_path_factory.mktemp("web-cache")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SQLWEAVE_MODEL_DIR", str(model_dir()))
+    mp.setenv("SQLWEAVE_CACHE_DIR", str(folder))
+    try:
+        yield folder
+    finally:
+        mp.undo()
+
+
+def server_settings(catalog: Catalog, llm: Any, folder: Path, **overrides: Any) -> ServerSettings:
+    options: dict[str, Any] = dict(api_key=None, rate_limit_per_minute=0,
+                                   conversation_url=f"sqlite:///{folder / 'conversations.sqlite'}",
+                                   feedback_log=folder / "feedback.jsonl")
+    options.update(overrides)
+    return ServerSettings(catalog, llm=llm, **options)
+
+
+@pytest.fixture(scope="module")
+def shop(module_env: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """The demo shop (``Catalog.demo()``) with a fake model that knows the questions in ANSWERS."""
+    folder = tmp_path_factory.mktemp("web-shop")
+    llm = FakeLLM(responder=shop_responder)
+    with live_server(server_settings(Catalog.demo(), llm, folder)) as server:
+        server.llm = llm  # type: ignore[attr-defined]
+        yield server
+
+
+# --- a watched page ------------------------------------------------------------------------------------
+
+#: Runs before the page's own scripts: records every Content-Security-Policy violation.
+WATCH_SCRIPT = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI + ' ' + (e.sample || ''));
+});
+"""
+
+#: A console error Chromium prints for every HTTP error response (expected when a test provokes one).
+_HTTP_ERROR = re.compile(r"^Failed to load resource: the server responded with a status of (\d{3})")
+
+
+class Watched:
+    """A page plus what it did: console errors, uncaught errors, dialogs, requests, CSP violations."""
+
+    def __init__(self, page: Page, base: str) -> None:
+        self.page = page
+        self.base = base
+        self.console_errors: list[str] = []
+        self.page_errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.requests: list[tuple[str, str, str | None]] = []
+        page.on("console", lambda m: self.console_errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.page_errors.append(str(e)))
+        page.on("dialog", self._dialog)
+        page.on("request", lambda r: self.requests.append((r.method, r.url, r.post_data)))
+
+    def _dialog(self, dialog: Any) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def open(self) -> "Watched":
+        resp = self.page.goto(self.base + "/")
+        assert resp is not None and resp.status == 200
+        self.response = resp
+        expect(self.page.locator("#db-select option").first).to_be_attached()
+        expect(self.page.locator("#schema details").first).to_be_attached()
+        return self
+
+    # --- doing things ---
+
+    def counter(self, name: str) -> int:
+        return int(self.page.evaluate(f"Number(document.body.dataset.{name} || 0)"))
+
+    def ask(self, question: str, timeout_s: float = 30) -> None:
+        """Type ``question``, press Ask, and wait until the page has finished with it."""
+        before = self.counter("asked")
+        self.page.fill("#question", question)
+        self.page.click("#ask-button")
+        self.wait_counter("asked", before + 1, timeout_s)
+
+    def wait_counter(self, name: str, value: int, timeout_s: float = 30) -> None:
+        # (wait_for_function evaluates a string, which the page's CSP rightly forbids: use the locator)
+        expect(self.page.locator("body")).to_have_attribute(f"data-{name}", str(value), timeout=timeout_s * 1000)
+
+    def run_sql(self, sql: str) -> None:
+        """Write ``sql`` into the editor (opening it as needed) and run it; wait for the outcome."""
+        page = self.page
+        if page.locator("#answer").is_hidden():
+            page.click("#write-sql")
+        elif page.locator("#sql-editor").is_hidden():
+            page.click("#edit-sql")
+        page.fill("#sql-editor", sql)
+        before = self.counter("ran")
+        page.click("#run-sql")
+        self.wait_counter("ran", before + 1)
+
+    def cells(self, column: int | None = None) -> list[str]:
+        """The visible text of the shown page of the result table (without the 'show all' buttons)."""
+        return self.page.evaluate(
+            """(col) => [...document.querySelectorAll('#result-table tbody tr')].map((tr) => {
+                 const tds = [...tr.children];
+                 const pick = col === null ? tds : [tds[col]];
+                 return pick.map((td) => { const c = td.cloneNode(true);
+                   c.querySelectorAll('button').forEach((b) => b.remove()); return c.textContent; }).join('\\t');
+               })""", column)
+
+    def headers(self) -> list[str]:
+        return self.page.evaluate(
+            """() => [...document.querySelectorAll('#result-table thead th button')].map((b) => {
+                 const c = b.cloneNode(true); c.querySelectorAll('.sort, button').forEach((x) => x.remove());
+                 return c.textContent; })""")
+
+    def posted(self, path: str) -> list[dict[str, Any]]:
+        return [json.loads(body or "{}") for method, url, body in self.requests
+                if method == "POST" and url == self.base + path]
+
+    # --- checks ---
+
+    def csp_violations(self) -> list[str]:
+        return self.page.evaluate("window.__cspViolations")
+
+    def assert_clean(self, allow_http: tuple[int, ...] = ()) -> None:
+        """No uncaught error, no console error (but HTTP statuses in ``allow_http``), no CSP violation,
+        no dialog, and no request that left the server's origin."""
+        unexpected = []
+        for text in self.console_errors:
+            m = _HTTP_ERROR.match(text)
+            if m and int(m.group(1)) in allow_http:
+                continue
+            unexpected.append(text)
+        assert unexpected == [], unexpected
+        assert self.page_errors == [], self.page_errors
+        assert self.csp_violations() == []
+        assert self.dialogs == []
+        outside = [url for _, url, _ in self.requests
+                   if not (url.startswith(self.base + "/") or url.startswith(("data:", "blob:")))]
+        assert outside == [], outside
+
+
+@pytest.fixture
+def open_page(browser: Browser) -> Iterator[Callable[..., Watched]]:
+    contexts = []
+
+    def _open(server: LiveServer, width: int = 1280, height: int = 900, go: bool = True) -> Watched:
+        ctx = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True,
+                                  device_scale_factor=1)
+        ctx.add_init_script(WATCH_SCRIPT)
+        ctx.set_default_timeout(20_000)
+        contexts.append(ctx)
+        watched = Watched(ctx.new_page(), server.url)
+        return watched.open() if go else watched
+
+    yield _open
+    for ctx in contexts:
+        ctx.close()
+
+
+def save_readme_screenshot(path: Path) -> None:
+    README_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, README_SCREENSHOT)
+
+
+def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.getbasetemp() / "screenshots"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+# --- the page itself -------------------------------------------------------------------------------------
+
+
+def test_page_files_have_no_inline_code_and_no_markup_from_strings() -> None:
+    html = (WEB / "index.html").read_text(encoding="utf-8")
+    for tag in re.findall(r"<script\b[^>]*>", html):
+        assert "src=" in tag, tag
+    assert re.search(r"<script\b[^>]*>\s*[^<\s]", html) is None  # no inline script body
+    assert "<style" not in html and re.search(r"\sstyle\s*=", html) is None
+    assert re.search(r"\son[a-z]+\s*=", html) is None  # no inline event handlers
+    assert re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", html) is None  # nothing from another origin
+    for name in ("app.js", "chart.js"):
+        js = (WEB / name).read_text(encoding="utf-8")
+        js = re.sub(r"/\*.*?\*/", "", js, flags=re.S)  # comments may name what the code never does
+        js = "\n".join(line for line in js.splitlines() if not line.strip().startswith("//"))
+        for banned in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function",
+                       "setAttribute(\"style\"", "setAttribute('style'", "cssText", "http://", "https://"):
+            if banned == "http://" and "http://www.w3.org/2000/svg" in js:
+                js = js.replace("http://www.w3.org/2000/svg", "")
+            assert banned not in js, f"{name} uses {banned}"
+    css = (WEB / "app.css").read_text(encoding="utf-8")
+    assert "@import" not in css and "url(" not in css and "@font-face" not in css
+
+
+def test_page_loads_offline_under_the_csp(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    csp = w.response.headers["content-security-policy"]
+    assert "script-src 'self'" in csp and "style-src 'self'" in csp and "unsafe-inline" not in csp
+    assert "frame-ancestors 'none'" in csp
+    assert w.response.headers["x-content-type-options"] == "nosniff"
+    assert page.locator("#db-select").input_value() == "shop"
+    expect(page.locator("#schema details")).to_have_count(6)
+    expect(page.locator("#health")).to_contain_text("model fake")
+    chips = page.locator("#suggestions .chip")
+    expect(chips.first).to_be_visible()
+    assert "How many orders are there?" in chips.all_text_contents()
+    # the schema: collapsible tables with columns, types, keys
+    customers = page.locator("#schema details", has_text="customers").first
+    customers.locator("summary").click()
+    expect(customers.locator("li", has_text="customer_id")).to_contain_text("PK")
+    orders = page.locator("#schema details").filter(has=page.locator("summary", has_text=re.compile(r"^orders")))
+    orders.locator("summary").click()
+    expect(orders.locator("li", has_text="customer_id")).to_contain_text("→ customers.customer_id")
+    assert page.title() == "sqlweave"
+    w.assert_clean()
+
+
+def test_how_many_customers_shows_60_with_live_stages(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    w.ask("How many customers are there?")
+    assert w.cells() == ["60"]
+    expect(page.locator("#result-summary")).to_contain_text("1 row")
+    # one number: a big figure
+    expect(page.locator("#chart .big-number .figure")).to_have_text("60")
+    # the stages arrived over the stream, in pipeline order, with their seconds
+    assert len(w.posted("/api/ask/stream")) == 1 and w.posted("/api/ask") == []
+    stages = page.locator("#stages .stage-name").all_text_contents()
+    assert stages[:3] == ["check_question", "render_schema", "generate"] and "execute" in stages
+    assert all(re.match(r"^\d+\.\d\d s", t) for t in page.locator("#stages .stage-secs").all_text_contents())
+    expect(page.locator("#progress-summary")).to_contain_text(f"{len(stages)} stages")
+    # the SQL, highlighted by the page's own tokenizer
+    expect(page.locator("#sql-code")).to_have_text("SELECT COUNT(*) FROM customers")
+    assert page.locator("#sql-code .tok-kw").all_text_contents() == ["SELECT", "FROM"]
+    assert page.locator("#sql-code .tok-id").all_text_contents() == ["COUNT", "customers"]
+    expect(page.locator("#answer-meta")).to_contain_text("1 model call")
+    w.assert_clean()
+
+
+def test_monthly_revenue_draws_a_line_chart(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    w.ask("What is the total revenue per month?")
+    expect(page.locator("#chart")).to_have_attribute("data-kind", "line")
+    assert page.locator("#chart svg polyline.line").count() == 1
+    months = shop.api("POST", "/api/sql", json={"database": "shop", "sql": MONTHLY_REVENUE_SQL}).json()["rows"]
+    points = page.locator("#chart svg circle.point")
+    expect(points).to_have_count(len(months))
+    first_month, first_revenue = months[0]
+    assert points.first.locator("title").text_content().startswith(f"{first_month}: ")
+    assert len(page.locator("#chart svg polyline").get_attribute("points").split()) == len(months)
+    expect(page.locator("#chart svg")).to_contain_text("revenue by month")
+    # the table shows the first page of the months
+    assert w.cells(0)[:2] == [months[0][0], months[1][0]]
+    w.assert_clean()
+
+
+def test_follow_up_continues_the_conversation(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    w.ask("Which customers are from Canada?")
+    expect(page.locator("#follow-up-note")).to_be_visible()
+    w.ask("How many of them are there?")
+    canadians = shop.api("POST", "/api/sql", json={
+        "database": "shop", "sql": "SELECT COUNT(*) FROM customers WHERE country = 'Canada'"}).json()["rows"][0][0]
+    assert w.cells() == [str(canadians)]
+    first, second = w.posted("/api/ask/stream")
+    assert "conversation_id" not in first and first["new_conversation"] is True
+    conversation_id = second["conversation_id"]
+    assert conversation_id and not second.get("new_conversation")
+    # the answer says which turn it builds on, and the conversation shows both turns, newest last
+    expect(page.locator("#answer-meta")).to_contain_text("builds on question 1")
+    turns = page.locator("#turns > li")
+    expect(turns).to_have_count(2)
+    assert turns.nth(0).locator(".turn-q").text_content() == "Which customers are from Canada?"
+    assert turns.nth(1).locator(".turn-q").text_content() == "How many of them are there?"
+    expect(turns.nth(1)).to_contain_text("builds on question 1")
+    stored = shop.api("GET", f"/api/conversations/{conversation_id}").json()
+    assert [t["number"] for t in stored["turns"]] == [1, 2] and stored["turns"][1]["builds_on"] == 1
+    # the second prompt carried the first turn
+    prompts = [c[0][-1].content for c in shop.llm.calls if "How many of them are there?" in c[0][-1].content]
+    assert prompts and "Which customers are from Canada?" in prompts[-1]
+    expect(page.locator("#conversations li", has_text="Which customers are from Canada?")).to_contain_text(
+        "2 questions")
+    # a new conversation starts without the old turns
+    page.click("#new-conversation")
+    expect(page.locator("#conversation-panel")).to_be_hidden()
+    w.ask("How many customers are there?")
+    assert "conversation_id" not in w.posted("/api/ask/stream")[-1]
+    expect(page.locator("#turns > li")).to_have_count(1)
+    w.assert_clean()
+
+
+def test_a_failed_answer_shows_its_error_and_sql(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    w.ask("What is the customers' shoe size?")
+    err = page.locator("#answer-error")
+    expect(err).to_be_visible()
+    code = err.locator(".err-code").text_content()
+    assert code and code != "network_error"
+    assert err.locator(".err-message").text_content()
+    expect(page.locator("#sql-code")).to_contain_text("shoe_size")
+    expect(page.locator("#result")).to_be_hidden()
+    expect(page.locator("#progress-summary")).to_contain_text("no answer")
+    expect(page.locator("#progress-details")).to_have_attribute("open", "")
+    expect(page.locator("#thumbs-down")).to_be_visible()  # a wrong answer can be corrected
+    w.assert_clean()
+
+
+def test_thumbs_up_adds_the_pair_to_the_pool(shop: LiveServer, open_page) -> None:
+    from sqlweave.retrieval.pool import user_examples
+
+    w = open_page(shop)
+    page = w.page
+    w.ask("How many customers are there?")
+    page.click("#thumbs-up")
+    expect(page.locator("#feedback-status")).to_contain_text("added to examples")
+    body = w.posted("/api/feedback")[-1]
+    assert body["verdict"] == "right" and body["sql"] == "SELECT COUNT(*) FROM customers" and body["answer_id"]
+    pairs = {(ex.question, ex.sql) for ex in user_examples()}
+    assert ("How many customers are there?", "SELECT COUNT(*) FROM customers") in pairs
+    w.assert_clean()
+
+
+def test_thumbs_down_sends_the_corrected_sql(shop: LiveServer, open_page) -> None:
+    from sqlweave.retrieval.pool import user_examples
+
+    w = open_page(shop)
+    page = w.page
+    w.ask("How many orders per status?")
+    page.click("#thumbs-down")
+    expect(page.locator("#corrected-sql")).to_have_value(ANSWERS["How many orders per status?"])
+    corrected = "SELECT status, COUNT(*) AS orders FROM orders GROUP BY status ORDER BY orders DESC"
+    page.fill("#corrected-sql", corrected)
+    page.click("#correction button[type=submit]")
+    expect(page.locator("#feedback-status")).to_contain_text("added to examples")
+    body = w.posted("/api/feedback")[-1]
+    assert body["verdict"] == "wrong" and body["corrected_sql"] == corrected
+    assert ("How many orders per status?", corrected) in {(ex.question, ex.sql) for ex in user_examples()}
+    w.assert_clean()
+
+
+def test_sql_editor_reruns_edited_sql_and_refuses_a_drop(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    w.ask("How many customers are there?")
+    page.click("#edit-sql")
+    expect(page.locator("#sql-editor")).to_have_value("SELECT COUNT(*) FROM customers")
+    w.run_sql("SELECT COUNT(*) AS products FROM products")
+    assert w.cells() == ["40"]
+    assert w.headers() == ["products"]
+    page.click("#edit-sql")  # done editing: the highlighted view shows the edited SQL
+    expect(page.locator("#sql-code")).to_have_text("SELECT COUNT(*) AS products FROM products")
+    # the same guard as the API: a DROP is refused with its code, message and hint
+    w.run_sql("DROP TABLE customers")
+    err = page.locator("#sql-error")
+    expect(err).to_be_visible()
+    expect(err.locator(".err-code")).to_have_text("refused_statement")
+    assert err.locator(".err-message").text_content()
+    assert err.locator(".err-hint").text_content()
+    assert w.posted("/api/sql")[-1] == {"database": "shop", "sql": "DROP TABLE customers"}
+    still = shop.api("POST", "/api/sql", json={"database": "shop", "sql": "SELECT COUNT(*) FROM customers"})
+    assert still.json()["rows"] == [[60]]
+    # the last good result stays on screen
+    assert w.cells() == ["40"]
+    w.assert_clean(allow_http=(400, 403, 422))
+
+
+def test_table_sorts_pages_and_downloads_csv(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    w.run_sql("SELECT customer_id, first_name, country FROM customers")
+    expect(page.locator("#result-summary")).to_contain_text("60 rows")
+    expect(page.locator("#page-info")).to_have_text("Page 1 of 3")
+    ids = w.cells(0)
+    assert ids == [str(i) for i in range(1, 26)]
+    page.click("#next-page")
+    assert w.cells(0)[0] == "26"
+    # sort by a click on the column name: ascending, then descending
+    header = page.locator("#result-table thead th button", has_text="customer_id")
+    header.click()
+    expect(page.locator("#result-table thead th").first).to_have_attribute("aria-sort", "ascending")
+    header.click()
+    expect(page.locator("#result-table thead th").first).to_have_attribute("aria-sort", "descending")
+    expect(page.locator("#page-info")).to_have_text("Page 1 of 3")
+    assert w.cells(0)[:3] == ["60", "59", "58"]
+    page.locator("#result-table thead th button", has_text="first_name").click()
+    names = w.cells(1)
+    assert names == sorted(names)
+    # CSV through POST /api/sql/csv, downloaded from an object URL
+    with page.expect_download() as info:
+        page.click("#csv-button")
+    download = info.value
+    assert download.suggested_filename == "shop-result.csv"
+    text = Path(download.path()).read_text(encoding="utf-8")
+    lines = text.strip().splitlines()
+    assert lines[0] == "customer_id,first_name,country" and len(lines) == 61
+    w.assert_clean()
+
+
+def test_explain_shows_the_models_reading_as_text(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    w.ask("How many customers are there?")
+    page.click("#explain-sql")
+    expect(page.locator("#explanation")).to_be_visible()
+    assert page.locator("#explanation-text").text_content() == EXPLANATION
+    body = w.posted("/api/explain")[-1]
+    assert body == {"database": "shop", "sql": "SELECT COUNT(*) FROM customers",
+                    "question": "How many customers are there?"}
+    w.assert_clean()
+
+
+def test_past_conversations_open_and_delete(shop: LiveServer, open_page) -> None:
+    for conv in shop.api("GET", "/api/conversations?database=shop").json()["conversations"]:
+        shop.api("DELETE", f"/api/conversations/{conv['id']}")
+    w = open_page(shop)
+    page = w.page
+    expect(page.locator("#conversations")).to_contain_text("None yet.")
+    w.ask("How many orders per status?")
+    page.click("#new-conversation")
+    w.ask("How many customers are there?")
+    items = page.locator("#conversations li")
+    expect(items).to_have_count(2)
+    # open the older one: its turns come back, and a follow-up would continue it
+    page.locator("#conversations li", has_text="How many orders per status?").locator(".conv-open").click()
+    expect(page.locator("#turns > li")).to_have_count(1)
+    expect(page.locator("#turns .turn-q")).to_have_text("How many orders per status?")
+    expect(page.locator("#conversations li.current")).to_contain_text("How many orders per status?")
+    page.locator("#turns .turn-meta button").click()  # show its result again
+    w.wait_counter("ran", 1)
+    expect(page.locator("#chart")).to_have_attribute("data-kind", "bar")
+    assert page.locator("#chart svg rect.bar").count() == len(w.cells())
+    # delete it
+    page.locator("#conversations li", has_text="How many orders per status?").locator("button.danger").click()
+    expect(items).to_have_count(1)
+    expect(page.locator("#conversation-panel")).to_be_hidden()
+    left = shop.api("GET", "/api/conversations?database=shop").json()["conversations"]
+    assert [c["title"] for c in left] == ["How many customers are there?"]
+    w.assert_clean()
+
+
+def test_falls_back_to_plain_ask_when_streaming_is_unavailable(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    page.route("**/api/ask/stream", lambda route: route.fulfill(status=404, body="{}",
+                                                                content_type="application/json"))
+    w.ask("How many customers are there?")
+    assert w.cells() == ["60"]
+    assert len(w.posted("/api/ask")) == 1
+    # the trace of the plain answer fills the stage list
+    assert "generate" in page.locator("#stages .stage-name").all_text_contents()
+    w.assert_clean(allow_http=(404,))
+
+
+def test_confidence_is_shown_when_the_answer_has_one(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+
+    def with_confidence(route: Any) -> None:  # as a voting preset would answer
+        resp = route.fetch()
+        body = resp.text()
+        assert '"confidence": null' in body
+        route.fulfill(response=resp, body=body.replace('"confidence": null', '"confidence": 0.8'))
+
+    page.route("**/api/ask/stream", with_confidence)
+    w.ask("How many customers are there?")
+    assert w.cells() == ["60"]
+    expect(page.locator("#answer-meta .confidence")).to_have_text("confidence 80%")
+    w.assert_clean()
+
+
+def test_an_api_key_is_asked_for_and_sent(module_env: Path, tmp_path: Path, open_page) -> None:
+    key = "web-test-key-0123456789"
+    settings = server_settings(Catalog.demo(), FakeLLM(responder=shop_responder), tmp_path, api_key=key)
+    with live_server(settings) as server:
+        w = open_page(server, go=False)
+        page = w.page
+        page.goto(server.url + "/")
+        expect(page.locator("#key-form")).to_be_visible()
+        expect(page.locator("#page-error")).to_contain_text("needs an API key")
+        page.fill("#key-input", key)
+        page.click("#key-form button[type=submit]")
+        expect(page.locator("#schema details")).to_have_count(6)
+        expect(page.locator("#key-form")).to_be_hidden()
+        w.ask("How many customers are there?")
+        assert w.cells() == ["60"]
+        assert page.evaluate("sessionStorage.getItem('sqlweave.apiKey')") == key
+        w.assert_clean(allow_http=(401,))
+
+
+def test_phone_width_has_no_page_overflow(shop: LiveServer, open_page,
+                                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    w = open_page(shop, width=390, height=844)
+    page = w.page
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    w.ask("List every customer with all their details.")
+    assert len(w.cells()) == 25
+    wrap = page.locator(".table-wrap")
+    # the wide table scrolls inside its own box, not the page
+    assert wrap.evaluate("(e) => e.scrollWidth > e.clientWidth")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    w.ask("What is the total revenue per month?")
+    expect(page.locator("#chart")).to_have_attribute("data-kind", "line")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    box = page.locator("#chart svg").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    page.screenshot(path=str(screenshot_dir(tmp_path_factory) / "phone.png"), full_page=True)
+    w.assert_clean()
+
+
+def test_laptop_screenshot(shop: LiveServer, open_page, tmp_path_factory: pytest.TempPathFactory) -> None:
+    w = open_page(shop, width=1280, height=900)
+    page = w.page
+    page.locator("#schema details", has_text="orders").first.locator("summary").click()
+    w.ask("What is the total revenue per month?")
+    expect(page.locator("#chart")).to_have_attribute("data-kind", "line")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    path = screenshot_dir(tmp_path_factory) / "laptop.png"
+    page.screenshot(path=str(path), full_page=False)
+    assert path.stat().st_size > 10_000
+    if not README_SCREENSHOT.exists():  # the model test refreshes it with the real model's answer
+        save_readme_screenshot(path)
+    w.assert_clean()
+
+
+# --- hostile values: untrusted text stays data ------------------------------------------------------------
+
+HOSTILE_EXPLANATION = ("<img src=x onerror=\"document.title='pwned';window.pwned=1\">"
+                       "\x1b]0;pwned\x07 [bold]reads[/bold] the \u202eevil\u202c table\nsecond line")
+HOSTILE_QUESTION = "Show every hostile value"
+HOSTILE_ANSWER_SQL = f"SELECT label, value FROM hostile WHERE id <= {len(hostile.HOSTILE_VALUES)} ORDER BY id"
+
+
+def hostile_responder(messages: tuple[Message, ...], options: GenerationOptions) -> str:
+    if messages[0].content.startswith("You review SQL"):
+        return HOSTILE_EXPLANATION
+    return f"```sql\n{HOSTILE_ANSWER_SQL}\n```"
+
+
+@pytest.fixture(scope="module")
+def hostile_server(module_env: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    folder = tmp_path_factory.mktemp("web-hostile")
+    path = hostile.build_hostile_db(folder / "hostile.sqlite")
+    catalog = Catalog({"hostile": DatabaseEntry("hostile", str(path), description="Values that look like code.")})
+    with live_server(server_settings(catalog, FakeLLM(responder=hostile_responder), folder)) as server:
+        server.db_path = path  # type: ignore[attr-defined]
+        yield server
+
+
+def expected_values(path: Path) -> dict[str, str]:
+    """label -> the text a cell must show: the stored value (undecodable bytes as U+FFFD), made visible."""
+    return {label: visible(raw.decode("utf-8", "replace"), max_chars=CELL_CHARS)
+            for label, raw in hostile.stored_values(path).items()}
+
+
+def assert_not_pwned(w: Watched) -> None:
+    page = w.page
+    assert page.title() == "sqlweave"
+    assert page.evaluate("typeof window.pwned") == "undefined"
+    # nothing from the data became an element that runs or loads anything
+    assert page.evaluate("document.querySelectorAll('script').length") == 1
+    assert page.evaluate("document.querySelectorAll('img, iframe, object, embed, link[rel=import]').length") == 0
+    assert page.evaluate("""[...document.querySelectorAll('*')].filter((e) =>
+        [...e.attributes].some((a) => a.name.startsWith('on'))).length""") == 0
+    assert page.evaluate("document.querySelectorAll('b, i, svg[onload], a[href]').length") == 0
+    w.assert_clean()
+
+
+def test_hostile_values_are_shown_as_written(hostile_server: LiveServer, open_page,
+                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+    w = open_page(hostile_server)
+    page = w.page
+    expected = expected_values(hostile_server.db_path)
+    # names in the schema, each exactly as written (controls as escapes)
+    for summary in page.locator("#schema summary").all():
+        summary.click()
+    table_names = page.locator("#schema .table-name").all_text_contents()
+    assert sorted(table_names) == sorted([visible(hostile.HOSTILE_TABLE), "hostile"])
+    col_names = page.locator("#schema .col-name").all_text_contents()
+    for name in hostile.HOSTILE_COLUMNS:
+        assert visible(name) in col_names
+    # every value of the hostile table, page by page, through the SQL editor
+    w.run_sql("SELECT label, value FROM hostile ORDER BY id")
+    shown: dict[str, str] = {}
+    while True:
+        for row in w.cells():
+            label, value = row.split("\t", 1)
+            shown[label] = value
+        if page.locator("#pager").is_hidden() or page.locator("#next-page").is_disabled():
+            break
+        page.click("#next-page")
+    page.click("#prev-page")
+    page.screenshot(path=str(screenshot_dir(tmp_path_factory) / "hostile.png"), full_page=True)
+    page.click("#next-page")
+    assert shown.keys() == expected.keys()
+    for label, text in expected.items():
+        assert shown[label] == text, label
+    assert shown["osc-title-clear"] == "\\x1b]0;pwned\\x07\\x1b[2J"
+    assert shown["bidi-override"] == "invoice\\u202egnp.exe"
+    assert shown["megabyte"].endswith(f"… ({len(hostile.MEGABYTE) - CELL_CHARS} more characters)")
+    # the megabyte value (last page) can be seen whole
+    big = page.locator("#result-table tbody tr", has_text="megabyte").locator("td").nth(1)
+    big.locator("button.show-all").click()
+    assert big.evaluate("(td) => td.textContent.length") == len(hostile.MEGABYTE)
+    assert big.evaluate("(td) => td.textContent.endsWith(' END')")
+    # the escapes are marked up as escapes (styled), the text around them as plain text
+    page.click("#prev-page")
+    cell = page.locator("#result-table td", has_text="invoice")
+    assert cell.locator(".esc").all_text_contents() == ["\\u202e"]
+    assert_not_pwned(w)
+
+
+def test_hostile_names_in_the_table_and_the_chart(hostile_server: LiveServer, open_page) -> None:
+    w = open_page(hostile_server)
+    page = w.page
+    quoted = '"' + hostile.HOSTILE_TABLE.replace('"', '""') + '"'
+    w.run_sql(f"SELECT * FROM {quoted}")
+    assert w.headers() == [visible(c) for c in hostile.HOSTILE_COLUMNS]
+    assert w.cells() == ["\t".join(visible(v) for v in row) for row in hostile.HOSTILE_NAME_ROWS]
+    # the SQL with an ESC inside it is shown with the escape, in the highlighted view
+    page.click("#edit-sql")
+    assert "\\x1b" in page.locator("#sql-code").text_content()
+    # a bar chart whose labels and tooltips are the hostile values
+    n = len(hostile.HOSTILE_VALUES)
+    w.run_sql(f"SELECT value, id FROM hostile WHERE id <= {n} ORDER BY id")
+    expect(page.locator("#chart")).to_have_attribute("data-kind", "bar")
+    titles = page.locator("#chart svg g.bar-group > title").all_text_contents()
+    assert titles == [f"{visible(v, max_chars=None)}: {i}" for i, (_, v) in enumerate(hostile.HOSTILE_VALUES, 1)]
+    assert page.locator("#chart svg text.bar-label").count() == n
+    assert page.locator("#chart svg").evaluate("(s) => s.querySelectorAll('*:not(g,text,title,rect,line)').length") == 0
+    assert_not_pwned(w)
+
+
+def test_hostile_answer_explanation_and_suggestions(hostile_server: LiveServer, open_page) -> None:
+    w = open_page(hostile_server)
+    page = w.page
+    w.ask(HOSTILE_QUESTION)
+    labels = [label for label, _ in hostile.HOSTILE_VALUES]
+    values = {label: visible(v, max_chars=CELL_CHARS) for label, v in hostile.HOSTILE_VALUES}
+    rows = w.cells()
+    assert [r.split("\t", 1)[0] for r in rows] == labels[:25]
+    for row in rows:
+        label, value = row.split("\t", 1)
+        assert value == values[label], label
+    # the model's explanation is plain text: markup and script stay characters, controls become escapes
+    page.click("#explain-sql")
+    expect(page.locator("#explanation")).to_be_visible()
+    assert page.locator("#explanation-text").text_content() == visible(HOSTILE_EXPLANATION, max_chars=None,
+                                                                        keep_newlines=True)
+    # the conversation list and the turns show the question and SQL as text
+    expect(page.locator("#turns .turn-q")).to_have_text(HOSTILE_QUESTION)
+    # suggestions drawn from hostile values are chips of plain text
+    for chip in page.locator("#suggestions .chip").all_text_contents():
+        assert "\x1b" not in chip and "\u202e" not in chip
+    assert_not_pwned(w)
+
+
+# --- the real embedded model --------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+def test_real_model_through_the_page(module_env: Path, tmp_path: Path, open_page,
+                                     tmp_path_factory: pytest.TempPathFactory) -> None:
+    """What ``sqlweave serve --demo`` does, with the embedded model: 60 customers, then monthly revenue."""
+    from sqlweave.llm.registry import get_llm
+
+    llm = get_llm("local:1.5b", cache=True)
+    with live_server(server_settings(Catalog.demo(), llm, tmp_path)) as server:
+        w = open_page(server)
+        page = w.page
+        w.ask("How many customers are there?", timeout_s=600)
+        assert w.cells() == ["60"], page.locator("#sql-code").text_content()
+        page.click("#new-conversation")  # a question of its own (a shorter prompt)
+        w.ask("What is the total revenue per month?", timeout_s=600)
+        sql = page.locator("#sql-code").text_content()
+        expect(page.locator("#chart")).to_have_attribute("data-kind", "line")
+        assert page.locator("#chart svg polyline.line").count() == 1, sql
+        path = screenshot_dir(tmp_path_factory) / "laptop-real-model.png"
+        page.screenshot(path=str(path))
+        if os.environ.get("SQLWEAVE_UPDATE_SCREENSHOTS") == "1" or not README_SCREENSHOT.exists():
+            save_readme_screenshot(path)
+        w.assert_clean()
