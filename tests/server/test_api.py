@@ -760,3 +760,34 @@ def test_create_app_names_the_extra_when_it_is_missing(monkeypatch):
 def test_an_unknown_default_preset_fails_at_start(tmp_path):
     with pytest.raises(ConfigurationError):
         create_app(ServerSettings(Catalog.demo(), llm=FakeLLM(), api_key="", preset="nope"))
+
+
+def test_hostile_values_are_json_data_and_csv_is_neutralised(make, tmp_path: Path) -> None:
+    """The hostile-values fixture through the HTTP door: every value comes back as a JSON string equal to the
+    stored text (undecodable bytes as U+FFFD: a JSON body is UTF-8), names as written, CSV formulas neutralised."""
+    import csv
+
+    from sqlweave.text import well_formed
+    from tests.hostile import HOSTILE_COLUMNS, HOSTILE_TABLE, HOSTILE_VALUES, build_hostile_db, stored_values
+
+    db = build_hostile_db(tmp_path / "hostile.sqlite")
+    before = digest(db)
+    client, _, _ = make(catalog=Catalog({"hostile": DatabaseEntry("hostile", str(db), max_rows=1000)}),
+                        max_request_bytes=1 << 20)
+    r = client.post("/api/sql", json={"database": "hostile", "sql": "SELECT label, value FROM hostile"})
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("application/json")
+    got = {label: value for label, value in r.json()["rows"]}
+    for label, raw in stored_values(db).items():
+        assert got[label] == well_formed(raw.decode("utf-8", "surrogateescape")), label
+    schema = client.get("/api/databases/hostile/schema").json()
+    table = next(t for t in schema["tables"] if t["name"] == HOSTILE_TABLE)
+    assert [c["name"] for c in table["columns"]] == list(HOSTILE_COLUMNS)
+    r = client.post("/api/sql/csv", json={"database": "hostile",
+                                          "sql": "SELECT label, value FROM hostile WHERE label <> 'megabyte'"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/csv")
+    cells = {row[0]: row[1] for row in csv.reader(io.StringIO(r.content.decode("utf-8"), newline=""))}
+    for label, value in HOSTILE_VALUES:
+        expected = "'" + value if value.startswith(("=", "+", "-", "@", "\t", "\r")) else value
+        assert cells[label] == expected, label
+    assert digest(db) == before
