@@ -56,3 +56,36 @@ def test_pipeline_mistakes_fail_before_any_model_loads(singer_db: Path, monkeypa
     assert r.exit_code == 2 and "unknown pipeline" in r.output
     r = runner.invoke(app, ["ask", "--db", str(singer_db), "-p", "rag", "How many singers?"])
     assert r.exit_code == 2 and "no example pool" in r.output and "--examples" in r.output
+
+
+def test_chat_session_follow_up_history_and_resume(singer_db: Path, monkeypatch) -> None:
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.llm.registry import BACKENDS
+
+    answers = {
+        "Which singers are from France?": "SELECT Name, Age FROM singer WHERE Country = 'France'",
+        "How old are they on average?": "SELECT AVG(Age) FROM singer WHERE Country = 'France'",
+    }
+    prompts: list[str] = []
+
+    def respond(messages, options) -> str:
+        prompts.append(messages[-1].content)
+        question = messages[-1].content.rsplit("Question:", 1)[-1].strip()
+        return f"```sql\n{answers.get(question, 'SELECT COUNT(*) FROM singer')}\n```"
+
+    monkeypatch.setitem(BACKENDS, "chat-fake", lambda arg, **kw: FakeLLM(responder=respond))
+    r = runner.invoke(app, ["chat", "--db", str(singer_db), "--model", "chat-fake", "--no-cache"],
+                      input="Which singers are from France?\nHow old are they on average?\n/history\n/quit\n",
+                      env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "Conversation " in r.output and "builds on question 1" in r.output
+    assert "34.5" in r.output  # the average age of the French singers
+    assert "1. Which singers are from France?" in r.output and "2. How old are they on average?" in r.output
+    # the follow-up's prompt carried the first turn
+    assert "Which singers are from France?" in prompts[-1].split("Question:")[0]
+    conv_id = r.output.split("Conversation ", 1)[1].split()[0]
+    r = runner.invoke(app, ["chat", "--db", str(singer_db), "--model", "chat-fake", "--no-cache", "--resume", conv_id],
+                      input="/history\n", env={"COLUMNS": "200"})
+    assert r.exit_code == 0 and "2. How old are they on average?" in r.output
+    r = runner.invoke(app, ["chat", "--db", str(singer_db), "--model", "chat-fake", "--resume", "nope"], input="")
+    assert r.exit_code == 2 and "Traceback" not in r.output
