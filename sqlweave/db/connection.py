@@ -153,18 +153,32 @@ class Database:
     def _open_url(
         cls, url: str, timeout_s: float, max_rows: int, descriptions: str | Path | None, name: str
     ) -> "Database":
-        backend = make_url(url).get_backend_name()
+        parsed = make_url(url)
+        backend = parsed.get_backend_name()
         connect_args: dict[str, Any] = {}
+        if backend == "postgresql" and parsed.drivername == "postgresql" and not _importable("psycopg2") \
+                and _importable("psycopg"):
+            # SQLAlchemy's default PostgreSQL driver is psycopg2; the postgres extra installs psycopg (v3).
+            parsed = parsed.set(drivername="postgresql+psycopg")
+            url = parsed.render_as_string(hide_password=False)
+        driver = parsed.get_driver_name() if "+" in parsed.drivername else ""
         if backend == "duckdb":
+            # Read-only file, and no access outside it: no file readers, COPY, ATTACH or extension installs.
             connect_args["read_only"] = True
+            connect_args["config"] = dict(_DUCKDB_CONFIG)
+        if backend == "postgresql" and (driver == "psycopg" or (not driver and not _importable("psycopg2"))):
+            # Every statement goes through the extended protocol, which runs exactly one statement: text such
+            # as "COMMIT; DELETE ..." cannot end the read-only transaction and write after it.
+            connect_args["prepare_threshold"] = 0
         try:
             engine = sa.create_engine(url, connect_args=connect_args, pool_pre_ping=backend != "duckdb")
         except (NoSuchModuleError, ModuleNotFoundError, ImportError) as err:
-            extra = {"postgresql": "postgres", "duckdb": "duckdb"}.get(backend, backend)
             raise MissingDependencyError(
-                f"no driver installed for {backend!r} databases",
-                hint=f"Install it with: pip install 'sqlweave[{extra}]'",
+                f"no driver installed for {backend!r} databases" + (f" ({driver})" if driver else ""),
+                hint=_driver_hint(backend, driver),
             ) from err
+        if backend == "postgresql":
+            sa.event.listen(engine, "connect", _postgres_session_read_only)
         db = cls(engine, name=Path(name).stem if backend == "duckdb" else name, target=url,
                  timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
         try:
@@ -213,6 +227,15 @@ class Database:
             ExecutionError: the database rejected the query.
         """
         ensure_read_only(sql, self.dialect)
+        if self.backend == "postgresql" and self._schema is not None:
+            # Names with capitals are only found quoted there: quote those the SQL left bare (never changes
+            # SQL that would run as written).
+            from ..sql.transpile import fix_case
+
+            fixed = fix_case(sql, self._schema)
+            if fixed != sql:
+                ensure_read_only(fixed, self.dialect)
+                sql = fixed
         return self._run(sql, timeout_s=self.timeout_s if timeout_s is None else timeout_s,
                          max_rows=self.max_rows if max_rows is None else max_rows)
 
@@ -285,6 +308,53 @@ class Database:
 
     def __repr__(self) -> str:
         return f"Database({self._safe_target()!r}, dialect={self.dialect!r})"
+
+
+#: DuckDB settings for a read-only handle: nothing outside the database file is read, written or installed.
+_DUCKDB_CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,
+}
+
+#: Which extra (or package) provides each SQLAlchemy driver.
+_DRIVER_PACKAGES = {
+    ("postgresql", ""): "sqlweave[postgres]", ("postgresql", "psycopg"): "sqlweave[postgres]",
+    ("postgresql", "psycopg2"): "psycopg2-binary", ("postgresql", "pg8000"): "pg8000",
+    ("postgresql", "asyncpg"): "asyncpg", ("duckdb", ""): "sqlweave[duckdb]", ("mysql", ""): "mysqlclient",
+    ("mysql", "pymysql"): "pymysql",
+}
+
+
+def _driver_hint(backend: str, driver: str) -> str:
+    package = _DRIVER_PACKAGES.get((backend, driver)) or _DRIVER_PACKAGES.get((backend, ""))
+    if package is None:
+        return f"Install the SQLAlchemy driver for {backend!r} databases."
+    hint = f"Install it with: pip install '{package}'"
+    if backend == "postgresql" and package != "sqlweave[postgres]":
+        hint += " (or use a postgresql+psycopg:// URL with: pip install 'sqlweave[postgres]')"
+    return hint
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _postgres_session_read_only(dbapi_connection: Any, _record: Any) -> None:
+    """Make every transaction of a new PostgreSQL session read-only by default (a second line behind the
+    per-query ``SET TRANSACTION READ ONLY``: a transaction the SQL text itself starts is read-only too)."""
+    cur = dbapi_connection.cursor()
+    try:
+        cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    finally:
+        cur.close()
+    dbapi_connection.commit()
 
 
 def _first_line(err: object) -> str:

@@ -13,6 +13,8 @@ False
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -28,12 +30,12 @@ _WRITE_NODES: tuple[type[exp.Expression], ...] = tuple(
     for name in (
         "Insert", "Update", "Delete", "Merge", "Create", "Drop", "Alter", "TruncateTable", "Command",
         "Pragma", "Attach", "Detach", "Set", "Use", "Copy", "Grant", "Revoke", "Transaction", "Commit",
-        "Rollback", "Lock", "LoadData", "Analyze", "Into", "Replace",
+        "Rollback", "Lock", "LoadData", "Analyze", "Into",
     )
     if hasattr(exp, name)
 )
 
-#: Functions with side effects or access outside the database.
+#: Functions with side effects or access outside the database, refused in every dialect.
 _UNSAFE_FUNCTIONS = frozenset(
     {
         "load_extension", "readfile", "writefile", "edit", "fts3_tokenizer",
@@ -43,6 +45,43 @@ _UNSAFE_FUNCTIONS = frozenset(
         "read_json_auto", "read_text", "read_blob", "glob", "install", "load",
     }
 )
+
+#: Further functions refused on one engine (and on text of unknown dialect): what reads or writes files or
+#: other databases, runs SQL given as a string, takes locks, sleeps, or changes the server or the session.
+_UNSAFE_BY_DIALECT: dict[str, frozenset[str]] = {
+    "postgres": frozenset({
+        "pg_sleep_for", "pg_sleep_until", "pg_stat_file", "pg_reload_conf", "pg_rotate_logfile",
+        "pg_switch_wal", "pg_create_restore_point", "pg_promote", "pg_backup_start", "pg_backup_stop",
+        "pg_start_backup", "pg_stop_backup", "pg_notify", "pg_logical_emit_message", "pg_current_logfile",
+        "pg_log_backend_memory_contexts", "pg_import_system_collations", "pg_wal_replay_pause",
+        "pg_wal_replay_resume", "txid_current", "pg_current_xact_id", "ts_stat", "query_to_xmlschema",
+        "query_to_xml_and_xmlschema", "cursor_to_xml", "cursor_to_xmlschema",
+    }),
+    "duckdb": frozenset({
+        "query", "query_table", "sniff_csv", "getenv", "duckdb_secrets", "which_secret", "st_read",
+        "st_read_meta", "st_drivers", "arrow_scan", "pandas_scan", "python_map_function", "sqlite_scan",
+        "sqlite_attach", "postgres_scan", "postgres_attach", "postgres_query", "postgres_execute", "mysql_query",
+        "mysql_execute", "load_aws_credentials", "httpfs", "checkpoint", "force_checkpoint",
+    }),
+}
+
+#: Name prefixes refused per dialect (families of functions: dblink_*, lo_*, read_*, parquet_*).
+_UNSAFE_PREFIXES: dict[str, tuple[str, ...]] = {
+    "postgres": ("dblink", "lo_", "pg_advisory", "pg_try_advisory", "pg_ls_", "pg_file_", "pg_stat_reset",
+                 "pg_replication_", "pg_create_", "pg_drop_", "pg_copy_", "pg_read_"),
+    "duckdb": ("read_", "parquet_", "iceberg_", "delta_", "json_execute", "excel_", "csv_"),
+}
+
+#: A DuckDB table name that is a file (``FROM 'data.csv'`` scans the file).
+_FILE_LIKE = re.compile(r"[/\\:~]|\.(csv|tsv|txt|parquet|json|jsonl|ndjson|arrow|ipc|feather|xlsx?|db|duckdb|sqlite3?"
+                        r"|gz|zst|bz2|xz)$", re.IGNORECASE)
+
+
+def _unsafe(name: str, dialect: str | None) -> bool:
+    if name in _UNSAFE_FUNCTIONS:
+        return True
+    dialects = [dialect] if dialect in _UNSAFE_BY_DIALECT else list(_UNSAFE_BY_DIALECT) if dialect is None else []
+    return any(name in _UNSAFE_BY_DIALECT[d] or name.startswith(_UNSAFE_PREFIXES[d]) for d in dialects)
 
 
 def _parse(sql: str, dialect: str | None) -> list[exp.Expression | None]:
@@ -82,8 +121,11 @@ def ensure_read_only(sql: str, dialect: str | None = "sqlite") -> exp.Expression
             raise RefusedStatementError("SELECT ... FOR UPDATE/SHARE takes locks and is not allowed", sql=sql)
         if isinstance(node, exp.Func):
             name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
-            if name in _UNSAFE_FUNCTIONS:
+            if _unsafe(name, dialect):
                 raise RefusedStatementError(f"function {name}() is not allowed", sql=sql)
+        if dialect in ("duckdb", None) and isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) \
+                and node.this.quoted and _FILE_LIKE.search(node.name):
+            raise RefusedStatementError(f"reading the file {node.name!r} is not allowed", sql=sql)
     return tree
 
 

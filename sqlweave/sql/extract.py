@@ -108,16 +108,8 @@ def _candidates(text: str) -> list[str]:
     return ordered + [outside]
 
 
-def extract_sql(text: str, dialect: str | None = "sqlite") -> str:
-    """Return the first SQL statement found in ``text``, without a trailing semicolon.
-
-    A statement that reads from a table is preferred over a table-less fragment
-    (prose such as "I will select the right rows" parses as ``SELECT the AS right``).
-
-    Raises:
-        NoSQLInOutputError: nothing in ``text`` parses as a SQL statement. The raw
-            output is kept in ``err.details["raw"]``.
-    """
+def _find(text: str, dialect: str | None) -> tuple[str | None, bool]:
+    """The first statement found in ``text`` read as ``dialect``, and whether it is strong (see :func:`_strong`)."""
     weak: str | None = None
     if text:
         for block in _candidates(text):
@@ -127,11 +119,42 @@ def extract_sql(text: str, dialect: str | None = "sqlite") -> str:
                     continue
                 found = _strip_comments(_strip_trailing_comment(found, dialect))
                 if _strong(found, dialect):
-                    return found
+                    return found, True
                 weak = weak or found
-    if weak is not None:
-        return weak
-    raise NoSQLInOutputError("the model's answer contains no SQL statement", raw=text)
+    return weak, False
+
+
+def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = True) -> str:
+    """Return the first SQL statement found in ``text``, without a trailing semicolon.
+
+    A statement that reads from a table is preferred over a table-less fragment
+    (prose such as "I will select the right rows" parses as ``SELECT the AS right``).
+
+    For a database that is not SQLite, a statement that only SQLite's parser reads (backtick quoting, say)
+    is found too, and with ``transpile`` the statement is returned in ``dialect``
+    (:func:`sqlweave.sql.transpile.to_dialect`). SQLite answers are returned exactly as written.
+
+    Raises:
+        NoSQLInOutputError: nothing in ``text`` parses as a SQL statement. The raw
+            output is kept in ``err.details["raw"]``.
+    """
+    found, strong = _find(text, dialect)
+    if not strong and dialect not in (None, "sqlite"):
+        from .transpile import SOURCES
+
+        for source in SOURCES:  # SQL only another dialect reads: backticks, TOP n
+            other, other_strong = _find(text, source)
+            if other is not None and (other_strong or found is None):
+                found = other
+            if other_strong:
+                break
+    if found is None:
+        raise NoSQLInOutputError("the model's answer contains no SQL statement", raw=text)
+    if transpile and dialect not in (None, "sqlite"):
+        from .transpile import to_dialect
+
+        return to_dialect(found, dialect)
+    return found
 
 
 def _strong(sql: str, dialect: str | None) -> bool:

@@ -8,21 +8,30 @@ from ..errors import NoSQLInOutputError
 from ..pipeline import State
 from ..sql.classify import ensure_read_only
 from ..sql.extract import extract_sql
+from ..sql.transpile import to_dialect
 from ..sql.validate import schema_issues
 
 
 @dataclass(frozen=True)
 class ExtractSQL:
-    """Set ``state.sql`` from ``state.raw_output``; refuse anything but one read-only statement."""
+    """Set ``state.sql`` from ``state.raw_output``; refuse anything but one read-only statement.
+
+    SQL written in another dialect than the database's is transpiled to it first (the trace keeps what the
+    model wrote as ``written``); SQLite answers are used exactly as written.
+    """
 
     name: str = "extract_sql"
 
     def __call__(self, state: State) -> None:
         if state.raw_output is None:
             raise NoSQLInOutputError("no model output to read SQL from")
-        sql = extract_sql(state.raw_output, state.db.dialect)
+        dialect = state.db.dialect
+        written = extract_sql(state.raw_output, dialect, transpile=False)
+        sql = to_dialect(written, dialect)
         state.sql = sql
         state.candidates.append(sql)
-        tree = ensure_read_only(sql, state.db.dialect)
-        issues = schema_issues(tree, state.schema, state.db.dialect)
+        if sql != written:
+            state.note(written=written)
+        tree = ensure_read_only(sql, dialect)
+        issues = schema_issues(tree, state.schema, dialect)
         state.note(sql=sql, schema_issues=issues)

@@ -1,0 +1,269 @@
+"""Bring SQL written in another dialect to the database's own before it runs.
+
+Small models learnt SQL mostly from SQLite and MySQL examples: asked for PostgreSQL or DuckDB they still write
+``strftime('%Y', d)``, backtick-quoted names, ``LIMIT 5, 10``, ``IFNULL``, ``date('now')`` or ``TOP 3``. The
+SQL is parsed as the target dialect first; when that fails, or the tree holds a construct the target lacks
+(SQLite's date functions, a DuckDB ``strftime`` with SQLite's argument order), it is read as SQLite, MySQL or
+T-SQL instead and written in the target dialect with sqlglot. SQL that is already the target's own comes
+back unchanged, or normalised by sqlglot where the target's parser reads a foreign form (``LIMIT 5, 10``).
+SQLite targets are never touched.
+
+>>> to_dialect("SELECT strftime('%Y', founded) FROM club", "postgres")
+"SELECT TO_CHAR(CAST(founded AS TIMESTAMP), 'YYYY') FROM club"
+>>> to_dialect("SELECT `name` FROM singer LIMIT 1, 2", "duckdb")
+'SELECT "name" FROM singer LIMIT 2 OFFSET 1'
+>>> to_dialect("SELECT count(*) FROM singer", "postgres")
+'SELECT count(*) FROM singer'
+>>> to_dialect("SELECT strftime('%Y', d) FROM t", "sqlite")
+"SELECT strftime('%Y', d) FROM t"
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+if TYPE_CHECKING:
+    from ..db.schema import Schema
+
+#: Dialects tried, in order, when the SQL is not the target's own. MySQL reads ``||`` as OR, so it comes after
+#: SQLite and is only used for SQL SQLite's parser refuses.
+SOURCES = ("sqlite", "mysql", "tsql")
+
+#: Functions of SQLite (and MySQL) that the target does not have under that name, so a tree holding them was
+#: written for another dialect.
+_FOREIGN_FUNCTIONS = {
+    "postgres": {"strftime", "julianday", "datetime", "unixepoch", "printf", "group_concat", "ifnull", "iif",
+                 "instr", "date_format", "ucase", "lcase", "locate", "total"},
+    "duckdb": {"julianday", "datetime", "unixepoch", "date_format", "ucase", "lcase", "locate", "total"},
+}
+
+_MODIFIER = re.compile(r"^\s*([+-]?\d+(?:\.\d+)?)\s+(day|month|year|hour|minute|second)s?\s*$", re.IGNORECASE)
+
+
+def _parse(sql: str, dialect: str) -> exp.Expression | None:
+    try:
+        trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
+    except (SqlglotError, ValueError, RecursionError):
+        return None
+    return trees[0] if len(trees) == 1 else None
+
+
+def _foreign(tree: exp.Expression, target: str) -> bool:
+    """Does the tree, parsed as ``target``, hold something written for another dialect?"""
+    names = _FOREIGN_FUNCTIONS.get(target, set())
+    for node in tree.walk():
+        if isinstance(node, exp.Anonymous) and node.name.lower() in names:
+            return True
+        if isinstance(node, exp.Datetime):
+            return True  # SQLite's datetime(value, modifier...): neither target has it
+        if isinstance(node, (exp.Date, exp.Time)) and (node.args.get("zone") is not None or _is_now(node.this)):
+            return True  # SQLite's date(value, modifier) and date('now')
+        if target == "postgres" and isinstance(node, exp.Date):
+            return True  # date(text) does not exist there: CAST(x AS DATE) reads text and timestamps alike
+        if (target == "duckdb" and isinstance(node, exp.TimeToStr) and isinstance(node.this, exp.Literal)
+                and node.this.is_string and "%" in node.this.name):
+            return True  # strftime('%Y', d): SQLite's argument order, DuckDB's is strftime(d, '%Y')
+        if isinstance(node, exp.Collate) and node.expression.name.lower() == "nocase":
+            return True
+    return False
+
+
+def _is_now(arg: exp.Expression | None) -> bool:
+    return isinstance(arg, exp.Literal) and arg.is_string and arg.name.strip().lower() == "now"
+
+
+_COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like)
+
+
+def _sqlite_dates(tree: exp.Expression, target: str) -> exp.Expression:
+    """SQLite's own forms that sqlglot leaves as they are: ``date('now')``, ``date(d, '+1 day')``,
+    ``datetime(...)``, ``time(...)``, ``julianday(d)``, and ``COLLATE NOCASE``."""
+
+    def as_timestamp(arg: exp.Expression) -> exp.Expression:
+        return exp.CurrentTimestamp() if _is_now(arg) else exp.cast(arg, "TIMESTAMP")
+
+    def shifted(value: exp.Expression, modifiers: list[exp.Expression]) -> exp.Expression | None:
+        out = as_timestamp(value)
+        for m in modifiers:
+            found = _MODIFIER.match(m.name) if isinstance(m, exp.Literal) and m.is_string else None
+            if found is None:
+                return None  # 'start of month', 'weekday 0', ...: left for the database to refuse
+            n, unit = found.groups()
+            out = exp.Add(this=out, expression=exp.Interval(this=exp.Literal.string(n), unit=exp.var(unit.upper())))
+        return out
+
+    def nocase(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Collate) and node.expression.name.lower() == "nocase":
+            return exp.Lower(this=node.this)
+        return node
+
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        kind, args = None, []
+        if isinstance(node, exp.Date):
+            kind, args = "date", [node.this] + ([node.args["zone"]] if node.args.get("zone") is not None else [])
+        elif isinstance(node, exp.Anonymous) and node.name.lower() in ("date", "datetime", "time"):
+            kind, args = node.name.lower(), list(node.expressions)
+        if kind == "date" and len(args) == 1 and not _is_now(args[0]):
+            return exp.cast(args[0], "DATE")
+        if kind and args:
+            moved = shifted(args[0], args[1:])
+            if moved is None:
+                return node
+            if kind == "date":
+                return exp.CurrentDate() if isinstance(moved, exp.CurrentTimestamp) else exp.cast(moved, "DATE")
+            return moved if kind == "datetime" else exp.cast(moved, "TIME")
+        if isinstance(node, exp.Anonymous) and node.name.lower() == "julianday" and len(node.expressions) == 1:
+            ts = as_timestamp(node.expressions[0])
+            if target == "duckdb":  # DuckDB's Julian day starts at midnight, SQLite's at noon
+                return exp.paren(exp.Sub(this=exp.func("julian", ts), expression=exp.Literal.number("0.5")))
+            epoch = exp.Extract(this=exp.var("EPOCH"), expression=ts)
+            return exp.paren(exp.Add(this=exp.Div(this=epoch, expression=exp.Literal.number("86400.0")),
+                                     expression=exp.Literal.number("2440587.5")))
+        if isinstance(node, _COMPARISONS) and any(
+                isinstance(x, exp.Collate) and x.expression.name.lower() == "nocase" for x in (node.this, node.expression)):
+            # a = b COLLATE NOCASE compares both sides without case
+            node.set("this", exp.Lower(this=nocase(node.this)) if not isinstance(node.this, exp.Collate) else nocase(node.this))
+            node.set("expression", exp.Lower(this=nocase(node.expression))
+                     if not isinstance(node.expression, exp.Collate) else nocase(node.expression))
+            return node
+        return nocase(node)
+
+    return tree.transform(rewrite)
+
+
+_SIMPLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _names_as_written(tree: exp.Expression, target: str) -> exp.Expression:
+    """Quoted names from SQLite and MySQL match without regard to case; quoted on PostgreSQL they would
+    match only as spelt. Simple names lose their quotes there (so they fold like the schema's own names);
+    keywords stay quoted, lower-cased."""
+    if target != "postgres":
+        return tree
+    for ident in tree.find_all(exp.Identifier):
+        if ident.quoted and _SIMPLE_NAME.match(ident.name):
+            if _is_keyword(ident.name, target):
+                ident.set("this", ident.name.lower())
+            else:
+                ident.set("quoted", False)
+    return tree
+
+
+#: PostgreSQL's reserved key words (its documentation's appendix C): never names unless quoted.
+_PG_RESERVED = frozenset("""
+all analyse analyze and any array as asc asymmetric authorization binary both case cast check collate collation
+column concurrently constraint create cross current_catalog current_date current_role current_schema current_time
+current_timestamp current_user default deferrable desc distinct do else end except false fetch for foreign freeze
+from full grant group having ilike in initially inner intersect into is isnull join lateral leading left like
+limit localtime localtimestamp natural not notnull null offset on only or order outer overlaps placing primary
+references returning right select session_user similar some symmetric system_user table tablesample then to
+trailing true union unique user using variadic verbose when where window with
+""".split())
+
+
+def _is_keyword(name: str, dialect: str) -> bool:
+    """Would ``name`` unquoted be read as a key word rather than a name (ORDER, USER, ...)?"""
+    return name.lower() in _PG_RESERVED
+
+
+def _tokens(sql: str, dialect: str) -> list[tuple[str, str]] | None:
+    try:
+        toks = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+    except (SqlglotError, ValueError):
+        return None
+    return [(t.token_type.name, t.text.upper()) for t in toks]
+
+
+def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES) -> str:
+    """``sql`` in the ``target`` dialect (sqlglot names: ``postgres``, ``duckdb``, ...).
+
+    Returns ``sql`` itself when the target is SQLite (or unknown), when it already is the target's own, and when
+    no dialect reads it (the database then reports the error).
+    """
+    if not target or target == "sqlite" or not sql.strip():
+        return sql
+    tree = _parse(sql, target)
+    if tree is not None and not _foreign(tree, target):
+        try:
+            out = tree.sql(dialect=target)
+        except (SqlglotError, ValueError):
+            return sql
+        # Keep the model's own text unless the target's parser read a foreign form it rewrites (LIMIT a, b,
+        # IFNULL): then sqlglot's rendering is what runs.
+        return sql if _tokens(out, target) == _tokens(sql, target) else out
+    for source in sources:
+        if source == target:
+            continue
+        tree = _parse(sql, source)
+        if tree is None:
+            continue
+        try:
+            out = _names_as_written(_sqlite_dates(tree, target), target).sql(dialect=target)
+        except (SqlglotError, ValueError):
+            continue
+        if _parse(out, target) is not None:
+            return out
+    return sql
+
+
+# --- case on PostgreSQL ----------------------------------------------------------------------------------
+
+
+def fix_case(sql: str, schema: "Schema", dialect: str = "postgres") -> str:
+    """Spell names as the schema does where PostgreSQL, which matches them by exact spelling, would not find them.
+
+    A table or column whose name has capitals (``"Customer"."Name"``) is only found quoted, and a quoted name
+    only as spelt. A name (quoted or not) that matches no name of the schema as PostgreSQL reads it, but matches
+    one case-insensitively, is quoted with the schema's spelling; names the query itself defines (aliases,
+    CTEs) are left alone, so SQL that would run is never changed.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("Customer", (Column("Id"), Column("city"))),), dialect="postgres")
+    >>> fix_case("SELECT id, city FROM customer AS c WHERE c.Id > 1", s)
+    'SELECT "Id", city FROM "Customer" AS c WHERE c."Id" > 1'
+    """
+    if dialect != "postgres":
+        return sql
+    tables = {t.name.lower(): t.name for t in schema.tables}
+    columns: dict[str, set[str]] = {}
+    for t in schema.tables:
+        for c in t.columns:
+            columns.setdefault(c.name.lower(), set()).add(c.name)
+    tree = _parse(sql, dialect)
+    if tree is None:
+        return sql
+    defined = {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
+    defined |= {a.name.lower() for a in tree.find_all(exp.TableAlias) if a.name}
+    defined |= {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    changed = False
+
+    def quote(ident: exp.Identifier, spelled: str) -> None:
+        nonlocal changed
+        ident.set("this", spelled)
+        ident.set("quoted", True)
+        changed = True
+
+    def table_name(ident: exp.Expression | None) -> None:
+        if not isinstance(ident, exp.Identifier):
+            return
+        low, seen = ident.name.lower(), ident.name if ident.quoted else ident.name.lower()
+        real = tables.get(low)
+        if real and real != seen and low not in defined and seen not in tables.values():
+            quote(ident, real)
+
+    for table in tree.find_all(exp.Table):
+        table_name(table.this)
+    for col in tree.find_all(exp.Column):
+        ident = col.this
+        if isinstance(ident, exp.Identifier):
+            low, seen = ident.name.lower(), ident.name if ident.quoted else ident.name.lower()
+            spellings = columns.get(low, set())
+            if len(spellings) == 1 and seen not in spellings and low not in defined:
+                quote(ident, next(iter(spellings)))
+        table_name(col.args.get("table"))
+    return tree.sql(dialect=dialect) if changed else sql

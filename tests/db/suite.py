@@ -1,0 +1,173 @@
+"""Checks shared by the live PostgreSQL and DuckDB tests (and SQLite, the reference)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from typing import Any
+
+from sqlweave.db import Database
+from sqlweave.sql.extract import extract_sql
+
+#: SQL a model writes in SQLite's (or MySQL's, or T-SQL's) dialect, and the SQLite query that gives the expected
+#: answer (None: the same text). Each runs on every engine after the extract stage's transpilation and must
+#: give SQLite's rows.
+DIALECT_CASES: list[tuple[str, str | None]] = [
+    # dates
+    ("SELECT name FROM event WHERE strftime('%Y', happened) = '2020' ORDER BY id", None),
+    ("SELECT strftime('%Y-%m', happened), strftime('%d/%m/%Y', happened) FROM event ORDER BY id", None),
+    ("SELECT CAST(strftime('%Y', happened) AS INTEGER) + 1 FROM event ORDER BY id", None),
+    ("SELECT count(*) FROM event WHERE strftime('%m', ended) = '07'", None),
+    ("SELECT date(happened, '+1 day'), date(happened, '-7 days'), date(happened, '+1 year') FROM event ORDER BY id", None),
+    ("SELECT datetime(ended, '+2 hours') FROM event ORDER BY id", None),
+    ("SELECT julianday(ended) - julianday(happened) FROM event ORDER BY id", None),
+    ("SELECT julianday(happened) FROM event ORDER BY id", None),
+    ("SELECT count(*) FROM event WHERE happened < date('now')", None),
+    ("SELECT name FROM event WHERE happened BETWEEN '2020-01-01' AND '2020-12-31' ORDER BY id", None),
+    # strings
+    ("SELECT substr(name, 1, 6), lower(name), upper(city), length(name) FROM event ORDER BY id", None),
+    ("SELECT name || ' in ' || city FROM event ORDER BY id", None),
+    ("SELECT IFNULL(note, 'none') FROM event ORDER BY id", None),
+    ("SELECT replace(city, 'Paris', 'PARIS'), trim('  x  '), instr(name, 'a') FROM event ORDER BY id", None),
+    ("SELECT name FROM event WHERE city = 'paris' COLLATE NOCASE ORDER BY id", None),
+    # quoting, LIMIT forms, aggregates
+    ("SELECT `name` FROM `event` ORDER BY `id` LIMIT 1, 2", None),
+    ("SELECT TOP 2 name FROM event ORDER BY price DESC", "SELECT name FROM event ORDER BY price DESC LIMIT 2"),
+    ("SELECT city, count(*) FROM event GROUP BY city ORDER BY count(*) DESC, city", None),
+    ("SELECT round(avg(price), 2), max(price) - min(price) FROM event", None),
+]
+
+
+def normal(value: Any) -> Any:
+    """One spelling per value across engines: dates as ISO text, numbers as rounded floats."""
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, (Decimal, float)) and not isinstance(value, bool):
+        return round(float(value), 6)
+    return value
+
+
+def rows(result: Any) -> list[tuple[Any, ...]]:
+    return [tuple(normal(v) for v in r) for r in result.rows]
+
+
+def run_as_model_wrote_it(db: Database, sql: str) -> tuple[str, list[tuple[Any, ...]]]:
+    """The extract stage's path: find the SQL in a model answer, bring it to the database's dialect, run it."""
+    ran = extract_sql(f"```sql\n{sql}\n```", db.dialect)
+    return ran, rows(db.execute(ran))
+
+
+#: Statements and side-effecting functions a model (or a user) might send; each must be refused by the
+#: classifier and change nothing.
+PG_ATTACKS = [
+    "DROP TABLE singer",
+    "DELETE FROM singer",
+    "UPDATE singer SET age = 0",
+    "INSERT INTO stadium (stadium_id, name) VALUES (99, 'x')",
+    "TRUNCATE singer_in_concert",
+    "COMMIT; DELETE FROM singer",
+    "SELECT 1; DELETE FROM singer",
+    "SELECT pg_sleep(30)",
+    "SELECT pg_catalog.pg_sleep(30)",
+    "SELECT pg_read_file('/etc/passwd')",
+    "SELECT pg_read_binary_file('/etc/hostname')",
+    "SELECT pg_ls_dir('.')",
+    "SELECT lo_import('/etc/passwd')",
+    "SELECT lo_create(0)",
+    "COPY (SELECT 1) TO PROGRAM 'touch /tmp/sqlweave-pwned'",
+    "COPY singer FROM PROGRAM 'echo 1'",
+    "SELECT set_config('default_transaction_read_only', 'off', false)",
+    "SELECT * FROM dblink('dbname=concert_singer', 'DELETE FROM singer RETURNING 1') AS t(x int)",
+    "SELECT dblink_exec('dbname=concert_singer', 'DELETE FROM singer')",
+    "SELECT nextval('ticket_seq')",
+    "SELECT setval('ticket_seq', 100)",
+    "SELECT * FROM singer FOR UPDATE",
+    "SELECT * FROM singer FOR SHARE",
+    "WITH d AS (DELETE FROM singer RETURNING *) SELECT count(*) FROM d",
+    "WITH u AS (UPDATE singer SET age = 1 RETURNING *) SELECT * FROM u",
+    "WITH i AS (INSERT INTO stadium (stadium_id) VALUES (98) RETURNING *) SELECT * FROM i",
+    "SELECT * INTO singer_copy FROM singer",
+    "CREATE TABLE t AS SELECT * FROM singer",
+    "SELECT query_to_xml('DELETE FROM singer', true, false, '')",
+    "SELECT pg_advisory_lock(1)",
+    "SELECT pg_terminate_backend(pg_backend_pid())",
+    "SELECT pg_reload_conf()",
+    "SELECT pg_notify('channel', 'x')",
+    "SET default_transaction_read_only = off",
+    "EXPLAIN ANALYZE DELETE FROM singer",
+    "DO $$ BEGIN DELETE FROM singer; END $$",
+    "CALL nothing()",
+    "PREPARE p AS DELETE FROM singer",
+    "GRANT ALL ON singer TO PUBLIC",
+    "VACUUM singer",
+    "LOCK TABLE singer",
+]
+
+#: Writes that the read-only transaction stops too, past the classifier (the second line of defence). The rest of
+#: PG_ATTACKS only the classifier stops on a superuser's connection: COPY ... TO PROGRAM and pg_read_file run in
+#: a read-only transaction, dblink opens a session of its own, pg_terminate_backend acts on another session,
+#: and lo_import runs but is rolled back with the transaction (sqlweave never commits).
+PG_WRITES_STOPPED_BY_THE_SERVER = [
+    "DROP TABLE singer",
+    "DELETE FROM singer",
+    "UPDATE singer SET age = 0",
+    "INSERT INTO stadium (stadium_id, name) VALUES (99, 'x')",
+    "TRUNCATE singer_in_concert",
+    "COMMIT; DELETE FROM singer",
+    "SELECT 1; DELETE FROM singer",
+    "SELECT nextval('ticket_seq')",
+    "SELECT setval('ticket_seq', 100)",
+    "SELECT * FROM singer FOR UPDATE",
+    "WITH d AS (DELETE FROM singer RETURNING *) SELECT count(*) FROM d",
+    "WITH u AS (UPDATE singer SET age = 1 RETURNING *) SELECT * FROM u",
+    "WITH i AS (INSERT INTO stadium (stadium_id) VALUES (98) RETURNING *) SELECT * FROM i",
+    "SELECT * INTO singer_copy FROM singer",
+    "CREATE TABLE t AS SELECT * FROM singer",
+    "COPY singer FROM PROGRAM 'echo 1'",
+    "EXPLAIN ANALYZE DELETE FROM singer",
+    "DO $$ BEGIN DELETE FROM singer; END $$",
+    "GRANT ALL ON singer TO PUBLIC",
+    "VACUUM singer",
+]
+
+DUCKDB_ATTACKS = [
+    "DROP TABLE singer",
+    "DELETE FROM singer",
+    "UPDATE singer SET Age = 0",
+    "INSERT INTO stadium (Stadium_ID) VALUES (99)",
+    "SELECT 1; DELETE FROM singer",
+    "SELECT * FROM read_csv('/etc/passwd')",
+    "SELECT * FROM read_csv_auto('/etc/passwd')",
+    "SELECT * FROM read_parquet('x.parquet')",
+    "SELECT * FROM parquet_scan('x.parquet')",
+    "SELECT * FROM read_json('x.json')",
+    "SELECT * FROM read_json_auto('x.json')",
+    "SELECT * FROM read_ndjson('x.json')",
+    "SELECT * FROM read_text('/etc/passwd')",
+    "SELECT * FROM read_blob('/etc/passwd')",
+    "SELECT * FROM glob('/*')",
+    "SELECT * FROM '/etc/passwd'",
+    "SELECT * FROM 'data.csv'",
+    "SELECT * FROM query('DELETE FROM singer')",
+    "SELECT getenv('HOME')",
+    "COPY singer TO '/tmp/sqlweave-out.csv'",
+    "COPY (SELECT * FROM singer) TO '/tmp/sqlweave-out.parquet' (FORMAT parquet)",
+    "COPY singer FROM '/tmp/sqlweave-in.csv'",
+    "ATTACH '/tmp/sqlweave-other.duckdb' AS other",
+    "DETACH other",
+    "INSTALL httpfs",
+    "LOAD httpfs",
+    "SET enable_external_access = true",
+    "SET threads = 1",
+    "PRAGMA enable_profiling",
+    "PRAGMA database_size",
+    "EXPORT DATABASE '/tmp/sqlweave-export'",
+    "IMPORT DATABASE '/tmp/sqlweave-export'",
+    "CHECKPOINT",
+    "CREATE TABLE t AS SELECT * FROM singer",
+    "CREATE MACRO m(x) AS x + 1",
+    "WITH d AS (DELETE FROM singer RETURNING *) SELECT count(*) FROM d",
+    "CALL pragma_version()",
+]

@@ -1,0 +1,149 @@
+"""sqlweave on real DuckDB files, made from Spider's concert_singer by sqlweave's loader."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+import sqlweave
+from sqlweave.agent.tools import Toolkit
+from sqlweave.db import Database
+from sqlweave.db.load import load_database
+from sqlweave.errors import ExecutionError, QueryTimeoutError, RefusedStatementError, SQLParseError
+from sqlweave.llm import FakeLLM
+from sqlweave.retrieval.values import ValueIndex
+from sqlweave.sql.repair import repair_schema_links
+
+from ..conftest import file_digest
+from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT
+from .suite import DIALECT_CASES, DUCKDB_ATTACKS, rows, run_as_model_wrote_it
+
+pytest.importorskip("duckdb", reason="duckdb is part of the dev extra")
+
+
+@pytest.fixture(scope="module")
+def db(duck_path: Path) -> Database:
+    handle = Database.open(duck_path)
+    yield handle
+    handle.close()
+
+
+def test_loader_keeps_keys_types_and_reports_changes(tmp_path: Path) -> None:
+    report = load_database(SINGER, tmp_path / "cs.duckdb")
+    assert report.tables == {"stadium": 9, "singer": 6, "concert": 6, "singer_in_concert": 10}
+    assert "concert(Stadium_ID) -> stadium(Stadium_ID)" in report.foreign_keys
+    assert "concert.Year: whole numbers stored as text, stored as integers" in report.notes
+    s = Database.open(tmp_path / "cs.duckdb").schema()
+    assert s.table("concert").column("Stadium_ID").is_numeric
+
+
+def test_introspection_reads_keys_comments_samples_and_statistics(db: Database) -> None:
+    assert db.dialect == "duckdb" and db.name == "concert_singer"
+    s = db.schema()
+    assert set(s.table_names) == {"stadium", "singer", "concert", "singer_in_concert"}
+    singer = s.table("singer")
+    assert singer.primary_key == ("Singer_ID",)
+    assert s.table("singer_in_concert").primary_key == ("concert_ID", "Singer_ID")
+    assert singer.column("Name").description == NAME_COMMENT
+    assert singer.description == TABLE_COMMENT
+    assert singer.row_count == 6 and len(singer.sample_rows) == 3
+    age = singer.column("Age")
+    assert age.stats.minimum == 25 and age.stats.maximum == 52 and age.stats.distinct == 6
+    assert {str(fk) for fk in s.foreign_keys} == {
+        "concert.Stadium_ID -> stadium.Stadium_ID",
+        "singer_in_concert.Singer_ID -> singer.Singer_ID",
+        "singer_in_concert.concert_ID -> concert.concert_ID",
+    }
+
+
+def test_execute_value_index_tools_and_repair(db: Database) -> None:
+    assert db.execute("SELECT name, age FROM singer ORDER BY age DESC").rows[0] == ("Joe Sharp", 52)
+    with pytest.raises(ExecutionError):
+        db.execute("SELECT nme FROM singer")
+    hit = ValueIndex.build(db, persist=False).search("Frence", k=1)[0]
+    assert (hit.table, hit.column, hit.value) == ("singer", "Country", "France")
+    kit = Toolkit(db)
+    assert kit.search_value("nederland")[0].value == "Netherlands"
+    path = kit.find_shortest_path("singer.Name", "stadium.Name")
+    assert path.tables == ("singer", "singer_in_concert", "concert", "stadium")
+    assert kit.execute_sql(f"SELECT count(*) {path.from_clause}").rows[0][0] > 0
+    fixed = repair_schema_links("SELECT concert_Name FROM singer WHERE Name = 'Timbaland'", db.schema(), db.dialect)
+    assert fixed.changed and sorted(db.execute(fixed.sql).rows) == [("Auditions",), ("Week 2",)]
+
+
+def test_default_pipeline_answers_how_many_singers(duck_path: Path) -> None:
+    engine = sqlweave.connect(duck_path, llm=FakeLLM(["```sql\nSELECT count(*) FROM singer;\n```"]), pipeline="default")
+    answer = engine.ask("How many singers are there?")
+    assert answer.result.rows == ((6,),) and answer.sql == "SELECT count(*) FROM singer"
+    assert "DuckDB" in answer.trace[2].calls[0].messages[0].content
+    engine.close()
+
+
+def test_default_pipeline_transpiles_sqlite_sql(duck_path: Path) -> None:
+    engine = sqlweave.connect(duck_path, llm=FakeLLM([
+        "SELECT `Name` FROM singer WHERE CAST(strftime('%Y', '2014-05-01') AS INTEGER) = 2014 ORDER BY Age DESC LIMIT 0, 1"]))
+    answer = engine.ask("Who is the oldest singer?")
+    assert answer.result.rows == (("Joe Sharp",),) and "`" not in answer.sql
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def duck_events(events_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Database:
+    path = tmp_path_factory.mktemp("duck-events") / "events.duckdb"
+    load_database(events_db, path)
+    handle = Database.open(path)
+    yield handle
+    handle.close()
+
+
+@pytest.mark.parametrize("sql,expected_sql", DIALECT_CASES)
+def test_sqlite_dialect_sql_gives_sqlite_answers(duck_events: Database, events_db: Path, sql: str,
+                                                 expected_sql: str | None) -> None:
+    with Database.open(events_db) as reference:
+        expected = rows(reference.execute(expected_sql or sql))
+    ran, got = run_as_model_wrote_it(duck_events, sql)
+    assert got == expected, f"ran on DuckDB: {ran}"
+
+
+@pytest.mark.parametrize("sql,expected_sql", DIALECT_CASES)
+def test_sqlite_answers_are_untouched_on_sqlite(events_db: Path, sql: str, expected_sql: str | None) -> None:
+    with Database.open(events_db) as db:
+        ran, got = run_as_model_wrote_it(db, expected_sql or sql)
+        assert ran == (expected_sql or sql) and got == rows(db.execute(expected_sql or sql))
+
+
+@pytest.mark.parametrize("sql", DUCKDB_ATTACKS)
+def test_file_access_extensions_and_writes_are_refused_and_the_file_is_unchanged(duck_path: Path, tmp_path: Path,
+                                                                                 sql: str) -> None:
+    path = tmp_path / "copy.duckdb"
+    shutil.copy(duck_path, path)
+    before = file_digest(path)
+    db = Database.open(path)
+    with pytest.raises((RefusedStatementError, SQLParseError)):
+        db.execute(sql)
+    # Past the classifier, the handle itself is read-only and has no access outside its file (what still runs
+    # there only reads or sets this session: glob of paths, an environment variable, profiling, a checkpoint).
+    try:
+        db._run(sql, timeout_s=5, max_rows=10)
+    except (ExecutionError, QueryTimeoutError):
+        pass
+    else:
+        assert sql.startswith(("SELECT * FROM glob", "SELECT getenv", "PRAGMA", "CALL pragma_version", "CHECKPOINT",
+                               "SET threads", "SELECT * FROM query(")), f"ran past the guard: {sql}"
+    assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
+    db.close()
+    assert file_digest(path) == before
+    assert not list(Path("/tmp").glob("sqlweave-out*")) and not Path("/tmp/sqlweave-export").exists()
+
+
+def test_runaway_query_is_interrupted(duck_path: Path) -> None:
+    db = Database.open(duck_path, timeout_s=0.5)
+    start = time.perf_counter()
+    with pytest.raises(QueryTimeoutError):
+        db.execute("SELECT count(*) FROM range(100000000) a, range(100000000) b")
+    assert time.perf_counter() - start < 3
+    assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
+    db.close()

@@ -1,0 +1,233 @@
+"""sqlweave against a live PostgreSQL server (started by scripts/postgres.sh, see conftest.py).
+
+The connection uses the superuser, a role that could write anything: every guarantee shown here comes from
+sqlweave (the classifier, the read-only transaction, the single-statement protocol), not from permissions.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+import sqlweave
+from sqlweave.agent.tools import Toolkit
+from sqlweave.db import Database
+from sqlweave.db.load import load_database
+from sqlweave.errors import (
+    ExecutionError,
+    MissingDependencyError,
+    QueryTimeoutError,
+    RefusedStatementError,
+    SQLParseError,
+)
+from sqlweave.llm import FakeLLM
+from sqlweave.retrieval.values import ValueIndex
+from sqlweave.sql.repair import repair_schema_links
+from sqlweave.sql.transpile import to_dialect
+
+from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT, PostgresServer
+from .suite import DIALECT_CASES, PG_ATTACKS, PG_WRITES_STOPPED_BY_THE_SERVER, rows, run_as_model_wrote_it
+
+TABLES = ["stadium", "singer", "concert", "singer_in_concert"]
+
+
+@pytest.fixture(scope="module")
+def db(pg_url: str) -> Database:
+    handle = Database.open(pg_url)
+    yield handle
+    handle.close()
+
+
+def test_script_is_idempotent_and_reports_status(pg_server: PostgresServer, pg_url: str) -> None:
+    assert pg_server.script("start") == pg_server.base_url
+    assert pg_server.script("status").startswith("running: postgresql+psycopg://")
+    assert pg_server.script("url", "concert_singer") == pg_url
+
+
+def test_introspection_reads_keys_comments_samples_and_statistics(db: Database) -> None:
+    assert db.dialect == "postgres" and db.name == "concert_singer"
+    s = db.schema()
+    assert set(s.table_names) == set(TABLES)
+    singer = s.table("singer")
+    assert singer.primary_key == ("singer_id",)
+    assert s.table("singer_in_concert").primary_key == ("concert_id", "singer_id")
+    assert singer.description == TABLE_COMMENT
+    assert singer.column("name").description == NAME_COMMENT
+    assert singer.row_count == 6 and len(singer.sample_rows) == 3
+    age = singer.column("age")
+    assert age.type == "INTEGER" and age.stats.minimum == 25 and age.stats.maximum == 52 and age.stats.distinct == 6
+    assert len(singer.column("country").samples) == 3
+    assert {str(fk) for fk in s.foreign_keys} == {
+        "concert.stadium_id -> stadium.stadium_id",
+        "singer_in_concert.singer_id -> singer.singer_id",
+        "singer_in_concert.concert_id -> concert.concert_id",
+    }
+
+
+def test_execute_returns_rows_and_caps_them(db: Database) -> None:
+    r = db.execute("SELECT name, age FROM singer ORDER BY age DESC")
+    assert r.columns == ("name", "age") and r.rows[0] == ("Joe Sharp", 52) and r.row_count == 6
+    capped = db.execute("SELECT name FROM singer", max_rows=4)
+    assert capped.row_count == 4 and capped.truncated
+    # Spider's gold SQL compares its text-typed years with numbers; the loader stored them as integers.
+    assert db.execute("SELECT count(*) FROM concert WHERE year = 2014 OR year = '2015'").rows == ((6,),)
+    with pytest.raises(ExecutionError, match="does not exist"):
+        db.execute("SELECT nme FROM singer")
+    # The session is usable after an error.
+    assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
+
+
+def test_value_index_finds_stored_spellings(db: Database) -> None:
+    idx = ValueIndex.build(db, persist=False)
+    hit = idx.search("Frence", k=1)[0]
+    assert (hit.table, hit.column, hit.value) == ("singer", "country", "France")
+    assert idx.search("nederland", table="singer", column="country", k=1)[0].value == "Netherlands"
+
+
+def test_agent_tools_search_value_and_shortest_path(db: Database) -> None:
+    kit = Toolkit(db)
+    assert kit.search_value("Frence")[0].value == "France"
+    path = kit.find_shortest_path("singer.name", "stadium.name")
+    assert path.tables == ("singer", "singer_in_concert", "concert", "stadium") and not path.inferred
+    assert kit.execute_sql(f"SELECT count(*) {path.from_clause}").rows[0][0] > 0
+    ran = kit.execute_sql("SELECT T2.name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.singer_id = T2.singer_id")
+    assert "T1.name" in ran.sql and ran.row_count > 0
+
+
+def test_rule_based_repair_runs_on_postgres(db: Database) -> None:
+    s = db.schema()
+    fixed = repair_schema_links("SELECT concert_name FROM singer WHERE name = 'Timbaland'", s, db.dialect)
+    assert fixed.changed and "JOIN" in fixed.sql
+    assert sorted(db.execute(fixed.sql).rows) == [("Auditions",), ("Week 2",)]
+    respelt = repair_schema_links("SELECT nme FROM singers", s, db.dialect)
+    assert respelt.sql == "SELECT name FROM singer" and db.execute(respelt.sql).row_count == 6
+
+
+def test_default_pipeline_answers_how_many_singers(pg_url: str) -> None:
+    engine = sqlweave.connect(pg_url, llm=FakeLLM(["```sql\nSELECT count(*) FROM singer;\n```"]), pipeline="default")
+    answer = engine.ask("How many singers are there?")
+    assert answer.result.rows == ((6,),) and answer.sql == "SELECT count(*) FROM singer"
+    system = answer.trace[2].calls[0].messages[0].content
+    assert "PostgreSQL" in system
+    engine.close()
+
+
+def test_default_pipeline_transpiles_and_repairs(pg_url: str) -> None:
+    llm = FakeLLM(["SELECT `name` FROM singer WHERE strftime('%Y', '2014-01-01') = '2014' ORDER BY age DESC LIMIT 0, 1",
+                   "SELECT T2.name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.singer_id = T2.singer_id "
+                   "WHERE T1.age > 40"])
+    engine = sqlweave.connect(pg_url, llm=llm, pipeline="default")
+    first = engine.ask("Who is the oldest singer?")
+    assert first.result.rows == (("Joe Sharp",),)
+    assert first.trace[3].notes["written"].startswith("SELECT `name`") and "LIMIT 1 OFFSET 0" in first.sql
+    second = engine.ask("Which singers older than 40 sang in a concert?")
+    assert second.ok and second.result.rows and "T1.name" in second.sql
+    assert [e.stage for e in second.trace][-2:] == ["repair", "correct"]
+    engine.close()
+
+
+@pytest.fixture(scope="module")
+def pg_events(pg_server: PostgresServer, events_db: Path) -> Database:
+    handle = Database.open(pg_server.load("events", events_db))
+    yield handle
+    handle.close()
+
+
+@pytest.mark.parametrize("sql,expected_sql", DIALECT_CASES)
+def test_sqlite_dialect_sql_gives_sqlite_answers(pg_events: Database, events_db: Path, sql: str,
+                                                 expected_sql: str | None) -> None:
+    with Database.open(events_db) as reference:
+        expected = rows(reference.execute(expected_sql or sql))
+    ran, got = run_as_model_wrote_it(pg_events, sql)
+    assert got == expected, f"ran on PostgreSQL: {ran}"
+
+
+def test_mixed_case_names_are_quoted_for_postgres(pg_server: PostgresServer) -> None:
+    pg_server.admin("DROP DATABASE IF EXISTS singer_case")
+    pg_server.admin("CREATE DATABASE singer_case")
+    report = load_database(SINGER, pg_server.url("singer_case"), lower_names=False)
+    assert "singer_in_concert" in report.tables
+    db = Database.open(pg_server.url("singer_case"))
+    s = db.schema()
+    assert s.table("singer").primary_key == ("Singer_ID",)
+    r = db.execute("SELECT Name FROM singer WHERE Singer_ID = 1")
+    assert r.rows == (("Joe Sharp",),) and r.sql == 'SELECT "Name" FROM singer WHERE "Singer_ID" = 1'
+    engine = sqlweave.connect(pg_server.url("singer_case"), llm=FakeLLM(["SELECT count(*) FROM Singer WHERE Age > 30"]))
+    assert engine.ask("How many singers are older than 30?").result.rows == ((4,),)
+    db.close()
+    engine.close()
+
+
+# --- read-only, proved with a role that could write -----------------------------------------------------
+
+
+def _counts(pg_server: PostgresServer) -> dict[str, int]:
+    counts = {t: pg_server.admin(f"SELECT count(*) FROM {t}", "concert_singer")[0][0] for t in TABLES}
+    counts["ticket_seq"] = pg_server.admin("SELECT last_value FROM ticket_seq", "concert_singer")[0][0]
+    counts["tables"] = pg_server.admin("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'", "concert_singer")[0][0]
+    counts["large objects"] = pg_server.admin("SELECT count(*) FROM pg_largeobject_metadata", "concert_singer")[0][0]
+    return counts
+
+
+def test_the_connection_role_could_write(pg_server: PostgresServer, db: Database) -> None:
+    assert db.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").rows == ((True,),)
+
+
+@pytest.mark.parametrize("sql", PG_ATTACKS)
+def test_every_destructive_statement_is_refused(pg_server: PostgresServer, db: Database, sql: str) -> None:
+    before = _counts(pg_server)
+    with pytest.raises((RefusedStatementError, SQLParseError)):
+        db.execute(sql)
+    assert _counts(pg_server) == before
+    assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
+
+
+@pytest.mark.parametrize("sql", PG_WRITES_STOPPED_BY_THE_SERVER)
+def test_past_the_classifier_writes_fail_inside_the_read_only_transaction(pg_server: PostgresServer, db: Database,
+                                                                          sql: str) -> None:
+    before = _counts(pg_server)
+    with pytest.raises(ExecutionError, match="read-only transaction|multiple commands|transaction block"):
+        db._run(sql, timeout_s=5, max_rows=10)
+    assert _counts(pg_server) == before
+    assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
+
+
+def test_statement_timeout_stops_a_runaway_query(pg_url: str) -> None:
+    db = Database.open(pg_url, timeout_s=1)
+    start = time.perf_counter()
+    with pytest.raises(QueryTimeoutError):
+        db.execute("SELECT count(*) FROM generate_series(1, 1000000000) AS a")
+    assert time.perf_counter() - start < 2.0
+    start = time.perf_counter()
+    with pytest.raises(QueryTimeoutError):
+        db._run("SELECT pg_sleep(30)", timeout_s=1, max_rows=1)  # past the classifier, which refuses pg_sleep
+    assert time.perf_counter() - start < 2.0
+    assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
+    db.close()
+
+
+def test_a_url_without_the_driver_names_the_extra(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec("psycopg2") is None:
+        # postgresql:// (SQLAlchemy's default driver is psycopg2) works with the postgres extra's psycopg.
+        plain = Database.open(pg_url.replace("postgresql+psycopg://", "postgresql://"))
+        assert plain.engine.url.drivername == "postgresql+psycopg" and plain.execute("SELECT 1").rows == ((1,),)
+        plain.close()
+    with pytest.raises(MissingDependencyError) as info:
+        Database.open(pg_url.replace("postgresql+psycopg://", "postgresql+pg8000://"))
+    assert "pip install" in info.value.hint and "sqlweave[postgres]" in info.value.hint
+    from sqlweave.db import connection
+
+    monkeypatch.setattr(connection, "_importable", lambda name: False)
+    with pytest.raises(MissingDependencyError) as info:
+        Database.open(pg_url.replace("postgresql+psycopg://", "postgresql://"))
+    assert info.value.hint == "Install it with: pip install 'sqlweave[postgres]'"
+
+
+def test_transpiled_sql_is_the_dialects_own(db: Database) -> None:
+    assert to_dialect("SELECT count(*) FROM singer", db.dialect) == "SELECT count(*) FROM singer"
+    sql = to_dialect("SELECT `Name` FROM singer LIMIT 2, 2", db.dialect)
+    assert db.execute(sql).row_count == 2

@@ -1,0 +1,113 @@
+"""Transpiling model SQL to the database's dialect (the live engines run it in tests/db)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlweave.db.schema import Column, Schema, Table
+from sqlweave.errors import RefusedStatementError
+from sqlweave.sql.classify import ensure_read_only, is_read_only
+from sqlweave.sql.extract import extract_sql
+from sqlweave.sql.transpile import fix_case, to_dialect
+
+SQLITE_TEXTS = [
+    "SELECT strftime('%Y', d) FROM t",
+    "SELECT `name` FROM singer LIMIT 1, 2",
+    "SELECT IFNULL(a, 0), date('now'), julianday(d) FROM t",
+    "select count(*) from singer",
+    "SELECT name FROM t WHERE name = 'x' COLLATE NOCASE",
+    "SELECT TOP 3 name FROM singer",
+]
+
+
+@pytest.mark.parametrize("sql", SQLITE_TEXTS)
+def test_sqlite_targets_are_never_touched(sql: str) -> None:
+    assert to_dialect(sql, "sqlite") is sql
+    assert to_dialect(sql, None) is sql
+
+
+def test_extract_on_sqlite_returns_the_models_text_exactly() -> None:
+    text = "Here:\n```sql\nselect `Name` from singer where strftime('%Y', d) = '2014' limit 1, 2;\n```"
+    assert extract_sql(text, "sqlite") == "select `Name` from singer where strftime('%Y', d) = '2014' limit 1, 2"
+
+
+@pytest.mark.parametrize("sql,target,expected", [
+    ("SELECT strftime('%Y', d) FROM t", "postgres", "SELECT TO_CHAR(CAST(d AS TIMESTAMP), 'YYYY') FROM t"),
+    ("SELECT strftime('%Y', d) FROM t", "duckdb", "SELECT STRFTIME(CAST(d AS TIMESTAMP), '%Y') FROM t"),
+    ("SELECT `name` FROM singer", "postgres", "SELECT name FROM singer"),
+    ("SELECT `order`, `Name` FROM `user`", "postgres", 'SELECT "order", Name FROM "user"'),
+    ("SELECT name FROM singer LIMIT 1, 2", "postgres", "SELECT name FROM singer LIMIT 2 OFFSET 1"),
+    ("SELECT TOP 3 name FROM singer ORDER BY age DESC", "duckdb", "SELECT name FROM singer ORDER BY age DESC LIMIT 3"),
+    ("SELECT IFNULL(a, 0) FROM t", "postgres", "SELECT COALESCE(a, 0) FROM t"),
+    ("SELECT date('now')", "duckdb", "SELECT CURRENT_DATE"),
+    ("SELECT date(d, '+1 day') FROM t", "postgres", "SELECT CAST(CAST(d AS TIMESTAMP) + INTERVAL '+1 DAY' AS DATE) FROM t"),
+    ("SELECT a || b, CONCAT(a, b) FROM t", "postgres", "SELECT a || b, CONCAT(a, b) FROM t"),
+    ("SELECT group_concat(name) FROM t", "postgres", "SELECT STRING_AGG(name, ',') FROM t"),
+    # The target's own SQL comes back as written (or as sqlglot spells the same tree: x::date is CAST).
+    ("SELECT EXTRACT(YEAR FROM d) FROM t WHERE n ILIKE '%a%'", "postgres",
+     "SELECT EXTRACT(YEAR FROM d) FROM t WHERE n ILIKE '%a%'"),
+    ("SELECT d::date FROM t", "postgres", "SELECT CAST(d AS DATE) FROM t"),
+    ("SELECT strftime(d, '%Y') FROM t", "duckdb", "SELECT strftime(d, '%Y') FROM t"),
+    ("select count(*) from singer", "duckdb", "select count(*) from singer"),
+])
+def test_foreign_sql_is_written_in_the_target_dialect(sql: str, target: str, expected: str) -> None:
+    assert to_dialect(sql, target) == expected
+
+
+def test_extract_finds_sql_only_another_dialect_parses() -> None:
+    assert extract_sql("```sql\nSELECT TOP 2 name FROM singer\n```", "postgres") == "SELECT name FROM singer LIMIT 2"
+    assert extract_sql("SELECT `name` FROM singer", "duckdb") == 'SELECT "name" FROM singer'
+    assert extract_sql("SELECT `name` FROM singer", "postgres", transpile=False) == "SELECT `name` FROM singer"
+
+
+def test_unreadable_sql_is_left_for_the_database_to_refuse() -> None:
+    assert to_dialect("SELECT FROM WHERE (((", "postgres") == "SELECT FROM WHERE ((("
+
+
+def test_fix_case_quotes_only_what_postgres_would_not_find() -> None:
+    s = Schema("x", (Table("Customer", (Column("Id"), Column("city"), Column("Total"))),), dialect="postgres")
+    assert fix_case("SELECT Id, city FROM customer", s) == 'SELECT "Id", city FROM "Customer"'
+    assert fix_case('SELECT "id" FROM "customer"', s) == 'SELECT "Id" FROM "Customer"'
+    # Aliases the query defines, and names that already resolve, stay as written.
+    same = 'SELECT count(*) AS total FROM "Customer" ORDER BY total'
+    assert fix_case(same, s) == same
+    assert fix_case("SELECT Id FROM customer", s, "duckdb") == "SELECT Id FROM customer"
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT replace(name, 'a', 'b') FROM singer",
+    "SELECT current_setting('TimeZone')",
+    "SELECT currval('s')",
+])
+def test_reads_that_look_like_writes_are_accepted(sql: str) -> None:
+    assert is_read_only(sql, "postgres") and is_read_only(sql, "duckdb")
+
+
+def test_replace_into_is_still_refused() -> None:
+    with pytest.raises(RefusedStatementError):
+        ensure_read_only("REPLACE INTO singer (name) VALUES ('x')")
+
+
+@pytest.mark.parametrize("dialect,sql", [
+    ("postgres", "SELECT pg_sleep_for('5 minutes')"),
+    ("postgres", "SELECT lo_create(0)"),
+    ("postgres", "SELECT dblink_connect('x')"),
+    ("postgres", "SELECT pg_advisory_lock(1)"),
+    ("postgres", "SELECT ts_stat('SELECT 1')"),
+    ("postgres", "SELECT pg_catalog.pg_read_file('x')"),
+    ("duckdb", "SELECT * FROM read_ndjson('x')"),
+    ("duckdb", "SELECT * FROM parquet_scan('x')"),
+    ("duckdb", "SELECT * FROM query('DELETE FROM t')"),
+    ("duckdb", "SELECT * FROM 'data.csv'"),
+    ("duckdb", "SELECT getenv('HOME')"),
+    (None, "SELECT * FROM read_ndjson('x')"),
+    (None, "SELECT lo_create(0)"),
+])
+def test_engine_functions_with_side_effects_are_refused(dialect: str | None, sql: str) -> None:
+    with pytest.raises(RefusedStatementError):
+        ensure_read_only(sql, dialect)
+
+
+def test_sqlite_keeps_its_own_function_names() -> None:
+    # A table function of DuckDB's is an ordinary name on SQLite.
+    assert is_read_only("SELECT query FROM log", "sqlite") and is_read_only("SELECT read_ndjson(x) FROM t", "sqlite")
