@@ -23,6 +23,12 @@ A config file (TOML)::
     max_rows = 1000
     descriptions = "shop-descriptions.json"
     description = "Orders and customers of the demo shop"
+
+or, instead of ``descriptions``, a domain-knowledge file (YAML, or defog's JSON: see :mod:`sqlweave.knowledge`),
+whose descriptions reach the schema and whose business terms, preferred joins and sample questions reach the
+prompts::
+
+    knowledge = "shop.yaml"
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ class DatabaseEntry:
     max_rows: int = 1000
     descriptions: str | None = None
     description: str = ""
+    knowledge: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -68,6 +75,9 @@ class DatabaseEntry:
             raise ConfigurationError(f"database {self.name!r} has no target", hint="Give a file path or a URL.")
         if self.timeout_s <= 0 or self.max_rows <= 0:
             raise ConfigurationError(f"database {self.name!r}: timeout and max_rows must be positive")
+        if self.knowledge and self.descriptions:
+            raise ConfigurationError(f"database {self.name!r} has both descriptions and knowledge",
+                                     hint="Put the descriptions in the knowledge file (its tables: section).")
 
 
 @dataclass
@@ -120,11 +130,16 @@ class Catalog:
             descriptions = opts.get("descriptions")
             if descriptions and not Path(descriptions).is_absolute():
                 descriptions = str((path.parent / descriptions).resolve())
+            knowledge = opts.get("knowledge")
+            if knowledge is not None and not isinstance(knowledge, str):
+                raise ConfigurationError(f"database {name!r} in {str(path)!r}: knowledge must be a file path")
+            if knowledge and not Path(knowledge).expanduser().is_absolute():
+                knowledge = str((path.parent / knowledge).resolve())
             try:
                 entries[name] = DatabaseEntry(
                     str(name), target, timeout_s=float(opts.get("timeout", 10.0)),
                     max_rows=int(opts.get("max_rows", 1000)), descriptions=descriptions,
-                    description=str(opts.get("description", "")))
+                    description=str(opts.get("description", "")), knowledge=knowledge or None)
             except (TypeError, ValueError) as err:
                 raise ConfigurationError(f"database {name!r} in {str(path)!r}: {err}") from None
         return cls(entries)
@@ -180,8 +195,17 @@ class Catalog:
         with self._lock:
             db = self._open.get(name)
             if db is None:
+                knowledge = None
+                if entry.knowledge:
+                    from .knowledge import load_knowledge
+
+                    knowledge = load_knowledge(entry.knowledge)  # a malformed file fails here, before opening
                 db = Database.open(entry.target, timeout_s=entry.timeout_s, max_rows=entry.max_rows,
-                                   descriptions=entry.descriptions)
+                                   descriptions=entry.knowledge or entry.descriptions)
+                if knowledge is not None:
+                    from .knowledge import attach_knowledge
+
+                    attach_knowledge(db, knowledge)
                 self._open[name] = db
             return db
 

@@ -22,31 +22,40 @@ from .presets import build_pipeline
 
 if TYPE_CHECKING:
     from .conversation import Conversation, ConversationStore
+    from .knowledge import Knowledge
     from .retrieval.pool import PoolExample
 
 
 class Engine:
-    """A database, a model and a pipeline, ready to answer questions."""
+    """A database, a model and a pipeline, ready to answer questions.
 
-    def __init__(self, db: Database, llm: LLM, pipeline: Pipeline) -> None:
+    ``knowledge`` is the database's domain knowledge (:class:`~sqlweave.knowledge.Knowledge`); without it,
+    pipelines use what is attached to ``db`` or given as its YAML descriptions file.
+    """
+
+    def __init__(self, db: Database, llm: LLM, pipeline: Pipeline, knowledge: "Knowledge | None" = None) -> None:
         self.db = db
         self.llm = llm
         self.pipeline = pipeline
+        self.knowledge = knowledge
 
     def ask(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
-            pipeline: Pipeline | None = None) -> Answer:
+            pipeline: Pipeline | None = None, evidence: str | None = None) -> Answer:
         """Answer ``question``; raises the typed :class:`~sqlweave.errors.SqlweaveError` if no result came out.
 
         The failed :class:`Answer` (with its trace) is in ``err.details["answer"]``. ``history`` holds a
-        conversation's earlier turns, ``on_stage`` receives each stage's trace entry as it finishes, and
-        ``pipeline`` overrides the engine's own for this question.
+        conversation's earlier turns, ``on_stage`` receives each stage's trace entry as it finishes,
+        ``pipeline`` overrides the engine's own for this question, and ``evidence`` is text that helps
+        answer it (a definition, a value's spelling, a formula), shown to the model with the question.
         """
-        return self.run(question, history=history, on_stage=on_stage, pipeline=pipeline).raise_for_error()
+        return self.run(question, history=history, on_stage=on_stage, pipeline=pipeline,
+                        evidence=evidence).raise_for_error()
 
     def run(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
-            pipeline: Pipeline | None = None) -> Answer:
+            pipeline: Pipeline | None = None, evidence: str | None = None) -> Answer:
         """Like :meth:`ask`, but return a failed :class:`Answer` instead of raising (for batch work)."""
-        return (pipeline or self.pipeline).run(question, self.db, self.llm, history=history, on_stage=on_stage)
+        return (pipeline or self.pipeline).run(question, self.db, self.llm, history=history, on_stage=on_stage,
+                                               evidence=evidence, knowledge=self.knowledge)
 
     def conversation(self, id: str | None = None, store: "ConversationStore | None" = None) -> "Conversation":
         """A conversation with this database: follow-up questions see the earlier turns (see
@@ -119,14 +128,33 @@ def connect(
     timeout_s: float = 10.0,
     max_rows: int = 1000,
     descriptions: str | Path | None = None,
+    knowledge: "str | Path | Knowledge | None" = None,
     **llm_options: Any,
 ) -> Engine:
     """Open ``target`` (SQLite/DuckDB file or SQLAlchemy URL) read-only and return an :class:`Engine`.
 
     ``llm`` is a backend or a spec (``"local"``, ``"local:0.5b"``, ``"openai:MODEL"``); model answers
-    are cached on disk unless ``cache=False``.
+    are cached on disk unless ``cache=False``. ``descriptions`` is a side file of table and column
+    descriptions; ``knowledge`` a domain-knowledge file (YAML, or defog's JSON: see
+    :mod:`sqlweave.knowledge`), whose descriptions reach the schema and whose business terms, preferred
+    joins and sample questions reach the prompts. Give one of the two files. (A
+    :class:`~sqlweave.knowledge.Knowledge` built in code reaches the prompts; its descriptions reach the schema
+    only when it came from a file.)
     """
+    from .knowledge import Knowledge, attach_knowledge, load_knowledge
+
+    known: Knowledge | None = None
+    if knowledge is not None:
+        if descriptions is not None:
+            from .errors import ConfigurationError
+
+            raise ConfigurationError("both a descriptions file and a knowledge file were given",
+                                     hint="Put the descriptions in the knowledge file (its tables: section).")
+        known = knowledge if isinstance(knowledge, Knowledge) else load_knowledge(knowledge)
+        descriptions = known.source
     db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
+    if known is not None:
+        attach_knowledge(db, known)
     model = llm if isinstance(llm, LLM) else get_llm(llm, cache=cache, **llm_options)
     pipe = pipeline if isinstance(pipeline, Pipeline) else build_pipeline(pipeline)
-    return Engine(db, model, pipe)
+    return Engine(db, model, pipe, knowledge=known)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .db.connection import Database, QueryResult
     from .db.render import RenderedSchema
     from .db.schema import Schema
+    from .knowledge import Knowledge
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,10 @@ class State:
     stages extend (so the model's prefix cache is reused). ``sql`` is the current best SQL; ``candidates`` are all
     the SQL texts produced so far; ``extras`` holds what optional stages add
     (examples, selected values, ...), keyed by stage name. ``history`` holds the earlier turns of a
-    conversation (oldest first) that generation prompts show before the question.
+    conversation (oldest first) that generation prompts show before the question. ``evidence`` is text
+    that helps answer this one question (BIRD's evidence: the user's, or a ``generate_evidence`` stage's);
+    ``knowledge`` is the database's domain knowledge (:class:`~sqlweave.knowledge.Knowledge`: business
+    terms, preferred joins, sample questions), of which generation prompts show what the question needs.
     """
 
     question: str
@@ -137,6 +141,8 @@ class State:
     confidence: float | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     history: tuple[PriorTurn, ...] = ()
+    evidence: str | None = None
+    knowledge: "Knowledge | None" = None
     trace: list[TraceEntry] = field(default_factory=list)
     _calls: list[ModelCall] = field(default_factory=list, repr=False)
     _notes: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -253,16 +259,25 @@ class Pipeline:
         schema: "Schema | None" = None,
         history: Sequence[PriorTurn] = (),
         on_stage: StageCallback | None = None,
+        evidence: str | None = None,
+        knowledge: "Knowledge | None" = None,
     ) -> Answer:
         """Run the stages on ``question`` and return the :class:`Answer`.
 
         After a stage fails, only stages marked ``recovers = True`` (correction, voting) still run;
         one of them may repair the answer and clear ``state.error``. The first error is kept if
         the repair fails too. ``history`` is a conversation's earlier turns (oldest first);
-        ``on_stage`` receives each stage's :class:`TraceEntry` as soon as the stage is done.
+        ``on_stage`` receives each stage's :class:`TraceEntry` as soon as the stage is done. ``evidence`` is
+        text that helps with this question (blank counts as none); ``knowledge`` is the database's domain
+        knowledge, by default what was attached to ``db`` or given as its YAML descriptions file
+        (:func:`sqlweave.knowledge.knowledge_for`).
         """
+        from .knowledge import knowledge_for
+
         full = schema if schema is not None else db.schema()
-        state = State(question=question, db=db, llm=llm, schema=full, prompt_schema=full, history=tuple(history))
+        state = State(question=question, db=db, llm=llm, schema=full, prompt_schema=full, history=tuple(history),
+                      evidence=(evidence.strip() or None) if evidence else None,
+                      knowledge=knowledge if knowledge is not None else knowledge_for(db))
         for stage in self.stages:
             if state.error is not None and not getattr(stage, "recovers", False):
                 continue

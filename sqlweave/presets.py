@@ -28,6 +28,7 @@ from .stages.select_values import SelectValues
 from .stages.simplify import SimplifyQuestion
 from .stages.dac import DecomposedCorrection
 from .stages.ensemble import PromptEnsemble
+from .stages.generate_evidence import GenerateEvidence
 from .stages.revise import RevisionChain
 from .stages.select_examples import SelectExamples, default_pool_path
 from .stages.vote import SelfConsistency
@@ -153,8 +154,16 @@ def _add_values(pipe: Pipeline) -> Pipeline:
     return pipe.insert_after("check_question", SelectValues())
 
 
+def _add_evidence(pipe: Pipeline) -> Pipeline:
+    """Generated evidence (RB-SQL) just before generation, on the schema the prompt shows."""
+    if not any(s.name == "generate" for s in pipe.stages):
+        raise ConfigurationError(f"pipeline {pipe.name!r} has no generate stage to write evidence for",
+                                 hint="Add +evidence to a preset that generates SQL from a prompt (default, rag, ...).")
+    return pipe.insert_before("generate", GenerateEvidence())
+
+
 #: Stages that ``+NAME`` adds to a preset (``"rag-ast+repair+correct"``). Correction stages go after
-#: what is already there; ``values`` goes before generation.
+#: what is already there; ``values`` and ``evidence`` go before generation.
 ADDONS: dict[str, Callable[[Pipeline], Pipeline]] = {
     "repair": lambda p: with_stages(p, p.name, SchemaRepair()),
     "correct": lambda p: with_stages(p, p.name, ErrorCorrection()),
@@ -163,6 +172,7 @@ ADDONS: dict[str, Callable[[Pipeline], Pipeline]] = {
     "dac": lambda p: with_stages(p, p.name, DecomposedCorrection()),
     "vote": lambda p: with_stages(p, p.name, SelfConsistency()),
     "values": _add_values,
+    "evidence": _add_evidence,
 }
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 from collections import Counter
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -295,6 +298,50 @@ def test_concurrent_appends_from_processes(tmp_path: Path) -> None:
     turns = ConversationStore(url).get(rec.id).turns
     assert [t.number for t in turns] == list(range(1, 41))
     assert len({t.question for t in turns}) == 40
+
+
+@pytest.fixture(scope="module")
+def pg_store_url() -> Iterator[str]:
+    """A throwaway PostgreSQL server of this module's own (``scripts/postgres.sh``, as tests/db uses it)."""
+    from tests.db.conftest import SCRIPT, PostgresServer
+
+    folder = tempfile.mkdtemp(prefix="sqlweave-pg-conv-")
+    server = PostgresServer(folder)
+    try:
+        server.base_url = server.script("start")
+        server.admin("CREATE DATABASE conversations")
+        yield server.url("conversations")
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "stop"], env=server.env, capture_output=True, timeout=120)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_postgres_store_shared_by_several_writers(pg_store_url: str) -> None:
+    stores = [ConversationStore(pg_store_url) for _ in range(4)]  # as if four server processes
+    rec = stores[0].create("shop")
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        try:
+            for i in range(6):
+                stores[t % 4].append(rec.id, f"t{t}-{i}", plain_answer(f"t{t}-{i}"))
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    workers = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert not errors
+    turns = stores[1].get(rec.id).turns
+    assert [t.number for t in turns] == list(range(1, 49)) and len({t.question for t in turns}) == 48
+    assert stores[2].list("shop")[0].turn_count == 48 and len(stores[3].history(rec.id)) == 4
+    stores[3].delete(rec.id)
+    with pytest.raises(ConversationNotFoundError):
+        stores[0].get(rec.id)
+    for store in stores:
+        store.close()
 
 
 # --- the follow-up test set ----------------------------------------------------------------------------------

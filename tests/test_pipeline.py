@@ -69,7 +69,7 @@ def test_llm_timeout_is_reported(singer_db: Path) -> None:
     assert isinstance(answer.error, LLMTimeoutError) and answer.sql is None
 
 
-@pytest.mark.parametrize("question", ["", "   ", "Combien de chanteurs y a-t-il dans la base ?", "有多少歌手？", "x" * 3000])
+@pytest.mark.parametrize("question", ["", "   ", "x" * 3000])  # other languages: tests/test_language.py
 def test_bad_questions_cost_no_model_call(singer_db: Path, question: str) -> None:
     llm = FakeLLM(["SELECT 1"])
     answer = sqlweave.connect(singer_db, llm=llm).run(question)

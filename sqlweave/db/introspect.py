@@ -187,12 +187,18 @@ def load_descriptions(path: Path) -> dict[str, dict[str, Any]]:
     """Read table and column descriptions: ``{table: {"description": str, "columns": {col: str}}}``.
 
     Accepted: a JSON file ``{"table": {"description": "...", "columns": {"col": "..."}}}``; a JSON file in
-    defog's ``{"table_metadata": {table: [{"column_name", "column_description"}]}}`` form; or a BIRD
-    ``database_description/`` folder with one CSV per table. Keys are lower-cased.
+    defog's ``{"table_metadata": {table: [{"column_name", "column_description"}]}}`` form; a BIRD
+    ``database_description/`` folder with one CSV per table; or a YAML knowledge file (``.yaml``/``.yml``,
+    its ``tables`` section: see :mod:`sqlweave.knowledge`). Keys are lower-cased.
     """
     path = Path(path)
     if not path.exists():
-        raise SchemaError(f"no description file at {str(path)!r}", hint="Pass a JSON file or a folder of CSV files.")
+        raise SchemaError(f"no description file at {str(path)!r}",
+                          hint="Pass a JSON file, a YAML knowledge file or a folder of CSV files.")
+    if path.suffix.lower() in (".yaml", ".yml") and path.is_file():
+        from ..knowledge import load_knowledge
+
+        return load_knowledge(path).descriptions()
     try:
         if path.is_dir():
             return _bird_descriptions(path)

@@ -290,7 +290,7 @@ def run_eval(
 
     def one(ex: Example) -> None:
         db = dbs.get(ex.db_id)
-        answer = pipeline.run(ex.question, db, llm, schema=db.schema())
+        answer = pipeline.run(ex.question, db, llm, schema=db.schema(), evidence=ex.evidence or None)
         error = None if answer.error is None else f"{answer.error.code}: {answer.error.message}"
         if answer.sql is not None:
             scores = score_sql(db, ex, answer.sql, gold_cache, rule, suite_dir)

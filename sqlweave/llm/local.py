@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any, Callable
 
-from ..errors import LLMResponseError, LLMTimeoutError, MissingDependencyError, ModelUnavailableError
+from ..errors import LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError, ModelUnavailableError
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .weights import MODELS, Progress, ensure_weights
 from ..text import well_formed
@@ -112,6 +112,21 @@ def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None =
         return _LOADED[cache_key]
 
 
+class ContextLengthError(LLMError):
+    """A prompt longer than the embedded model's context: refused before llama.cpp sees it."""
+
+    code = "context_length"
+    default_hint = ("Ask about a smaller part of the database, shorten the conversation, or load the model with a "
+                    "larger context (LocalLLM(n_ctx=...)).")
+
+
+#: Chat-template tokens per message (``<|im_start|>role\n ... <|im_end|>\n``) and for the answer's header.
+_MESSAGE_OVERHEAD = 5
+_ANSWER_HEADER = 3
+#: The system message the chat template adds when a conversation has none.
+_DEFAULT_SYSTEM_TOKENS = 24
+
+
 class LocalLLM(LLM):
     """Qwen2.5-Coder-Instruct (``"1.5b"`` by default, or ``"0.5b"``) on the CPU."""
 
@@ -149,8 +164,21 @@ class LocalLLM(LLM):
     def cache_key_params(self) -> dict[str, Any]:
         return {"model": self.model_id, "sha256": MODELS[self.key].sha256}
 
+    def prompt_tokens(self, messages: tuple[Message, ...]) -> int:
+        """Tokens of ``messages`` as the chat template lays them out (message texts counted exactly, the
+        template's own tokens at most)."""
+        n = sum(self.count_tokens(m.content)[0] + _MESSAGE_OVERHEAD for m in messages) + _ANSWER_HEADER
+        return n if any(m.role == "system" for m in messages) else n + _DEFAULT_SYSTEM_TOKENS
+
+    def _check_context(self, messages: tuple[Message, ...]) -> None:
+        n = self.prompt_tokens(messages)
+        if n >= self.n_ctx:
+            raise ContextLengthError(f"the prompt has about {n} tokens, more than the model's context of "
+                                     f"{self.n_ctx}", prompt_tokens=n, n_ctx=self.n_ctx)
+
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         llama = self.llama
+        self._check_context(messages)
         texts: list[str] = []
         usage = Usage()
         start = time.perf_counter()
@@ -185,6 +213,8 @@ class LocalLLM(LLM):
                     # Sample i of a call uses seed + i: several samples differ, reruns repeat.
                     out = llama.create_chat_completion(seed=(options.seed or 0) + i, **kwargs)
                 except (ValueError, RuntimeError) as err:
+                    if "exceed context window" in str(err):
+                        raise ContextLengthError(f"the prompt is longer than the model's context: {err}") from err
                     raise LLMResponseError(f"llama.cpp failed: {err}") from err
                 if timed_out[0]:
                     raise LLMTimeoutError(f"the local model did not finish within {options.timeout_s:g} s")

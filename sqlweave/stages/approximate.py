@@ -1,30 +1,42 @@
 """Stage: an approximated query (ASTReS): a cheap zero-shot first pass whose SQL later stages use
 to size schema pruning and to rank examples. It never fails the pipeline: without SQL, the
-approximation is simply absent."""
+approximation is simply absent. A schema too large for the model's context is first fitted to the
+schema budget by retrieval (:mod:`sqlweave.stages.render_schema`): the approximation runs on that part,
+and schema pruning then prunes it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..db.render import render_schema
 from ..errors import SqlweaveError
 from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
 from ..sql.extract import extract_sql
 from .generate import dialect_name, prompt_fields
+from .render_schema import DEFAULT_RESERVE_TOKENS, fit_schema, schema_budget
 
 
 @dataclass(frozen=True)
 class ApproximateQuery:
-    """Put a first-pass SQL in ``state.extras["approx_sql"]`` (full schema, zero-shot prompt)."""
+    """Put a first-pass SQL in ``state.extras["approx_sql"]`` (full schema, zero-shot prompt).
+
+    ``budget``, ``context_tokens``, ``reserve_tokens`` and ``retrievers``: the schema budget, as
+    :class:`~sqlweave.stages.render_schema.RenderSchema` has them."""
 
     style: str = "create_table"
     max_tokens: int = 256
+    budget: int | None = None
+    context_tokens: int | None = None
+    reserve_tokens: int = DEFAULT_RESERVE_TOKENS
+    retrievers: str = "auto"
     name: str = "approximate"
 
     def __call__(self, state: State) -> None:
-        rendered = render_schema(state.schema, self.style, count=state.llm.count_tokens)
+        budget = schema_budget(state, budget=self.budget, context=self.context_tokens, reserve=self.reserve_tokens)
+        rendered, fit = fit_schema(state, state.schema, self.style, budget, self.retrievers)
+        if fit is not None:
+            state.note(**fit.notes())
         system, user = render("zero_shot", dialect=dialect_name(state.db.dialect), schema=rendered.text,
                               **prompt_fields(state))
         out = state.complete([Message("system", system), Message("user", user)], temperature=0.0,

@@ -1,4 +1,11 @@
-"""Stage: refuse questions sqlweave cannot answer well, before spending model time."""
+"""Stage: refuse questions sqlweave cannot answer (empty, overlong), before spending model time, and tell
+the question's language.
+
+A question in any language is answered: its language is a trace note (``language``) and, when it is not
+English, generation prompts say so (:func:`sqlweave.question.language_block`). Only a caller who asks for it
+gets a refusal: ``CheckQuestion(languages=("English",))`` (or ``require_english=True``) refuses questions
+in other languages.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +13,56 @@ from dataclasses import dataclass
 
 from ..errors import InvalidQuestionError
 from ..pipeline import State
-from ..question import detect_language
+from ..question import UNKNOWN, detect_language
 
 
 @dataclass(frozen=True)
 class CheckQuestion:
-    """Reject empty or overlong questions and, unless ``any_language``, questions not in English.
+    """Reject empty or overlong questions; note the language; refuse other languages than ``languages`` if given.
 
-    >>> from types import SimpleNamespace
-    >>> CheckQuestion()(SimpleNamespace(question="   "))
+    :meth:`check` does the checks on a bare question (a door that refuses before any model time uses it):
+
+    >>> CheckQuestion().check("  Combien de chanteurs y a-t-il ?  ")
+    ('Combien de chanteurs y a-t-il ?', 'French')
+    >>> CheckQuestion().check("   ")
     Traceback (most recent call last):
     ...
     sqlweave.errors.InvalidQuestionError: the question is empty (...)
+    >>> CheckQuestion(require_english=True).check("Combien de chanteurs y a-t-il ?")
+    Traceback (most recent call last):
+    ...
+    sqlweave.errors.InvalidQuestionError: the question seems to be in French, and only English questions are answered here (...)
+
+    In a pipeline, the language becomes a note and ``state.extras["question_language"]``:
+
+    >>> from sqlweave.llm.fake import FakeLLM
+    >>> from sqlweave.db import Database
+    >>> from sqlweave.db.demo import demo_database_path
+    >>> from sqlweave.pipeline import Pipeline
+    >>> answer = Pipeline("check", (CheckQuestion(),)).run("¿Cuántos clientes hay?",
+    ...                                                    Database.open(demo_database_path()), FakeLLM([]))
+    >>> answer.trace[0].notes
+    {'chars': 22, 'language': 'Spanish'}
     """
 
     max_chars: int = 2000
-    any_language: bool = False
+    #: Languages to answer (English names, as :func:`sqlweave.question.detect_language` gives them); empty:
+    #: every language. A question whose language is not known (no letters) is never refused for it.
+    languages: tuple[str, ...] = ()
+    #: Shorthand for ``languages=("English",)``.
+    require_english: bool = False
+    #: The older spelling: ``any_language=False`` is ``require_english=True``.
+    any_language: bool = True
     name: str = "check_question"
 
-    def __call__(self, state: State) -> None:
-        q = state.question.strip()
+    @property
+    def allowed_languages(self) -> tuple[str, ...]:
+        english = self.require_english or not self.any_language
+        return tuple(dict.fromkeys(self.languages + (("English",) if english else ())))
+
+    def check(self, question: str) -> tuple[str, str]:
+        """``(question without surrounding spaces, its language)``; :class:`InvalidQuestionError` if refused."""
+        q = question.strip()
         if not q:
             raise InvalidQuestionError("the question is empty")
         if len(q) > self.max_chars:
@@ -33,13 +70,19 @@ class CheckQuestion:
                 f"the question is {len(q)} characters long; the limit is {self.max_chars}",
                 hint="Ask one focused question.",
             )
-        if not self.any_language:
-            lang = detect_language(q)
-            if lang != "English":
-                raise InvalidQuestionError(
-                    f"the question seems to be in {lang}, and the embedded model answers English questions",
-                    hint="Ask in English, or pass --any-language (any_language=True) to try anyway.",
-                )
-        state.question = q
-        if hasattr(state, "note"):
-            state.note(chars=len(q))
+        language = detect_language(q)
+        allowed = self.allowed_languages
+        if allowed and language != UNKNOWN and language not in allowed:
+            only = " or ".join(allowed)
+            raise InvalidQuestionError(
+                f"the question seems to be in {language}, and only {only} questions are answered here",
+                hint=f"Ask in {only}, or ask without the language restriction (--english-only, "
+                     "CheckQuestion(languages=...)) to have it answered anyway.",
+            )
+        return q, language
+
+    def __call__(self, state: State) -> None:
+        state.question, language = self.check(state.question)
+        if isinstance(state, State):  # a door's pre-check may pass a bare namespace: the checks alone
+            state.extras["question_language"] = language
+            state.note(chars=len(state.question), language=language)

@@ -25,6 +25,7 @@ from ..errors import PipelineError
 from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
+from ..question import language_block
 
 _DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL", "duckdb": "DuckDB", "mysql": "MySQL"}
 
@@ -78,10 +79,42 @@ def history_block(state: Any) -> str:
     return "\n".join(lines) + "\n\n"
 
 
+#: The line that introduces a question's evidence in generation prompts.
+EVIDENCE_HEADER = "Evidence (facts that help answer the question):"
+
+
+def evidence_block(state: Any) -> str:
+    """The prompt block of the question's evidence (``state.evidence``), or ``""`` when it has none.
+
+    >>> from types import SimpleNamespace
+    >>> print(evidence_block(SimpleNamespace(evidence="French singers have Country = 'France'.")), end="")
+    Evidence (facts that help answer the question):
+    French singers have Country = 'France'.
+    <BLANKLINE>
+    >>> evidence_block(SimpleNamespace(evidence=None))
+    ''
+    """
+    text = str(getattr(state, "evidence", None) or "").strip()
+    return f"{EVIDENCE_HEADER}\n{text}\n\n" if text else ""
+
+
+def knowledge_block(state: Any) -> str:
+    """The prompt block of the database's domain knowledge that fits the question (business terms, preferred
+    joins between the prompt's tables, sample questions; see :meth:`sqlweave.knowledge.Knowledge.prompt_block`),
+    or ``""`` without a knowledge file or when nothing in it fits."""
+    knowledge = getattr(state, "knowledge", None)
+    if knowledge is None:
+        return ""
+    return knowledge.prompt_block(state.question, getattr(state, "prompt_schema", None))
+
+
 def prompt_fields(state: Any) -> dict[str, str]:
-    """Template fields that depend on earlier stages: ``question``, ``examples``, ``values`` and ``history``."""
+    """Template fields that depend on earlier stages: ``question``, ``examples``, ``values``, ``history`` and
+    ``language`` (a word on the question's language when the check stage found it is not English)."""
     return {"question": prompt_question(state), "examples": state.extras.get("examples_text", ""),
-            "values": values_block(state), "history": history_block(state)}
+            "values": values_block(state), "history": history_block(state),
+            "language": language_block(state.extras.get("question_language")),
+            "knowledge": knowledge_block(state), "evidence": evidence_block(state)}
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..pipeline import State
 from ..retrieval.schema_retriever import prune
+from .render_schema import fitted_schema
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class PruneSchema:
     approximated query most likely meant when it names one its tables lack. When ``select_values`` ran
     before this stage, the columns of the values it found are kept too (ASTReS's value and schema
     selection). Recall on Spider dev: 96.5% plain, 97.6% loose, 98.3% loose with value columns (BENCHMARKS.md).
+    A schema too large for the model's context was fitted to the schema budget by an earlier stage
+    (the approximation): that part is what is pruned.
     """
 
     method: str = "hybrid"
@@ -46,10 +49,11 @@ class PruneSchema:
         approx = state.extras.get("approx_sql")
         method = self.method if approx or self.method != "hybrid" else "bm25"
         values = [(v["table"], v["column"]) for v in state.extras.get("values") or ()]
-        kept = prune(state.schema, state.question, method=method, k=self.k, approx_sql=approx, factor=self.factor,
+        base = fitted_schema(state)
+        kept = prune(base, state.question, method=method, k=self.k, approx_sql=approx, factor=self.factor,
                      dialect=state.db.dialect, scoring=self.scoring, theta=self.theta, mu=self.mu, loose=self.loose,
                      also_keep=values)
         state.prompt_schema = kept
-        total = sum(len(t.columns) for t in state.schema.tables)
+        total = sum(len(t.columns) for t in base.tables)
         left = sum(len(t.columns) for t in kept.tables)
         state.note(method=method, tables=list(kept.table_names), columns_kept=left, columns_total=total)

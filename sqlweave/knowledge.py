@@ -1,0 +1,744 @@
+"""Domain knowledge per database: a side file of what the team knows about its data.
+
+Names such as ``cust_stat`` or ``sbDpVolume`` mean little without the team's own definitions. A knowledge
+file (YAML) holds them, one file per database::
+
+    tables:
+      customers:
+        description: People who bought at least once
+        columns:
+          country: Billing country, spelled in English ('Canada')
+      orders: Orders, one row per checkout          # a table's description alone
+    terms:                                          # business terms
+      active customer: a customer who ordered in the last 90 days
+      revenue:
+        definition: the sum of quantity times unit price over order items
+        sql: SUM(order_items.quantity * order_items.unit_price)
+    joins:                                          # preferred joins
+      - orders.customer_id = customers.id
+    examples:                                       # questions answered before, with their SQL
+      - question: How many customers are from Canada?
+        sql: SELECT COUNT(*) FROM customers WHERE country = 'Canada'
+    notes:                                          # rules that always hold
+      - Amounts are in US dollars.
+
+Every section is optional; ``terms`` may also be a list of ``{name, definition, sql}``. A file that is not
+valid YAML, has a key sqlweave does not know, or a value of the wrong type raises
+:class:`~sqlweave.errors.ConfigurationError` naming the line and the key.
+
+Table and column descriptions reach the schema the way a descriptions file's do (pass the YAML file as
+``descriptions=`` or ``knowledge=``); generation prompts show, just before the question, the business
+terms that fit the question (BM25 over their names and definitions), the preferred joins between the
+tables the prompt shows, the notes, and up to two sample questions of this database that fit. defog's JSON
+metadata (``{"table_metadata": ..., "glossary": ...}``) and the descriptions files sqlweave reads
+(:func:`sqlweave.db.introspect.load_descriptions`) load into the same model.
+
+>>> k = Knowledge.from_yaml('''
+... terms:
+...   active customer: ordered in the last 90 days
+...   churned customer: no order for a year
+... joins: [orders.customer_id = customers.id]
+... ''')
+>>> [t.name for t in k.relevant_terms("How many active customers are there?")]
+['active customer']
+>>> print(k.prompt_block("How many active customers are there?"), end="")
+Domain knowledge for this database:
+- "active customer" means: ordered in the last 90 days
+- Preferred join: orders.customer_id = customers.id
+<BLANKLINE>
+>>> print(k.prompt_block("Which products cost more than 10?"), end="")
+Domain knowledge for this database:
+- Preferred join: orders.customer_id = customers.id
+<BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import weakref
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+from .errors import ConfigurationError, SqlweaveError
+
+if TYPE_CHECKING:
+    from .db.connection import Database
+    from .db.schema import Schema
+    from .retrieval.lexical import BM25Index
+
+#: Suffixes of knowledge files read as YAML.
+YAML_SUFFIXES = (".yaml", ".yml")
+#: At most this many business terms, and this many sample questions, are shown for one question.
+MAX_TERMS = 5
+MAX_EXAMPLES = 2
+#: A term (or sample question) that the question does not name must match it at least this fraction as well
+#: (BM25) as the best match does: a word that many terms share ("customer") does not bring them all in.
+RELATIVE_SCORE = 0.4
+#: The line that opens the knowledge block in generation prompts.
+KNOWLEDGE_HEADER = "Domain knowledge for this database:"
+
+_SECTIONS = ("database", "tables", "terms", "joins", "examples", "notes")
+_TABLE_KEYS = ("description", "columns")
+_TERM_KEYS = ("name", "definition", "sql")
+_EXAMPLE_KEYS = ("question", "sql")
+_PART = r'"[^"]+"|`[^`]+`|\[[^\]]+\]|[^\s.="`\[\]]+'
+_SIDE = re.compile(rf"^\s*({_PART})\s*\.\s*({_PART})\s*$")
+
+
+def _unquote(name: str) -> str:
+    return name[1:-1] if name[:1] in "\"`[" and len(name) > 1 else name
+
+
+# --- the model ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TableKnowledge:
+    """What the team says about one table: its description and its columns' (``{column: description}``)."""
+
+    name: str
+    description: str = ""
+    columns: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _need_text(self.name, "a table's name", empty=False)
+        _need_text(self.description, f"the description of table {self.name!r}")
+        if not isinstance(self.columns, Mapping):
+            raise ConfigurationError(f"the columns of table {self.name!r} must map column names to descriptions")
+        for col, text in self.columns.items():
+            _need_text(col, f"a column name of table {self.name!r}", empty=False)
+            _need_text(text, f"the description of column {self.name}.{col}")
+        object.__setattr__(self, "columns", dict(self.columns))
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.description, tuple(self.columns.items())))
+
+
+@dataclass(frozen=True)
+class Term:
+    """A business term: ``active customer`` means ``ordered in the last 90 days``, optionally as SQL."""
+
+    name: str
+    definition: str
+    sql: str | None = None
+
+    def __post_init__(self) -> None:
+        _need_text(self.name, "a term's name", empty=False)
+        _need_text(self.definition, f"the definition of term {self.name!r}", empty=self.sql is not None)
+        if self.sql is not None:
+            _need_text(self.sql, f"the SQL of term {self.name!r}", empty=False)
+
+    def line(self) -> str:
+        text = f'- "{self.name}" means: {self.definition}' if self.definition else f'- "{self.name}"'
+        return text + (f" (SQL: {' '.join(self.sql.split())})" if self.sql else "")
+
+
+@dataclass(frozen=True)
+class Join:
+    """A preferred join, ``table.column = table.column``.
+
+    >>> Join.parse('orders.customer_id = "Customers".id')
+    Join(table='orders', column='customer_id', ref_table='Customers', ref_column='id')
+    >>> Join.parse("orders.customer_id")
+    Traceback (most recent call last):
+    sqlweave.errors.ConfigurationError: 'orders.customer_id' is not a join ...
+    """
+
+    table: str
+    column: str
+    ref_table: str
+    ref_column: str
+
+    def __post_init__(self) -> None:
+        for part in (self.table, self.column, self.ref_table, self.ref_column):
+            _need_text(part, "a table or column name of a join", empty=False)
+
+    @classmethod
+    def parse(cls, text: str) -> "Join":
+        left, sep, right = str(text).partition("=")
+        a, b = _SIDE.match(left), _SIDE.match(right)
+        if not sep or a is None or b is None:
+            raise ConfigurationError(f"{text!r} is not a join", hint="Write a join as table.column = table.column.")
+        return cls(_unquote(a.group(1)), _unquote(a.group(2)), _unquote(b.group(1)), _unquote(b.group(2)))
+
+    def __str__(self) -> str:
+        return f"{self.table}.{self.column} = {self.ref_table}.{self.ref_column}"
+
+
+@dataclass(frozen=True)
+class SamplePair:
+    """A question answered before on this database, with the SQL that answers it."""
+
+    question: str
+    sql: str
+
+    def __post_init__(self) -> None:
+        _need_text(self.question, "a sample question", empty=False)
+        _need_text(self.sql, f"the SQL of sample question {self.question!r}", empty=False)
+
+
+@dataclass(frozen=True)
+class Knowledge:
+    """One database's domain knowledge: descriptions, business terms, preferred joins, sample pairs, notes.
+
+    ``source`` is the file it came from (``None`` when built in code).
+    """
+
+    tables: tuple[TableKnowledge, ...] = ()
+    terms: tuple[Term, ...] = ()
+    joins: tuple[Join, ...] = ()
+    examples: tuple[SamplePair, ...] = ()
+    notes: tuple[str, ...] = ()
+    database: str | None = None
+    source: Path | None = None
+
+    def __post_init__(self) -> None:
+        for name, kind in (("tables", TableKnowledge), ("terms", Term), ("joins", Join), ("examples", SamplePair)):
+            items = tuple(getattr(self, name))
+            if not all(isinstance(i, kind) for i in items):
+                raise ConfigurationError(f"knowledge {name} must be {kind.__name__} objects")
+            object.__setattr__(self, name, items)
+        notes = tuple(self.notes)
+        for n in notes:
+            _need_text(n, "a note", empty=False)
+        object.__setattr__(self, "notes", notes)
+        if self.source is not None:
+            object.__setattr__(self, "source", Path(self.source))
+
+    # --- loading ---------------------------------------------------------------------------------
+
+    @classmethod
+    def from_yaml(cls, text: str, source: str | Path | None = None) -> "Knowledge":
+        """Parse a knowledge file's text (see the module docstring); ``source`` names it in errors."""
+        return _parse_yaml(text, source)
+
+    @classmethod
+    def from_defog_json(cls, path: str | Path) -> "Knowledge":
+        """defog's metadata file: ``table_metadata`` gives the column descriptions; the ``glossary``'s lines
+        of the form ``TERM = DEFINITION`` become business terms and its other lines notes.
+
+        >>> import tempfile, json, os
+        >>> with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        ...     json.dump({"table_metadata": {"sbTicker": [{"column_name": "sbTickerId", "data_type": "int",
+        ...                "column_description": "ticker id"}]},
+        ...                "glossary": "- NCT (Net Commission Total) = SUM(sbTxCommission)\\n- Amounts in USD"}, fh)
+        >>> k = Knowledge.from_defog_json(fh.name); os.unlink(fh.name)
+        >>> k.tables[0].columns, k.terms[0].name, k.notes
+        ({'sbTickerId': 'ticker id'}, 'NCT (Net Commission Total)', ('Amounts in USD',))
+        """
+        path = Path(path)
+        data = _read_json(path)
+        meta = data.get("table_metadata") if isinstance(data, dict) else None
+        if not isinstance(meta, dict):
+            raise ConfigurationError(f"{str(path)!r} is not defog metadata: it has no table_metadata object",
+                                     hint='defog files look like {"table_metadata": {"table": [{"column_name", '
+                                          '"column_description"}]}, "glossary": "..."}.')
+        tables = []
+        for table, cols in meta.items():
+            if not isinstance(cols, list):
+                raise ConfigurationError(f"{str(path)!r}: table_metadata.{table} must be a list of columns")
+            described = {}
+            for i, col in enumerate(cols):
+                if not isinstance(col, dict) or not isinstance(col.get("column_name"), str):
+                    raise ConfigurationError(f"{str(path)!r}: table_metadata.{table}[{i}] has no column_name")
+                described[col["column_name"]] = str(col.get("column_description") or "")
+            tables.append(TableKnowledge(str(table), "", described))
+        glossary = data.get("glossary") or ""
+        if isinstance(glossary, list):
+            glossary = "\n".join(str(g) for g in glossary)
+        if not isinstance(glossary, str):
+            raise ConfigurationError(f"{str(path)!r}: the glossary must be text")
+        terms, notes = _glossary(glossary)
+        return cls(tables=tuple(tables), terms=terms, notes=notes, source=path)
+
+    @classmethod
+    def from_descriptions(cls, described: Mapping[str, Mapping[str, Any]], source: str | Path | None = None) -> "Knowledge":
+        """From what :func:`~sqlweave.db.introspect.load_descriptions` returns
+        (``{table: {"description": str, "columns": {col: str}}}``)."""
+        tables = tuple(
+            TableKnowledge(str(t), str(info.get("description") or ""),
+                           {str(c): str(d or "") for c, d in (info.get("columns") or {}).items()})
+            for t, info in described.items()
+        )
+        return cls(tables=tables, source=Path(source) if source else None)
+
+    # --- use -----------------------------------------------------------------------------------------
+
+    def descriptions(self) -> dict[str, dict[str, Any]]:
+        """Table and column descriptions in :func:`~sqlweave.db.introspect.load_descriptions`'s form
+        (lower-cased names), which introspection applies to the schema.
+
+        >>> Knowledge((TableKnowledge("Orders", "One row per order", {"Total": "in cents"}),)).descriptions()
+        {'orders': {'description': 'One row per order', 'columns': {'total': 'in cents'}}}
+        """
+        return {t.name.lower(): {"description": t.description,
+                                 "columns": {c.lower(): d for c, d in t.columns.items()}} for t in self.tables}
+
+    @cached_property
+    def _name_index(self) -> "BM25Index":
+        from .retrieval.lexical import BM25Index
+
+        return BM25Index([t.name for t in self.terms])
+
+    @cached_property
+    def _term_index(self) -> "BM25Index":
+        from .retrieval.lexical import BM25Index
+
+        return BM25Index([f"{t.name} {t.definition}" for t in self.terms])
+
+    @cached_property
+    def _example_index(self) -> "BM25Index":
+        from .retrieval.lexical import BM25Index
+
+        return BM25Index([e.question for e in self.examples])
+
+    def relevant_terms(self, question: str, k: int = MAX_TERMS) -> tuple[Term, ...]:
+        """The business terms that fit ``question``, best first, at most ``k``: those it names, then those whose
+        name matches it (BM25, stemmed, stopwords left out) at least :data:`RELATIVE_SCORE` as well as the best
+        match; only when no name matches, those whose name and definition together match it so.
+
+        >>> k = Knowledge(terms=(Term("revenue", "the money taken for order items"),
+        ...                      Term("active customer", "ordered in the last 90 days")))
+        >>> [t.name for t in k.relevant_terms("What was the revenue last month?")]
+        ['revenue']
+        >>> [t.name for t in k.relevant_terms("How much money was taken?")]
+        ['revenue']
+        """
+        if not self.terms or k <= 0:
+            return ()
+        low = " ".join(question.lower().split())
+        named = [i for i, t in enumerate(self.terms) if _mentions(low, t.name)]
+        with _INDEX_LOCK:
+            scored = _close_to_best(self._name_index.search(question, k=len(self.terms)))
+            if not named and not scored:
+                scored = _close_to_best(self._term_index.search(question, k=len(self.terms)))
+        order = named + [i for i in scored if i not in named]
+        return tuple(self.terms[i] for i in order[:k])
+
+    def relevant_examples(self, question: str, k: int = MAX_EXAMPLES) -> tuple[SamplePair, ...]:
+        """Up to ``k`` sample pairs whose question matches ``question`` (BM25; at least :data:`RELATIVE_SCORE`
+        as well as the best), best first."""
+        if not self.examples or k <= 0:
+            return ()
+        with _INDEX_LOCK:
+            hits = _close_to_best(self._example_index.search(question, k=k))
+        return tuple(self.examples[i] for i in hits)
+
+    def joins_for(self, schema: "Schema | None" = None) -> tuple[Join, ...]:
+        """The preferred joins whose two tables ``schema`` has (all of them without a schema)."""
+        if schema is None:
+            return self.joins
+        return tuple(j for j in self.joins if schema.has_table(j.table) and schema.has_table(j.ref_table))
+
+    def prompt_block(self, question: str, schema: "Schema | None" = None) -> str:
+        """What generation prompts show of this knowledge for ``question`` (``""`` when nothing fits): the
+        terms that fit it, the preferred joins between ``schema``'s tables, the notes, sample pairs that fit."""
+        terms = self.relevant_terms(question)
+        lines = [t.line() for t in terms]
+        lines += [f"- Preferred join: {j}" for j in self.joins_for(schema)]
+        lines += [f"- {' '.join(n.split())}" for n in self.notes]
+        examples = self.relevant_examples(question)
+        if not lines and not examples:
+            return ""
+        parts = [KNOWLEDGE_HEADER] + lines if lines else []
+        if examples:
+            parts.append("Questions answered before on this database:")
+            for ex in examples:
+                parts.append(f"Question: {' '.join(ex.question.split())}\n```sql\n{ex.sql.strip()}\n```")
+        return "\n".join(parts) + "\n\n"
+
+    def issues(self, schema: "Schema") -> list[str]:
+        """What this knowledge names that ``schema`` does not have (tables, columns, join ends).
+
+        >>> from sqlweave.db.schema import Schema, Table, Column
+        >>> s = Schema("x", (Table("orders", (Column("id"),)),))
+        >>> Knowledge((TableKnowledge("orders", columns={"total": "in cents"}),),
+        ...           joins=(Join.parse("orders.id = customers.id"),)).issues(s)
+        ['tables.orders: no column total', 'joins: orders.id = customers.id: no table customers']
+        """
+        out = []
+        for t in self.tables:
+            if not schema.has_table(t.name):
+                out.append(f"tables.{t.name}: no such table")
+                continue
+            out += [f"tables.{t.name}: no column {c}" for c in t.columns if not schema.table(t.name).has_column(c)]
+        for j in self.joins:
+            for table, col in ((j.table, j.column), (j.ref_table, j.ref_column)):
+                if not schema.has_table(table):
+                    out.append(f"joins: {j}: no table {table}")
+                elif not schema.table(table).has_column(col):
+                    out.append(f"joins: {j}: no column {table}.{col}")
+        return out
+
+
+_INDEX_LOCK = threading.Lock()
+
+
+def _close_to_best(hits: list[tuple[int, float]]) -> list[int]:
+    best = max((s for _, s in hits), default=0.0)
+    return [i for i, s in hits if s > 0 and s >= RELATIVE_SCORE * best]
+
+
+def _mentions(question: str, name: str) -> bool:
+    name = " ".join(name.lower().split())
+    return bool(name) and re.search(rf"(?<!\w){re.escape(name)}", question) is not None
+
+
+def _need_text(value: Any, what: str, *, empty: bool = True) -> None:
+    if not isinstance(value, str):
+        raise ConfigurationError(f"{what} must be text, not {type(value).__name__}")
+    if not empty and not value.strip():
+        raise ConfigurationError(f"{what} is empty")
+
+
+def _glossary(text: str) -> tuple[tuple[Term, ...], tuple[str, ...]]:
+    """defog glossary lines (``- ...``, continuation lines indented) -> terms (``TERM = DEFINITION``) and notes."""
+    items: list[str] = []
+    for raw in text.splitlines():
+        if not raw.strip():
+            continue
+        line = raw.strip()
+        starts = line.startswith(("- ", "* "))
+        if starts and (not items or raw[:1] not in " \t"):
+            items.append(line[2:].strip())
+        elif items:
+            items[-1] += " " + line
+        else:
+            items.append(line)
+    terms, notes = [], []
+    for item in items:
+        name, sep, definition = item.partition(" = ")
+        if sep and name.strip() and definition.strip() and "join" not in name.lower() and len(name) <= 80:
+            terms.append(Term(name.strip(), definition.strip()))
+        else:
+            notes.append(item)
+    return tuple(terms), tuple(notes)
+
+
+# --- reading files -----------------------------------------------------------------------------------
+
+
+def load_knowledge(path: str | Path) -> Knowledge:
+    """Read a knowledge file: YAML (``.yaml``/``.yml``, see the module docstring), defog's JSON metadata, or
+    a descriptions file :func:`~sqlweave.db.introspect.load_descriptions` reads (JSON, or a folder of BIRD
+    CSV files). Problems raise :class:`~sqlweave.errors.ConfigurationError` (a file that cannot be read
+    or parsed, naming the line and key) or :class:`~sqlweave.errors.SchemaError` (a descriptions file)."""
+    path = Path(path).expanduser()
+    if path.suffix.lower() in YAML_SUFFIXES:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ConfigurationError(f"no knowledge file at {str(path)!r}") from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise ConfigurationError(f"cannot read the knowledge file {str(path)!r}: {err}") from None
+        return _parse_yaml(text, path)
+    if path.is_file() and path.suffix.lower() == ".json":
+        data = _read_json(path)
+        if isinstance(data, dict) and "table_metadata" in data:
+            return Knowledge.from_defog_json(path)
+    if not path.exists():
+        raise ConfigurationError(f"no knowledge file at {str(path)!r}",
+                                 hint="Pass a YAML knowledge file, defog's JSON metadata or a descriptions file.")
+    from .db.introspect import load_descriptions
+
+    return Knowledge.from_descriptions(load_descriptions(path), source=path)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigurationError(f"no knowledge file at {str(path)!r}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigurationError(f"cannot read {str(path)!r}: {err}") from None
+    except ValueError as err:
+        raise ConfigurationError(f"{str(path)!r} is not valid JSON: {err}") from None
+
+
+class _Problems:
+    """Collects what is wrong with a knowledge file, each with its line and key path."""
+
+    def __init__(self, source: str, lines: dict[tuple[Any, ...], int]) -> None:
+        self.source = source
+        self.lines = lines
+        self.items: list[str] = []
+
+    def add(self, path: tuple[Any, ...], message: str, line: int | None = None) -> None:
+        for n in range(len(path), -1, -1):
+            if line is not None:
+                break
+            line = self.lines.get(path[:n])
+            if line is not None:
+                break
+        where = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[")
+        self.items.append(f"line {line}" * (line is not None) + (f" ({where})" if where else "") + f": {message}")
+
+    def raise_if_any(self) -> None:
+        if not self.items:
+            return
+        shown = self.items[:5] + ([f"... and {len(self.items) - 5} more"] if len(self.items) > 5 else [])
+        raise ConfigurationError(
+            f"the knowledge file {self.source} has {len(self.items)} problem{'s' * (len(self.items) > 1)}: "
+            + "; ".join(shown),
+            hint="Fix those entries; the sections a knowledge file may have are: " + ", ".join(_SECTIONS) + ".",
+            problems=list(self.items), file=self.source,
+        )
+
+
+def _positions(node: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], int],
+               duplicates: list[tuple[tuple[Any, ...], int]]) -> None:
+    """Map each key path of a composed YAML node tree to its 1-based line; note repeated keys."""
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        seen = set()
+        for key, value in node.value:
+            k = key.value if isinstance(key, yaml.ScalarNode) else str(key.value)
+            sub = path + (k,)
+            if k in seen:
+                duplicates.append((sub, key.start_mark.line + 1))
+            seen.add(k)
+            out.setdefault(sub, key.start_mark.line + 1)
+            _positions(value, sub, out, duplicates)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            out.setdefault(path + (i,), item.start_mark.line + 1)
+            _positions(item, path + (i,), out, duplicates)
+
+
+def _parse_yaml(text: str, source: str | Path | None) -> Knowledge:
+    import yaml
+
+    name = repr(str(source)) if source is not None else "(text)"
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigurationError(f"the knowledge file {name} is not valid YAML{where}: {problem}",
+                                 hint="Check the indentation and quoting there (quote text that holds ': ' or '#').",
+                                 file=str(source) if source is not None else None) from None
+    lines: dict[tuple[Any, ...], int] = {}
+    duplicates: list[tuple[tuple[Any, ...], int]] = []
+    if node is not None:
+        _positions(node, (), lines, duplicates)
+        lines.setdefault((), node.start_mark.line + 1)
+    problems = _Problems(name, lines)
+    for path, line in duplicates:
+        problems.add(path, f"{path[-1]!r} is given twice", line)
+    if data is None:
+        problems.raise_if_any()
+        return Knowledge(source=Path(source) if source is not None else None)
+    if not isinstance(data, dict):
+        problems.add((), f"a knowledge file must be a mapping of sections ({', '.join(_SECTIONS)}), "
+                         f"not {_kind(data)}")
+        problems.raise_if_any()
+    for key in data:
+        if key not in _SECTIONS:
+            problems.add((key,), f"unknown section {key!r}{_did_you_mean(key, _SECTIONS)}; "
+                                 f"expected one of: {', '.join(_SECTIONS)}")
+    database = _text(data.get("database"), ("database",), problems, optional=True)
+    tables = _tables(data.get("tables"), problems)
+    terms = _terms(data.get("terms"), problems)
+    joins = _joins(data.get("joins"), problems)
+    examples = _examples(data.get("examples"), problems)
+    notes = tuple(n for i, item in enumerate(_list(data.get("notes"), ("notes",), problems))
+                  if (n := _text(item, ("notes", i), problems)))
+    problems.raise_if_any()
+    try:
+        return Knowledge(tables=tables, terms=terms, joins=joins, examples=examples, notes=notes,
+                         database=database or None, source=Path(source) if source is not None else None)
+    except SqlweaveError as err:  # a check the parser above does not make: still the file's problem
+        raise ConfigurationError(f"the knowledge file {name}: {err.message}", hint=err.hint) from None
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "text", bool: "true/false", type(None): "nothing"}.get(
+        type(value), f"a {type(value).__name__}")
+
+
+def _did_you_mean(key: Any, choices: Iterable[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(str(key), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _text(value: Any, path: tuple[Any, ...], problems: _Problems, *, optional: bool = False) -> str:
+    """Text from a scalar (numbers are written as text); anything else is a problem."""
+    if value is None:
+        if not optional:
+            problems.add(path, "is empty")
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        problems.add(path, f"must be text, not {_kind(value)}"
+                     + (" (quote it: YAML reads yes/no/true/false as true/false)" if isinstance(value, bool) else ""))
+        return ""
+    text = str(value).strip()
+    if not text and not optional:
+        problems.add(path, "is empty")
+    return text
+
+
+def _mapping(value: Any, path: tuple[Any, ...], problems: _Problems) -> dict[Any, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.add(path, f"must be a mapping, not {_kind(value)}")
+        return {}
+    return value
+
+
+def _list(value: Any, path: tuple[Any, ...], problems: _Problems) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        problems.add(path, f"must be a list, not {_kind(value)}")
+        return []
+    return value
+
+
+def _keys(entry: dict[Any, Any], path: tuple[Any, ...], allowed: tuple[str, ...], problems: _Problems) -> None:
+    for key in entry:
+        if key not in allowed:
+            problems.add(path + (key,), f"unknown key {key!r}{_did_you_mean(key, allowed)}; "
+                                        f"expected one of: {', '.join(allowed)}")
+
+
+def _tables(value: Any, problems: _Problems) -> tuple[TableKnowledge, ...]:
+    out = []
+    for table, entry in _mapping(value, ("tables",), problems).items():
+        path = ("tables", table)
+        name = _text(table, path, problems)
+        if isinstance(entry, (str, int, float)) and not isinstance(entry, bool) or entry is None:
+            if name:
+                out.append(TableKnowledge(name, _text(entry, path, problems, optional=True)))
+            continue
+        if not isinstance(entry, dict):
+            problems.add(path, f"must be a description or a mapping with description and columns, not {_kind(entry)}")
+            continue
+        _keys(entry, path, _TABLE_KEYS, problems)
+        description = _text(entry.get("description"), path + ("description",), problems, optional=True)
+        columns = {}
+        for col, text in _mapping(entry.get("columns"), path + ("columns",), problems).items():
+            col_name = _text(col, path + ("columns", col), problems)
+            if isinstance(text, dict):  # {description: ...} is accepted for a column too
+                _keys(text, path + ("columns", col), ("description",), problems)
+                text = text.get("description")
+            col_text = _text(text, path + ("columns", col), problems, optional=True)
+            if col_name:
+                columns[col_name] = col_text
+        if name:
+            out.append(TableKnowledge(name, description, columns))
+    return tuple(out)
+
+
+def _terms(value: Any, problems: _Problems) -> tuple[Term, ...]:
+    out = []
+    if isinstance(value, dict):  # {name: definition} or {name: {definition, sql}}
+        for term, entry in value.items():
+            path = ("terms", term)
+            name = _text(term, path, problems)
+            if isinstance(entry, dict):
+                _keys(entry, path, ("definition", "sql"), problems)
+                definition = _text(entry.get("definition"), path + ("definition",), problems,
+                                   optional="sql" in entry)
+                sql = _text(entry.get("sql"), path + ("sql",), problems) if "sql" in entry else None
+            else:
+                definition, sql = _text(entry, path, problems), None
+            if name and (definition or sql):
+                out.append(Term(name, definition, sql or None))
+        return tuple(out)
+    for i, entry in enumerate(_list(value, ("terms",), problems)):
+        path = ("terms", i)
+        if not isinstance(entry, dict):
+            problems.add(path, f"must be a mapping with name, definition and optionally sql, not {_kind(entry)}")
+            continue
+        _keys(entry, path, _TERM_KEYS, problems)
+        name = _text(entry.get("name"), path + ("name",), problems)
+        definition = _text(entry.get("definition"), path + ("definition",), problems, optional="sql" in entry)
+        sql = _text(entry.get("sql"), path + ("sql",), problems) if "sql" in entry else None
+        if name and (definition or sql):
+            out.append(Term(name, definition, sql or None))
+    return tuple(out)
+
+
+def _joins(value: Any, problems: _Problems) -> tuple[Join, ...]:
+    out = []
+    for i, entry in enumerate(_list(value, ("joins",), problems)):
+        text = _text(entry, ("joins", i), problems)
+        if not text:
+            continue
+        try:
+            out.append(Join.parse(text))
+        except ConfigurationError:
+            problems.add(("joins", i), f"{text!r} is not a join: write table.column = table.column")
+    return tuple(out)
+
+
+def _examples(value: Any, problems: _Problems) -> tuple[SamplePair, ...]:
+    out = []
+    for i, entry in enumerate(_list(value, ("examples",), problems)):
+        path = ("examples", i)
+        if not isinstance(entry, dict):
+            problems.add(path, f"must be a mapping with question and sql, not {_kind(entry)}")
+            continue
+        _keys(entry, path, _EXAMPLE_KEYS, problems)
+        question = _text(entry.get("question"), path + ("question",), problems)
+        sql = _text(entry.get("sql"), path + ("sql",), problems)
+        if question and sql:
+            out.append(SamplePair(question, sql))
+    return tuple(out)
+
+
+# --- knowledge of an open database ----------------------------------------------------------------------
+
+_ATTACHED: "weakref.WeakKeyDictionary[Database, Knowledge]" = weakref.WeakKeyDictionary()
+_FILES: dict[str, tuple[float, Knowledge]] = {}
+_LOCK = threading.Lock()
+
+
+def attach_knowledge(db: "Database", knowledge: Knowledge | None) -> None:
+    """Make ``knowledge`` what pipelines use for ``db`` (``None`` detaches it)."""
+    with _LOCK:
+        if knowledge is None:
+            _ATTACHED.pop(db, None)
+        else:
+            _ATTACHED[db] = knowledge
+
+
+def knowledge_for(db: "Database") -> Knowledge | None:
+    """The knowledge pipelines use for ``db``: what :func:`attach_knowledge` attached, else its descriptions
+    file when that is a YAML knowledge file (read once, again when it changes), else ``None``.
+
+    >>> from sqlweave.db import Database
+    >>> from sqlweave.db.demo import demo_database_path
+    >>> knowledge_for(Database.open(demo_database_path())) is None
+    True
+    """
+    with _LOCK:
+        attached = _ATTACHED.get(db)
+    if attached is not None:
+        return attached
+    path = getattr(db, "descriptions", None)
+    if path is None or Path(path).suffix.lower() not in YAML_SUFFIXES:
+        return None
+    key = str(Path(path).resolve())
+    try:
+        mtime = Path(path).stat().st_mtime
+    except OSError:
+        return None
+    with _LOCK:
+        hit = _FILES.get(key)
+    if hit is not None and hit[0] == mtime:
+        return hit[1]
+    knowledge = load_knowledge(path)
+    with _LOCK:
+        _FILES[key] = (mtime, knowledge)
+    return knowledge
