@@ -141,14 +141,14 @@ def _show_answer(answer: Answer, *, as_json: bool, trace: bool, as_csv: bool = F
         console.print(display.result_table(answer.result))
 
 
-def _pipeline(name: str, *, any_language: bool, examples: Path | None = None):
+def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = None):
     """The preset, built before any model loads so a typo or a missing option fails at once."""
     from .presets import build_pipeline
     from .stages import CheckQuestion
 
     pipe = build_pipeline(name, **_pipeline_options(examples))
-    if any_language:
-        pipe = pipe.replace_stage("check_question", CheckQuestion(any_language=True))
+    if english_only:
+        pipe = pipe.replace_stage("check_question", CheckQuestion(require_english=True))
     return pipe
 
 
@@ -168,7 +168,7 @@ def _pipeline_options(examples: Path | None) -> dict[str, Any]:
 
 @app.command()
 def ask(
-    question: str = typer.Argument(..., help="The question, in plain English."),
+    question: str = typer.Argument(..., help="The question, in plain language (any language)."),
     db: str = DbOption,
     model: str = ModelOption,
     pipeline: str = typer.Option("default", "--pipeline", "-p", help="Pipeline preset."),
@@ -178,7 +178,8 @@ def ask(
     max_rows: int = typer.Option(1000, "--max-rows", help="Most rows returned."),
     descriptions: Optional[Path] = typer.Option(None, "--descriptions", help="Table/column descriptions (JSON or CSV folder)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
-    any_language: bool = typer.Option(False, "--any-language", help="Try questions that are not in English."),
+    english_only: bool = typer.Option(False, "--english-only", help="Refuse questions that are not in English "
+                                      "(by default every language is answered and its name noted in the trace)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
     examples: Optional[Path] = ExamplesOption,
@@ -187,7 +188,7 @@ def ask(
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
-        pipe = _pipeline(pipeline, any_language=any_language, examples=examples)
+        pipe = _pipeline(pipeline, english_only=english_only, examples=examples)
         database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions)
         database.schema()
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key,
@@ -260,7 +261,7 @@ def demo(
             console.print(display.label("Question: ", q, style="bold"))
         database = Database.open(path)
         llm = _build_llm(model, cache=True, base_url=None, api_key=None, quiet=as_json)
-        _ask(database, llm, q, _pipeline("default", any_language=False), as_json=as_json, trace=trace)
+        _ask(database, llm, q, _pipeline("default"), as_json=as_json, trace=trace)
 
 
 @app.command()
@@ -286,7 +287,7 @@ def chat(
     from .engine import Engine
 
     with _errors():
-        pipe = _pipeline(pipeline, any_language=True)
+        pipe = _pipeline(pipeline)
         database = Database.open(db, timeout_s=timeout, max_rows=max_rows)
         database.schema()
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=False)
@@ -393,7 +394,7 @@ def serve(
             queue_size=queue_size, model_concurrency=model_concurrency, rate_limit_per_minute=rate_limit,
             cors_origins=tuple(cors_origin), conversation_url=conversations)
         settings.check_exposure()
-        _pipeline(pipeline, any_language=False)  # an unknown preset fails before the model loads
+        _pipeline(pipeline)  # an unknown preset fails before the model loads
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=llm_api_key, quiet=False)
         err_console.print(display.label(f"sqlweave {__version__} serving ", ", ".join(catalog.names()),
                                         f" on http://{host}:{port}/"), style="bold")

@@ -89,3 +89,19 @@ def test_chat_session_follow_up_history_and_resume(singer_db: Path, monkeypatch)
     assert r.exit_code == 0 and "2. How old are they on average?" in r.output
     r = runner.invoke(app, ["chat", "--db", str(singer_db), "--model", "chat-fake", "--resume", "nope"], input="")
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_questions_in_other_languages_are_answered_unless_english_only(singer_db: Path, monkeypatch) -> None:
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.llm.registry import BACKENDS
+
+    monkeypatch.setitem(BACKENDS, "lang-fake",
+                        lambda arg, **kw: FakeLLM(responder=lambda m, o: "```sql\nSELECT COUNT(*) FROM singer\n```"))
+    question = "Combien de chanteurs y a-t-il ?"
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "lang-fake", "--no-cache", "--json", question])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["result"]["rows"] == [[6]]
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "lang-fake", "--no-cache", "--english-only",
+                            question])
+    assert r.exit_code == 2 and "French" in r.output and "Traceback" not in r.output
