@@ -19,8 +19,9 @@ prediction's; 10 s per query). EX is the share of questions it scores correct.
 ``--model gold`` answers every question with its own gold SQL (the first alternative) and ``--model fake`` with
 ``SELECT 1``: dry runs of the whole path (setup, pipelines, scoring, checkpoints, table) with no model time.
 
-Each scored question is appended to ``OUT/PRESET__ENGINE.jsonl`` and flushed at once; a rerun with the same
-``--out`` skips the questions done (a torn last line is dropped), so a run killed at any point goes on where it
+Questions run database by database (those with fewer questions first), each on every engine with every preset in turn, so that a partial run covers
+the same questions in every column. Each scored question is appended to ``OUT/PRESET__ENGINE.jsonl`` and flushed at
+once; a rerun with the same ``--out`` skips the questions done (a torn last line is dropped), so a run killed at any point goes on where it
 stopped. Model answers come from the response cache when the same prompt was seen before (``default`` reuses
 ``zero-shot``'s first answers).
 
@@ -37,6 +38,7 @@ import os
 import platform
 import sys
 import time
+import traceback
 from collections import Counter, defaultdict
 from datetime import date
 from pathlib import Path
@@ -130,61 +132,100 @@ def model_id(spec: str) -> str:
     return spec if spec in ("gold", "fake") else make_llm(spec).model_id
 
 
-def run_one(preset: str, engine: str, questions: list[Any], dbs: DefogDatabases, args: argparse.Namespace,
-            llm: Any, log: Any) -> None:
-    from sqlweave.db import Database
-    from sqlweave.errors import SqlweaveError
-    from sqlweave.eval.defog import GoldResults, score_on_database
-    from sqlweave.presets import build_pipeline
+class Column:
+    """One preset on one engine: its pipeline, checkpoint, gold results and open databases."""
 
-    path = checkpoint_path(args.out, preset, engine)
-    done = read_checkpoint(path)
-    todo = sorted((q for q in questions if q.id not in done), key=lambda q: (q.db_name, q.id))
-    if not todo:
-        return
-    pipeline = build_pipeline(preset)
-    gold = GoldResults()
-    opened: dict[str, Database] = {}
-    right = sum(bool(r["correct"]) for r in done.values() if r["id"] in {q.id for q in questions})
-    n = len(questions) - len(todo)
-    try:
-        for q in todo:
-            if q.db_name not in opened:
-                opened[q.db_name] = Database.open(dbs.target(q.db_name, engine), timeout_s=args.timeout,
-                                                  descriptions=dbs.knowledge_file(q.db_name))
-            db = opened[q.db_name]
-            model = make_llm(args.model, q) if args.model in ("gold", "fake") else llm
-            t0 = time.perf_counter()
-            record: dict[str, Any] = {"id": q.id, "db": q.db_name, "category": q.query_category, "engine": engine,
-                                      "preset": preset, "model": args.model_id, "question": q.question,
-                                      "gold": q.query}
-            try:
-                answer = pipeline.run(q.question, db, model, schema=db.schema(), evidence=q.evidence)
-                score = (score_on_database(db, q, answer.sql, gold=gold, timeout_s=args.timeout,
-                                           decimal_points=args.decimal_points)
-                         if answer.sql is not None else None)
-                error = None if answer.error is None else f"{answer.error.code}: {answer.error.message}"
-                record.update(
-                    prediction=answer.sql, correct=bool(score and score.correct), exact=bool(score and score.exact),
-                    error=error or (score.error if score else None), gold_error=bool(score and score.gold_error),
-                    executed=answer.result is not None, model_calls=answer.model_calls,
-                    prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
-                    seconds=round(answer.seconds, 3), cost_seconds=round(answer.cost_seconds, 3))
-            except SqlweaveError as err:
-                record.update(prediction=None, correct=False, exact=False, error=f"{err.code}: {err.message}",
-                              gold_error=False, executed=False, model_calls=0, prompt_tokens=0, completion_tokens=0,
-                              seconds=round(time.perf_counter() - t0, 3), cost_seconds=0.0)
-            record["wall_seconds"] = round(time.perf_counter() - t0, 3)
-            append(path, record)
-            n += 1
-            right += record["correct"]
-            print(f"[{preset} {engine}] {n}/{len(questions)} {q.id} {q.db_name:<15} {q.query_category:<15} "
-                  f"{'RIGHT' if record['correct'] else 'wrong'}  {record['wall_seconds']:.1f}s  "
-                  f"EX so far {100.0 * right / n:.1f}%" + (f"  ({record['error'][:80]})" if record["error"] else ""),
-                  file=log, flush=True)
-    finally:
-        for db in opened.values():
+    def __init__(self, preset: str, engine: str, dbs: DefogDatabases, args: argparse.Namespace) -> None:
+        from sqlweave.eval.defog import GoldResults
+        from sqlweave.presets import build_pipeline
+
+        self.preset, self.engine, self.dbs, self.args = preset, engine, dbs, args
+        self.path = checkpoint_path(args.out, preset, engine)
+        self.done = read_checkpoint(self.path)
+        self.pipeline = build_pipeline(preset)
+        self.gold = GoldResults()
+        self.opened: dict[str, Any] = {}
+
+    def database(self, name: str) -> Any:
+        from sqlweave.db import Database
+
+        if name not in self.opened:
+            self.opened[name] = Database.open(self.dbs.target(name, self.engine), timeout_s=self.args.timeout,
+                                              descriptions=self.dbs.knowledge_file(name))
+        return self.opened[name]
+
+    def close(self) -> None:
+        for db in self.opened.values():
             db.close()
+
+    def run(self, q: Any, llm: Any) -> dict[str, Any]:
+        """Answer and score one question; the record is appended to the checkpoint before it is returned."""
+        from sqlweave.errors import SqlweaveError
+        from sqlweave.eval.defog import score_on_database
+
+        args = self.args
+        db = self.database(q.db_name)
+        model = make_llm(args.model, q) if args.model in ("gold", "fake") else llm
+        t0 = time.perf_counter()
+        record: dict[str, Any] = {"id": q.id, "db": q.db_name, "category": q.query_category, "engine": self.engine,
+                                  "preset": self.preset, "model": args.model_id, "question": q.question,
+                                  "gold": q.query}
+        try:
+            answer = self.pipeline.run(q.question, db, model, schema=db.schema(), evidence=q.evidence)
+            score = (score_on_database(db, q, answer.sql, gold=self.gold, timeout_s=args.timeout,
+                                       decimal_points=args.decimal_points)
+                     if answer.sql is not None else None)
+            error = None if answer.error is None else f"{answer.error.code}: {answer.error.message}"
+            record.update(
+                prediction=answer.sql, correct=bool(score and score.correct), exact=bool(score and score.exact),
+                error=error or (score.error if score else None), gold_error=bool(score and score.gold_error),
+                executed=answer.result is not None, model_calls=answer.model_calls,
+                prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
+                seconds=round(answer.seconds, 3), cost_seconds=round(answer.cost_seconds, 3))
+        except Exception as err:  # noqa: BLE001 - one question's failure is recorded; the run goes on
+            if not isinstance(err, SqlweaveError):
+                traceback.print_exc()
+            text = f"{err.code}: {err.message}" if isinstance(err, SqlweaveError) else f"internal: {err!r}"
+            record.update(prediction=None, correct=False, exact=False, error=text,
+                          gold_error=False, executed=False, model_calls=0, prompt_tokens=0, completion_tokens=0,
+                          seconds=round(time.perf_counter() - t0, 3), cost_seconds=0.0)
+        record["wall_seconds"] = round(time.perf_counter() - t0, 3)
+        append(self.path, record)
+        self.done[q.id] = record
+        return record
+
+
+def run_all(presets: list[str], engines: list[str], questions: dict[str, list[Any]], dbs: DefogDatabases,
+            args: argparse.Namespace, llm: Any, log: Any) -> None:
+    """Database by database, question by question, every engine and preset in turn, so that what is done at
+    any moment covers the same questions in every column (and ``default`` finds ``zero-shot``'s first answer
+    in the response cache)."""
+    columns = [Column(p, e, dbs, args) for e in engines for p in presets]
+    by_id = {e: {q.id: q for q in questions[e]} for e in engines}
+    # Databases with fewer questions first (then smaller dumps), so that a partial run spans many databases;
+    # within one, consecutive prompts share the schema prefix that llama.cpp keeps evaluated.
+    counts = Counter(q.db_name for q in questions[engines[0]])
+    sizes = {d: dbs.dump(d).stat().st_size for d in counts}
+    order = sorted(counts, key=lambda d: (counts[d], sizes[d], d))
+    ids = sorted({q.id for e in engines for q in questions[e]},
+                 key=lambda i: (order.index(by_id[engines[0]][i].db_name), i))
+    total = len(ids)
+    try:
+        for n, qid in enumerate(ids, 1):
+            for col in columns:
+                q = by_id[col.engine].get(qid)
+                if q is None or qid in col.done:
+                    continue
+                record = col.run(q, llm)
+                done = [r for r in col.done.values() if r["id"] in by_id[col.engine]]
+                right = sum(bool(r["correct"]) for r in done)
+                print(f"[{col.preset} {col.engine}] {n}/{total} {q.id} {q.db_name:<15} {q.query_category:<15} "
+                      f"{'RIGHT' if record['correct'] else 'wrong'}  {record['wall_seconds']:.1f}s  "
+                      f"EX so far {100.0 * right / len(done):.1f}% of {len(done)}"
+                      + (f"  ({record['error'][:80]})" if record["error"] else ""), file=log, flush=True)
+    finally:
+        for col in columns:
+            col.close()
 
 
 # --- summary ---------------------------------------------------------------------------------------
@@ -310,9 +351,7 @@ def main(argv: list[str] | None = None) -> int:
               flush=True)
         llm = None if args.model in ("gold", "fake") else make_llm(args.model)
         try:
-            for preset in presets:
-                for engine in engines:
-                    run_one(preset, engine, questions[engine], dbs, args, llm, sys.stdout)
+            run_all(presets, engines, questions, dbs, args, llm, sys.stdout)
         finally:
             if args.stop_server:
                 dbs.stop()

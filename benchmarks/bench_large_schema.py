@@ -143,7 +143,7 @@ def run_ex(questions, big_db, out: Path, model: str, pipeline_name: str, limit: 
     own: dict[str, Any] = {}
     todo = questions[:limit] if limit else questions
     for k, (ex, gold_large) in enumerate(todo, 1):
-        for setting in ("own database", "large database"):
+        for setting in ("large database", "own database"):
             if (ex.id, setting) in done:
                 continue
             if setting == "own database":

@@ -29,6 +29,10 @@ Whatever the method, the primary keys of kept tables, the foreign-key columns be
 and the tables on the shortest foreign-key path between kept tables (networkx) are added,
 so the pruned schema can still express every join it needs.
 
+A schema too large for the model's context is first fitted to a token budget (:func:`fit_to_budget`, used by
+:mod:`sqlweave.stages.render_schema`): the same retrievers, which need no model call, rank its tables
+(:func:`rank_schema`), and the best ones go in, with the tables that join them, until the budget is spent.
+
 >>> from sqlweave.db.schema import Schema, Table, Column, ForeignKey
 >>> s = Schema("x", (Table("singer", (Column("id", primary_key=True), Column("name"), Column("age"))),
 ...                  Table("stadium", (Column("id", primary_key=True), Column("capacity")))))
