@@ -381,7 +381,7 @@ def serve(
 ) -> None:
     """Serve the HTTP API and the web page: ask, stream the stages, run SQL, conversations, feedback.
 
-    Open http://127.0.0.1:8000/ for the page and /docs for the API schema. Clients name only the databases
+    Open http://127.0.0.1:8000/ for the page; the API schema is at /openapi.json. Clients name only the databases
     given here (--db NAME=PATH_OR_URL, --config, --demo), never a path or URL.
     """
     from .catalog import Catalog
