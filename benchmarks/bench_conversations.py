@@ -1,17 +1,23 @@
-"""Follow-up questions: does showing the earlier turns help? The conversation set, with and without context.
+"""Follow-up questions: do the earlier turns help? The conversation set answered three ways.
 
     .venv/bin/python benchmarks/bench_conversations.py --out .eval-runs/conv [--model local:1.5b] [--pipeline default]
 
 Every conversation of ``benchmarks/data/conversations-spider.json`` (Spider dev databases, 2-4 turns each, gold
-SQL per turn) is answered twice: as a :class:`~sqlweave.conversation.Conversation` (each prompt shows the earlier
-questions and their SQL: ``context``) and turn by turn with no history (``alone``, the baseline). Each turn is
-scored with the Spider execution match (:func:`sqlweave.eval.runner.execution_match`) against its gold SQL.
+SQL per turn) is answered
 
-Reported per mode: question match (all turns), interaction match (every turn of a conversation right), and match
-by turn position (1, 2, 3, 4); the context run also counts how often ``builds_on`` was set from turn 2 on.
-Results go to ``--results`` (JSON); each scored turn is appended to ``OUT/results.jsonl`` as it finishes, so a
-rerun with the same ``--out`` continues where it stopped. Model answers come from the response cache when the same
-prompt was seen before (turn 1 is the same prompt in both modes, so the baseline reuses it).
+- ``alone``: each turn on its own, no history (the baseline);
+- ``context``: as a :class:`~sqlweave.conversation.Conversation` without rewriting: each prompt shows the earlier
+  questions and their SQL (the ``history`` block of the generation prompt);
+- ``rewrite``: as a :class:`~sqlweave.conversation.Conversation` with its default rewriting: the model first restates
+  a follow-up as a standalone question, which the pipeline answers with the earlier turns in its prompt.
+
+Each turn is scored with the Spider execution match (:func:`sqlweave.eval.runner.execution_match`) against its gold
+SQL. Reported per mode: question match (all turns), interaction match (every turn of a conversation right), match by
+turn position (1, 2, 3, 4), cost per turn, and how often ``builds_on`` was set. Results go to ``--results`` (JSON,
+with the turns each mode got right or wrong against ``alone``); each scored turn is appended to
+``OUT/results-MODES.jsonl`` as it finishes, so a rerun with the same ``--out`` continues where it stopped, and runs of
+different ``--modes`` may share the folder (the summary reads them all). Model answers come from the response cache
+when the same prompt was seen before (turn 1 is the same prompt in every mode).
 """
 
 from __future__ import annotations
@@ -30,24 +36,23 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "conversations-spider.json"
 SPIDER = ROOT.parent / "shared" / "data" / "spider"
-MODES = ("alone", "context")
+MODES = ("alone", "context", "rewrite")
 
 
 def load_conversations(path: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def read_checkpoint(path: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
-    """Scored turns already in ``results.jsonl`` (a torn last line is dropped)."""
+def read_checkpoint(folder: Path) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Scored turns already in the folder's ``results*.jsonl`` files (a torn last line is dropped)."""
     done: dict[tuple[str, str, int], dict[str, Any]] = {}
-    if not path.exists():
-        return done
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        done[(r["mode"], r["conversation"], r["turn"])] = r
+    for path in sorted(folder.glob("results*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            done[(r["mode"], r["conversation"], r["turn"])] = r
     return done
 
 
@@ -89,14 +94,14 @@ def _pct(k: int, n: int) -> float | None:
     return round(100.0 * k / n, 1) if n else None
 
 
-def flips(rows: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Turns (``conversation#turn``) the context run got right and the baseline wrong, and the reverse."""
+def flips(rows: list[dict[str, Any]], mode: str, baseline: str = "alone") -> dict[str, list[str]]:
+    """Turns (``conversation#turn``) that ``mode`` got right and the baseline wrong, and the reverse."""
     by = {(r["mode"], r["conversation"], r["turn"]): r["match"] for r in rows}
     keys = sorted({(c, t) for (_, c, t) in by})
-    both = [(c, t) for c, t in keys if ("alone", c, t) in by and ("context", c, t) in by]
+    both = [(c, t) for c, t in keys if (baseline, c, t) in by and (mode, c, t) in by]
     return {
-        "wrong_to_right": [f"{c}#{t}" for c, t in both if by[("context", c, t)] and not by[("alone", c, t)]],
-        "right_to_wrong": [f"{c}#{t}" for c, t in both if by[("alone", c, t)] and not by[("context", c, t)]],
+        "wrong_to_right": [f"{c}#{t}" for c, t in both if by[(mode, c, t)] and not by[(baseline, c, t)]],
+        "right_to_wrong": [f"{c}#{t}" for c, t in both if by[(baseline, c, t)] and not by[(mode, c, t)]],
     }
 
 
@@ -107,30 +112,30 @@ def print_table(summary: dict[str, dict[str, Any]], positions: list[int]) -> Non
     def fmt(v: Any) -> str:
         return "-" if v is None else (f"{v:.1f}" if isinstance(v, float) else str(v))
 
-    def delta(a: Any, b: Any) -> str:
-        return "-" if a is None or b is None else f"{b - a:+.1f}"
-
-    alone, ctx = summary.get("alone", {}), summary.get("context", {})
-    table = Table(title="Follow-up questions: each turn alone vs. with the earlier turns (execution match, %)")
+    modes = [m for m in MODES if m in summary]
+    table = Table(title="Follow-up questions: execution match (%) of each turn alone, with the earlier turns in the "
+                        "prompt (context), and restated first (rewrite)")
     table.add_column("metric")
-    table.add_column("alone", justify="right")
-    table.add_column("context", justify="right")
-    table.add_column("Δ", justify="right")
-    rows = [("question match", "question_match"), ("interaction match", "interaction_match"),
-            ("turns ≥ 2", "later_turn_match")]
-    for label, key in rows:
-        table.add_row(label, fmt(alone.get(key)), fmt(ctx.get(key)), delta(alone.get(key), ctx.get(key)))
+    for m in modes:
+        table.add_column(m, justify="right")
+
+    def row(label: str, get: Any) -> None:
+        table.add_row(label, *(fmt(get(summary[m])) for m in modes))
+
+    row("question match", lambda s: s.get("question_match"))
+    row("interaction match", lambda s: s.get("interaction_match"))
+    row("turns ≥ 2", lambda s: s.get("later_turn_match"))
     for p in positions:
-        a = alone.get("by_position", {}).get(str(p), {})
-        c = ctx.get("by_position", {}).get(str(p), {})
-        table.add_row(f"turn {p} (n={c.get('turns', a.get('turns', 0))})", fmt(a.get("match")), fmt(c.get("match")),
-                      delta(a.get("match"), c.get("match")))
-    for label, key in [("executed", "executed"), ("model calls / turn", "model_calls_per_turn"),
-                       ("prompt tokens / turn", "prompt_tokens_per_turn"), ("seconds / turn", "cost_seconds_per_turn")]:
-        table.add_row(label, fmt(alone.get(key)), fmt(ctx.get(key)), "")
-    if "builds_on_set_later_turns" in ctx:
-        table.add_row("builds_on set, turns ≥ 2", "", fmt(ctx["builds_on_set_later_turns"]), "")
-        table.add_row("builds_on set, turn 1", "", fmt(ctx["builds_on_set_turn_1"]), "")
+        n = max((s.get("by_position", {}).get(str(p), {}).get("turns", 0) for s in summary.values()), default=0)
+        row(f"turn {p} (n={n})", lambda s, p=p: s.get("by_position", {}).get(str(p), {}).get("match"))
+    row("executed", lambda s: s.get("executed"))
+    row("model calls / turn", lambda s: s.get("model_calls_per_turn"))
+    row("prompt tokens / turn", lambda s: s.get("prompt_tokens_per_turn"))
+    row("seconds / turn", lambda s: s.get("cost_seconds_per_turn"))
+    row("builds_on set, turns ≥ 2", lambda s: s.get("builds_on_set_later_turns"))
+    row("builds_on set, turn 1", lambda s: s.get("builds_on_set_turn_1"))
+    table.add_row("conversations / turns scored", *(f"{summary[m]['conversations']} / {summary[m]['turns']}"
+                                                     for m in modes))
     Console().print(table)
 
 
@@ -142,7 +147,7 @@ def main() -> None:
     ap.add_argument("--spider-dir", type=Path, default=SPIDER)
     ap.add_argument("--out", type=Path, default=Path(".eval-runs/conv"), help="checkpoint folder (resumable)")
     ap.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results" / "conversations.json")
-    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated: alone, context")
+    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated: alone, context, rewrite")
     ap.add_argument("--max-history", type=int, default=4)
     ap.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     ap.add_argument("--no-cache", action="store_true", help="always call the model")
@@ -164,10 +169,11 @@ def main() -> None:
         ap.error(f"unknown mode(s): {', '.join(sorted(unknown))}")
     conversations = load_conversations(args.data)[: args.limit]
     args.out.mkdir(parents=True, exist_ok=True)
-    checkpoint = args.out / "results.jsonl"
-    done = read_checkpoint(checkpoint)
+    # One checkpoint file per mode: runs of different modes may share the folder, even at the same time.
+    checkpoint = args.out / f"results-{'-'.join(modes)}.jsonl"
+    done = {k: v for k, v in read_checkpoint(args.out).items() if k[0] in modes}
     total = sum(len(c["turns"]) for c in conversations) * len(modes)
-    print(f"{len(conversations)} conversations, {total} turns to score ({len(done)} already in {checkpoint})",
+    print(f"{len(conversations)} conversations, {total} turns to score ({len(done)} already in {args.out})",
           flush=True)
 
     if not args.summary_only:
@@ -191,8 +197,8 @@ def main() -> None:
                         continue
                     # A conversation interrupted midway is replayed from turn 1 (cached answers cost nothing) so that
                     # later turns see the same history; only turns not yet in the checkpoint are written.
-                    chat = Conversation(engine, store, database=db_id, max_history=args.max_history) \
-                        if mode == "context" else None
+                    chat = Conversation(engine, store, database=db_id, max_history=args.max_history,
+                                        rewrite=mode == "rewrite") if mode != "alone" else None
                     for i, turn in enumerate(conv["turns"], 1):
                         if chat is None and (mode, conv["id"], i) in done:
                             continue
@@ -222,10 +228,11 @@ def main() -> None:
         for engine in engines.values():
             engine.close()
 
-    rows = list(read_checkpoint(checkpoint).values())
+    rows = list(read_checkpoint(args.out).values())
     ids = {c["id"] for c in conversations}
     rows = [r for r in rows if r["conversation"] in ids]
-    summary = {m: summarize([r for r in rows if r["mode"] == m], conversations) for m in modes}
+    summary = {m: summarize([r for r in rows if r["mode"] == m], conversations) for m in modes
+               if any(r["mode"] == m for r in rows)}
     positions = sorted({i for c in conversations for i in range(1, len(c["turns"]) + 1)})
     print_table(summary, positions)
     result = {
@@ -235,7 +242,7 @@ def main() -> None:
         "model": args.model, "pipeline": args.pipeline, "max_history": args.max_history,
         "data": os.path.relpath(args.data, ROOT) if args.data.is_absolute() else str(args.data),
         "conversations": len(conversations), "turns": sum(len(c["turns"]) for c in conversations),
-        "modes": summary, "flips": flips(rows),
+        "modes": summary, "flips_against_alone": {m: flips(rows, m) for m in modes if m != "alone"},
     }
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps(result, indent=2) + "\n")

@@ -114,7 +114,7 @@ def pick(questions: list[Any], limit: int | None) -> list[Any]:
     return [questions[int(i * step)] for i in range(limit)]
 
 
-def make_llm(spec: str, question: Any = None) -> Any:
+def make_llm(spec: str, question: Any = None, threads: int | None = None) -> Any:
     from sqlweave.eval.defog import minimal_queries
     from sqlweave.llm.fake import FakeLLM
 
@@ -125,7 +125,7 @@ def make_llm(spec: str, question: Any = None) -> Any:
         return FakeLLM(responder=lambda *_: "```sql\nSELECT 1\n```")
     from sqlweave.llm.registry import get_llm
 
-    return get_llm(spec, cache=True)
+    return get_llm(spec, cache=True, **({"n_threads": threads} if threads and spec.startswith("local") else {}))
 
 
 def model_id(spec: str) -> str:
@@ -315,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--model", default="local:1.5b", help="local:1.5b (default), any get_llm spec, gold or fake")
     ap.add_argument("--limit", type=int, default=None, help="only N questions, spread over the file")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="threads of the embedded model (default: one per core; 1 is faster on a busy machine)")
     ap.add_argument("--out", type=Path, default=ROOT / ".eval-runs" / "defog-1.5b")
     ap.add_argument("--results", type=Path, default=None,
                     help="summary JSON (default: benchmarks/results/defog.json for the full run with a real model)")
@@ -349,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
             print(line, flush=True)
         print(f"PostgreSQL at {dbs.base_url} (SQLWEAVE_PG_DIR={dbs.pg_dir}); databases and knowledge in {dbs.cache}",
               flush=True)
-        llm = None if args.model in ("gold", "fake") else make_llm(args.model)
+        llm = None if args.model in ("gold", "fake") else make_llm(args.model, threads=args.threads)
         try:
             run_all(presets, engines, questions, dbs, args, llm, sys.stdout)
         finally:

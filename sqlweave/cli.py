@@ -153,13 +153,32 @@ def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = 
 
 
 def _ask(db: Database, llm: LLM, question: str, pipe, *, as_json: bool, trace: bool, as_csv: bool = False,
-         raw_csv: bool = False) -> None:
-    answer = pipe.run(question, db, llm)
+         raw_csv: bool = False, evidence: str | None = None) -> None:
+    answer = pipe.run(question, db, llm, evidence=evidence)
     _show_answer(answer, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv)
     answer.raise_for_error()
 
 
 ExamplesOption = typer.Option(None, "--examples", help="Example pool for rag presets (Spider-format train.json).")
+KnowledgeOption = typer.Option(None, "--knowledge", help="Domain-knowledge file (YAML, or defog's JSON): "
+                               "descriptions, business terms, preferred joins, sample questions.")
+
+
+def _open_database(db: str, *, timeout: float = 10.0, max_rows: int = 1000, descriptions: Path | None = None,
+                   knowledge: Path | None = None) -> Database:
+    """Open ``db`` read-only with its descriptions or domain knowledge attached (a malformed file fails first)."""
+    if knowledge is None:
+        return Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions)
+    from .errors import ConfigurationError
+    from .knowledge import attach_knowledge, load_knowledge
+
+    if descriptions is not None:
+        raise ConfigurationError("both --descriptions and --knowledge were given",
+                                 hint="Put the descriptions in the knowledge file (its tables: section).")
+    known = load_knowledge(knowledge)
+    database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=known.source)
+    attach_knowledge(database, known)
+    return database
 
 
 def _pipeline_options(examples: Path | None) -> dict[str, Any]:
@@ -183,17 +202,22 @@ def ask(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
     examples: Optional[Path] = ExamplesOption,
+    knowledge: Optional[Path] = KnowledgeOption,
+    evidence: Optional[str] = typer.Option(None, "--evidence", help="Text that helps with this question "
+                                           "(a definition, a formula, a value's spelling), as BIRD's evidence."),
     as_csv: bool = CsvOption,
     raw_csv: bool = RawCsvOption,
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
         pipe = _pipeline(pipeline, english_only=english_only, examples=examples)
-        database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions)
+        database = _open_database(db, timeout=timeout, max_rows=max_rows, descriptions=descriptions,
+                                  knowledge=knowledge)
         database.schema()
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key,
                          quiet=as_json or as_csv or raw_csv)
-        _ask(database, llm, question, pipe, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv)
+        _ask(database, llm, question, pipe, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv,
+             evidence=evidence)
 
 
 @app.command()
@@ -202,6 +226,7 @@ def schema(
     style: str = typer.Option("compact", "--style", help="create_table or compact."),
     as_json: bool = typer.Option(False, "--json", help="Print the schema model as JSON."),
     descriptions: Optional[Path] = typer.Option(None, "--descriptions", help="Table/column descriptions (JSON or CSV folder)."),
+    knowledge: Optional[Path] = KnowledgeOption,
 ) -> None:
     """Show the database's tables, columns and keys as sqlweave sees them."""
     from dataclasses import asdict
@@ -209,7 +234,7 @@ def schema(
     from .db.render import render_schema
 
     with _errors():
-        database = Database.open(db, descriptions=descriptions)
+        database = _open_database(db, descriptions=descriptions, knowledge=knowledge)
         s = database.schema()
         if as_json:
             sys.stdout.write(json.dumps(asdict(s), indent=2, default=str) + "\n")
@@ -277,6 +302,7 @@ def chat(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
+    knowledge: Optional[Path] = KnowledgeOption,
 ) -> None:
     """A conversation at the terminal: follow-up questions ("only those born after 1980") build on earlier answers.
 
@@ -288,7 +314,7 @@ def chat(
 
     with _errors():
         pipe = _pipeline(pipeline)
-        database = Database.open(db, timeout_s=timeout, max_rows=max_rows)
+        database = _open_database(db, timeout=timeout, max_rows=max_rows, knowledge=knowledge)
         database.schema()
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=False)
         engine = Engine(database, llm, pipe)

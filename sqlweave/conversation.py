@@ -2,16 +2,18 @@
 
 A :class:`Conversation` keeps the turns of one dialogue with a database in a :class:`ConversationStore`
 (a SQLite file in the cache directory by default, or any SQLAlchemy URL that several processes share).
-Each new question is generated with the earlier questions and their SQL in the prompt; the answer's
-``builds_on`` says which earlier turn it continues: the one whose SQL is most like the new SQL (same
-tables, similar syntax tree), or ``None`` when the question stands on its own. A failed turn is kept
-in the store, but its SQL never reaches a later prompt.
+Each follow-up is first restated by the model as a question that stands on its own ("How many are there?" ->
+"How many customers are from Canada?"), then answered with the earlier questions and their SQL in the prompt.
+The answer's ``builds_on`` says which earlier turn it continues: the one whose SQL is most like the new SQL
+(same tables, kept filters, similar syntax tree), or ``None`` when the question stands on its own. A failed
+turn is kept in the store, but its SQL never reaches a later prompt.
 
 >>> import tempfile
 >>> import sqlweave
 >>> from sqlweave.llm.fake import FakeLLM
 >>> from sqlweave.db.demo import demo_database_path
 >>> llm = FakeLLM(["SELECT first_name FROM customers WHERE country = 'Canada'",
+...                "How many customers are from Canada?",                    # the follow-up, restated
 ...                "SELECT count(*) FROM customers WHERE country = 'Canada'"])
 >>> engine = sqlweave.connect(demo_database_path(), llm=llm)
 >>> store = ConversationStore(f"sqlite:///{tempfile.mkdtemp()}/conversations.sqlite")
@@ -19,9 +21,10 @@ in the store, but its SQL never reaches a later prompt.
 >>> chat.ask("Which customers are from Canada?").builds_on is None
 True
 >>> answer = chat.ask("How many are there?")
->>> answer.builds_on, answer.result.rows[0][0] > 0
-(1, True)
->>> "Which customers are from Canada?" in llm.calls[-1][0][-1].content   # turn 1 was in the prompt
+>>> answer.builds_on, answer.result.rows[0][0] > 0, answer.trace[0].notes["rewritten"]
+(1, True, 'How many customers are from Canada?')
+>>> prompt = llm.calls[-1][0][-1].content     # the generation prompt: turn 1, then the restated question
+>>> "Which customers are from Canada?" in prompt and prompt.endswith("Question: How many customers are from Canada?")
 True
 >>> [(t.number, t.question, t.builds_on) for t in chat.turns]
 [(1, 'Which customers are from Canada?', None), (2, 'How many are there?', 1)]
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import threading
 import time
 import uuid
@@ -53,7 +57,8 @@ from .errors import (
     MissingDependencyError,
     SqlweaveError,
 )
-from .pipeline import Answer, Pipeline, PriorTurn, StageCallback
+from .llm.base import LLM, Message
+from .pipeline import Answer, ModelCall, Pipeline, PriorTurn, StageCallback, TraceEntry
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -172,6 +177,9 @@ def stored_answer(answer: Answer, max_rows: int = STORED_ROWS) -> dict[str, Any]
     d = answer.as_dict()
     d["stages"] = [{"stage": e["stage"], "seconds": e["seconds"], "error": e["error"], "sql": e["sql"]}
                    for e in d.pop("trace")]
+    rewrite = next((e for e in answer.trace if e.stage == "rewrite_question"), None)
+    if rewrite is not None and rewrite.notes.get("rewritten"):
+        d["rewritten_question"] = rewrite.notes["rewritten"]
     result = d.get("result")
     if result is not None:
         rows = result["rows"]
@@ -559,6 +567,85 @@ def builds_on(sql: str | None, earlier: Sequence[Turn], dialect: str | None = "s
     return best if best is not None and best_score >= threshold else None
 
 
+# --- follow-up questions made standalone ---------------------------------------------------------------------
+
+#: Instructions of the rewriting call (:func:`rewrite_question`).
+REWRITE_SYSTEM = (
+    "You rewrite the last question of a conversation about a database so that it can be understood on its own. "
+    "Replace words such as they, them, their, those, it, that, and phrases such as \"only ...\" or \"what about "
+    "...\", with what they refer to in the earlier questions. Keep everything the earlier questions established that "
+    "the last question still needs. Answer with the rewritten question alone, on one line."
+)
+
+_LEAD = re.compile(r"^\s*(?:\*\*)?(?:rewritten(?: last)? question|question)\s*[:：]\s*(?:\*\*)?\s*", re.I)
+
+
+def rewrite_prompt(question: str, history: Sequence[PriorTurn]) -> list[Message]:
+    """The messages of the rewriting call: the earlier questions with their SQL, then the last question.
+
+    >>> print(rewrite_prompt("How old are they?", [PriorTurn("Which singers are French?",
+    ...       "SELECT Name FROM singer WHERE Country = 'France'")])[1].content)
+    Earlier questions:
+    Question 1: Which singers are French?
+    SQL 1: SELECT Name FROM singer WHERE Country = 'France'
+    <BLANKLINE>
+    Last question: How old are they?
+    Rewritten last question:
+    """
+    lines = ["Earlier questions:"]
+    for i, turn in enumerate(history, 1):
+        lines.append(f"Question {i}: {' '.join(turn.question.split())}")
+        if turn.sql:
+            lines.append(f"SQL {i}: {' '.join(turn.sql.split())}")
+    lines += ["", f"Last question: {' '.join(question.split())}", "Rewritten last question:"]
+    return [Message("system", REWRITE_SYSTEM), Message("user", "\n".join(lines))]
+
+
+def parse_rewrite(text: str, question: str) -> str | None:
+    """The rewritten question in the model's answer, or ``None`` when the answer is not usable as one.
+
+    >>> parse_rewrite('Rewritten last question: "How old are the singers from France?"', "How old are they?")
+    'How old are the singers from France?'
+    >>> parse_rewrite("SELECT avg(Age) FROM singer", "How old are they?") is None
+    True
+    """
+    line = next((ln for ln in text.strip().splitlines() if ln.strip()), "")
+    if "```" in line:
+        return None
+    line = _LEAD.sub("", line).strip().strip('"\'`*').strip()
+    if not line or len(line) > 4 * len(question) + 200 or re.match(r"(?i)^(select|with)\b", line):
+        return None
+    return line
+
+
+def rewrite_question(llm: LLM, question: str, history: Sequence[PriorTurn],
+                     max_tokens: int = 96) -> tuple[str, TraceEntry]:
+    """Have the model restate a follow-up question on its own ("What is their average age?" after "Which singers
+    are from France?" -> "What is the average age of the singers from France?") and return it with a trace entry
+    (stage ``rewrite_question``). The question comes back unchanged when there is no history, the model fails, or
+    its answer is not a question.
+
+    Small models answer a follow-up far better as a standalone question than from the earlier turns in the prompt
+    alone (``benchmarks/bench_conversations.py``, ``benchmarks/results/conversations.json``).
+    """
+    start = time.perf_counter()
+    if not history:
+        return question, TraceEntry("rewrite_question", 0.0, notes={"skipped": "no earlier turns"})
+    messages = rewrite_prompt(question, history)
+    try:
+        out = llm.complete(messages, temperature=0.0, max_tokens=max_tokens)
+    except SqlweaveError as err:
+        return question, TraceEntry("rewrite_question", time.perf_counter() - start,
+                                    notes={"rewritten": None, "fallback": "model failed"},
+                                    error=f"{err.code}: {err.message}")
+    call = ModelCall(tuple(messages), out.texts, out.usage, out.seconds, out.cached, out.cost_seconds)
+    rewritten = parse_rewrite(out.text, question)
+    notes: dict[str, Any] = {"question": question, "rewritten": rewritten or question}
+    if rewritten is None:
+        notes["fallback"] = "the answer was not a question"
+    return rewritten or question, TraceEntry("rewrite_question", time.perf_counter() - start, (call,), notes)
+
+
 # --- the conversation ----------------------------------------------------------------------------------------
 
 
@@ -569,16 +656,20 @@ class Conversation:
     directory) under ``database`` (default: the engine's database name); with ``id`` the stored one is
     continued (:class:`~sqlweave.errors.ConversationNotFoundError` if the store has none). ``max_history``
     earlier turns with SQL go into each prompt; ``threshold`` is the :func:`continuation_score` from which
-    an answer counts as building on an earlier turn.
+    an answer counts as building on an earlier turn. With ``rewrite`` (the default), a follow-up is first restated
+    as a standalone question by the model (:func:`rewrite_question`, one short extra call, first in the trace) and
+    the pipeline answers that, with the earlier turns still in its prompt; the stored turn and the returned answer
+    keep the user's own wording.
     """
 
     def __init__(self, engine: "Engine", store: ConversationStore | None = None, id: str | None = None,
                  database: str | None = None, *, max_history: int = DEFAULT_MAX_HISTORY,
-                 threshold: float = BUILDS_ON_THRESHOLD) -> None:
+                 threshold: float = BUILDS_ON_THRESHOLD, rewrite: bool = True) -> None:
         self.engine = engine
         self.store = store if store is not None else ConversationStore()
         self.max_history = max_history
         self.threshold = threshold
+        self.rewrite = rewrite
         if id is None:
             record = self.store.create(database or engine.db.name)
         else:
@@ -613,10 +704,16 @@ class Conversation:
         """Answer ``question`` in the context of the earlier turns, store it as the next turn, and return it
         (a failed answer too, with its ``error``). ``builds_on`` is set on the returned answer."""
         earlier = self.store.turns(self.id, with_sql=True, last=self.max_history) if self.max_history > 0 else ()
-        answer = self.engine.run(question, history=[t.prior() for t in earlier], on_stage=on_stage,
-                                 pipeline=pipeline)
+        history = [t.prior() for t in earlier]
+        asked, first = question, ()
+        if self.rewrite and history:
+            asked, entry = rewrite_question(self.engine.llm, question, history)
+            first = (entry,)
+            if on_stage is not None:
+                on_stage(entry)
+        answer = self.engine.run(asked, history=history, on_stage=on_stage, pipeline=pipeline)
         continues = builds_on(answer.sql, earlier, self.engine.db.dialect, self.threshold) if answer.ok else None
-        answer = replace(answer, builds_on=continues)
+        answer = replace(answer, question=question, trace=first + answer.trace, builds_on=continues)
         self.store.append(self.id, question, answer, continues)
         return answer
 
@@ -632,5 +729,6 @@ class Conversation:
 
 __all__ = [
     "BUILDS_ON_THRESHOLD", "Conversation", "ConversationRecord", "ConversationStore", "ConversationStoreError",
-    "Turn", "builds_on", "continuation_score", "default_store_url", "make_title", "stored_answer",
+    "REWRITE_SYSTEM", "Turn", "builds_on", "continuation_score", "default_store_url", "make_title", "parse_rewrite",
+    "rewrite_prompt", "rewrite_question", "stored_answer",
 ]

@@ -105,3 +105,36 @@ def test_questions_in_other_languages_are_answered_unless_english_only(singer_db
     r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "lang-fake", "--no-cache", "--english-only",
                             question])
     assert r.exit_code == 2 and "French" in r.output and "Traceback" not in r.output
+
+
+def test_ask_with_knowledge_file_and_evidence(singer_db: Path, tmp_path: Path, monkeypatch) -> None:
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.llm.registry import BACKENDS
+
+    prompts: list[str] = []
+
+    def respond(messages, options) -> str:
+        prompts.append(messages[-1].content)
+        return "```sql\nSELECT Name FROM singer WHERE Country = 'France'\n```"
+
+    monkeypatch.setitem(BACKENDS, "k-fake", lambda arg, **kw: FakeLLM(responder=respond))
+    knowledge = tmp_path / "singers.yaml"
+    knowledge.write_text("tables:\n  singer:\n    columns:\n      Country: Country of birth, in English\n"
+                         "terms:\n  French singer: a singer whose Country is 'France'\n", encoding="utf-8")
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "k-fake", "--no-cache", "--json",
+                            "--knowledge", str(knowledge), "--evidence", "Age is in years.", "Who is French?"])
+    assert r.exit_code == 0, r.output
+    assert len(json.loads(r.stdout)["result"]["rows"]) == 4
+    prompt = prompts[-1]
+    assert "Country of birth, in English" in prompt  # a column description reached the schema
+    assert "French singer" in prompt and "Age is in years." in prompt  # a business term and the evidence
+    r = runner.invoke(app, ["schema", "--db", str(singer_db), "--knowledge", str(knowledge), "--json"])
+    singer = next(t for t in json.loads(r.stdout)["tables"] if t["name"] == "singer")
+    assert any(c.get("description") == "Country of birth, in English" for c in singer["columns"])
+    # both side files at once, or a malformed one: a message, not a traceback
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "k-fake", "--knowledge", str(knowledge),
+                            "--descriptions", str(knowledge), "q"])
+    assert r.exit_code == 2 and "--knowledge" in r.output and "Traceback" not in r.output
+    knowledge.write_text("tables: [unclosed\n", encoding="utf-8")
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "k-fake", "--knowledge", str(knowledge), "q"])
+    assert r.exit_code == 2 and "Traceback" not in r.output and prompts[-1] == prompt

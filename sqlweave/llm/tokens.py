@@ -10,6 +10,7 @@ Otherwise an estimate of one token per 3.5 characters is returned, flagged as su
 
 from __future__ import annotations
 
+import atexit
 import math
 import threading
 from functools import lru_cache
@@ -33,9 +34,11 @@ def _vocab() -> Any | None:
             return None
         from llama_cpp import Llama
 
-        return Llama(model_path=str(path), vocab_only=True, verbose=False)
+        vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
     except Exception:  # no runtime, no weights: counts fall back to the estimate
         return None
+    atexit.register(vocab.close)  # freed while llama.cpp is still loaded (not during interpreter shutdown)
+    return vocab
 
 
 def count_tokens(text: str) -> tuple[int, bool]:
