@@ -77,44 +77,6 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-_SHIMMED = False
-
-
-def escape_percent_on_postgres(url: str) -> bool:
-    """Make ``%`` in SQL work on PostgreSQL for this process, if it does not already.
-
-    SQLAlchemy's ``exec_driver_sql`` hands psycopg an empty parameter tuple, so psycopg reads every ``%`` in the
-    SQL (``LIKE '%x%'``, in 46 of defog's 210 gold queries) as a placeholder and refuses the query. Until
-    :meth:`sqlweave.db.Database._run` escapes it, the benchmark doubles each ``%`` of SQL sent to PostgreSQL (what
-    psycopg reads back as one ``%``); the result keeps the SQL as written. Probed first: once the library handles
-    ``%``, nothing is changed. Returns whether the escape was installed.
-    """
-    global _SHIMMED
-    from sqlweave.db.connection import Database
-    from sqlweave.errors import ExecutionError
-
-    if _SHIMMED:
-        return True
-    with Database.open(url, timeout_s=10) as db:
-        try:
-            if db.execute("SELECT '%' AS p").rows == (("%",),):
-                return False
-        except ExecutionError:
-            pass
-    original = Database._run
-
-    def _run(self: Database, sql: str, *, timeout_s: float, max_rows: int):  # type: ignore[no-untyped-def]
-        if self.backend != "postgresql" or "%" not in sql:
-            return original(self, sql, timeout_s=timeout_s, max_rows=max_rows)
-        from dataclasses import replace
-
-        return replace(original(self, sql.replace("%", "%%"), timeout_s=timeout_s, max_rows=max_rows), sql=sql)
-
-    Database._run = _run  # type: ignore[method-assign]
-    _SHIMMED = True
-    return True
-
-
 def knowledge_document(json_path: Path, name: str) -> dict[str, Any]:
     """defog's ``NAME.json`` as a sqlweave knowledge file's content (tables without schema prefixes)."""
     from sqlweave.knowledge import Knowledge
@@ -162,9 +124,6 @@ class DefogDatabases:
 
     def start(self) -> str:
         self.base_url = self.script("start")
-        if escape_percent_on_postgres(self.url("postgres")):
-            self.log.append("PostgreSQL refused SQL holding '%' (psycopg read it as a placeholder): every '%' sent to "
-                            "PostgreSQL is doubled for this run (escape_percent_on_postgres)")
         return self.base_url
 
     def stop(self) -> None:

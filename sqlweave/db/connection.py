@@ -246,7 +246,7 @@ class Database:
             raw = conn.connection.dbapi_connection
             cancel = self._arm_timeout(conn, raw, timeout_s)
             try:
-                result = conn.exec_driver_sql(sql)
+                result = conn.exec_driver_sql(self._driver_text(sql))
                 columns = tuple(result.keys()) if result.returns_rows else ()
                 rows = result.fetchmany(max_rows + 1) if result.returns_rows else []
                 result.close()
@@ -269,6 +269,13 @@ class Database:
             truncated=truncated,
             elapsed_s=time.perf_counter() - start,
         )
+
+    def _driver_text(self, sql: str) -> str:
+        """``sql`` as the driver must receive it: drivers with ``%s``-style placeholders (psycopg, pymysql) read
+        every ``%`` as one, even with no parameters (``LIKE '%x%'`` would fail), so it is doubled for them."""
+        if "%" in sql and self.engine.dialect.paramstyle in ("format", "pyformat"):
+            return sql.replace("%", "%%")
+        return sql
 
     def _arm_timeout(self, conn: sa.Connection, raw: Any, timeout_s: float):
         """Make the running statement stop after ``timeout_s``; return a function that disarms it."""

@@ -30,6 +30,9 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     ("SELECT IFNULL(note, 'none') FROM event ORDER BY id", None),
     ("SELECT replace(city, 'Paris', 'PARIS'), trim('  x  '), instr(name, 'a') FROM event ORDER BY id", None),
     ("SELECT name FROM event WHERE city = 'paris' COLLATE NOCASE ORDER BY id", None),
+    # '%' in SQL (a placeholder mark for psycopg, even with no parameters)
+    ("SELECT name FROM event WHERE lower(name) LIKE '%a%' ORDER BY id", None),  # LIKE's case: engine's own
+    ("SELECT '100%', 'a %s b', '%%', '%(x)s' FROM event ORDER BY id LIMIT 1", None),
     # quoting, LIMIT forms, aggregates
     ("SELECT `name` FROM `event` ORDER BY `id` LIMIT 1, 2", None),
     ("SELECT TOP 2 name FROM event ORDER BY price DESC", "SELECT name FROM event ORDER BY price DESC LIMIT 2"),
