@@ -231,8 +231,14 @@ def main() -> None:
     rows = list(read_checkpoint(args.out).values())
     ids = {c["id"] for c in conversations}
     rows = [r for r in rows if r["conversation"] in ids]
-    summary = {m: summarize([r for r in rows if r["mode"] == m], conversations) for m in modes
-               if any(r["mode"] == m for r in rows)}
+    # Modes are compared on the same conversations: those every summarised mode has scored to the last turn.
+    present = [m for m in modes if any(r["mode"] == m for r in rows)]
+    keys = {(r["mode"], r["conversation"], r["turn"]) for r in rows}
+    common = [c for c in conversations
+              if all((m, c["id"], i) in keys for m in present for i in range(1, len(c["turns"]) + 1))]
+    common_ids = {c["id"] for c in common}
+    rows = [r for r in rows if r["conversation"] in common_ids]
+    summary = {m: summarize([r for r in rows if r["mode"] == m], common) for m in present}
     positions = sorted({i for c in conversations for i in range(1, len(c["turns"]) + 1)})
     print_table(summary, positions)
     result = {
