@@ -113,10 +113,14 @@ def _find(text: str, dialect: str | None) -> tuple[str | None, bool]:
     weak: str | None = None
     if text:
         for block in _candidates(text):
+            covered = -1  # a statement found inside a weak one (its subquery) is not another answer
             for match in _STATEMENT_START.finditer(block):
+                if match.start() < covered:
+                    continue
                 found = _shrink(block[match.start():], dialect)
                 if found is None:
                     continue
+                covered = match.start() + len(found)
                 found = _strip_comments(_strip_trailing_comment(found, dialect))
                 if _strong(found, dialect):
                     return found, True
@@ -158,12 +162,13 @@ def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = 
 
 
 def _strong(sql: str, dialect: str | None) -> bool:
-    """True unless ``sql`` is a bare SELECT without FROM (likely prose, or a constant)."""
+    """True unless ``sql`` is a SELECT that reads no table at all (likely prose, or a constant); a SELECT of
+    scalar subqueries (``SELECT (SELECT ... FROM a) / (SELECT ... FROM b)``) reads tables and is strong."""
     try:
         tree = sqlglot.parse_one(sql, read=dialect)
     except (SqlglotError, ValueError):
         return False
-    return not (isinstance(tree, exp.Select) and tree.args.get("from_", tree.args.get("from")) is None)
+    return not (isinstance(tree, exp.Select) and tree.find(exp.Table) is None)
 
 
 def _strip_trailing_comment(sql: str, dialect: str | None) -> str:

@@ -35,3 +35,15 @@ def test_no_sql(text: str) -> None:
         extract_sql(text)
     assert info.value.details["raw"] == text
     assert info.value.retryable
+
+
+def test_select_of_scalar_subqueries_is_kept_whole() -> None:
+    # A SELECT with no FROM of its own that reads tables through subqueries is the answer, not its first subquery
+    # (defog's geography ratio question lost everything after "WHERE LOWER(river_name)").
+    sql = ("SELECT CAST((SELECT length FROM river WHERE LOWER(river_name) LIKE '%mississippi%') AS FLOAT) / "
+           "NULLIF((SELECT length FROM river WHERE LOWER(river_name) LIKE '%rhine%'), 0) AS ratio")
+    assert extract_sql(f"```sql\n{sql};\n```") == sql
+    assert extract_sql(f"The ratio is given by {sql}") == sql
+    assert "DOUBLE PRECISION" in extract_sql(f"```sql\n{sql}\n```", "postgres")
+    # prose that parses as a table-less SELECT still loses to the real statement after it
+    assert extract_sql("I will select the right rows.\nSELECT name FROM singer") == "SELECT name FROM singer"
