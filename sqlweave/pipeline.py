@@ -165,11 +165,91 @@ class State:
 
 @runtime_checkable
 class Stage(Protocol):
-    """One step of a pipeline. A stage may also set ``recovers = True`` to run after a failure."""
+    """One step of a pipeline.
 
-    name: str
+    ``recovers``: the stage still runs after an earlier one failed (correction, voting). ``requires``: the
+    :class:`State` slots an earlier stage must have written (``"sql"``, ``"result"``, ...); ``provides``: the
+    slots it writes. :class:`Pipeline` checks the order once, when it is built.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def recovers(self) -> bool: ...
+
+    @property
+    def requires(self) -> tuple[str, ...]: ...
+
+    @property
+    def provides(self) -> tuple[str, ...]: ...
 
     def __call__(self, state: State) -> None: ...
+
+
+#: State slots every pipeline starts with (set by :meth:`Pipeline.run` from its arguments).
+INITIAL_SLOTS = frozenset({"question", "db", "llm", "schema", "prompt_schema", "history", "evidence", "knowledge"})
+
+#: The stage that usually writes each slot, named in the error when a pipeline lacks it.
+PRODUCERS = {"rendered_schema": "render_schema", "raw_output": "generate", "sql": "extract_sql",
+             "result": "execute", "approx_sql": "approximate", "values": "select_values",
+             "examples": "select_examples", "simplified_question": "simplify"}
+
+
+def check_options(stage: Any, *, choices: dict[str, Sequence[Any]] | None = None,
+                  at_least: dict[str, float] | None = None, between: dict[str, tuple[float, float]] | None = None,
+                  optional: Sequence[str] = ()) -> None:
+    """Raise :class:`~sqlweave.errors.ConfigurationError` when one of ``stage``'s options is out of range, so a
+    wrong value fails when the pipeline is built, not on every question. Names in ``optional`` may be ``None``.
+
+    >>> from sqlweave.stages.correct import ErrorCorrection
+    >>> ErrorCorrection(max_rounds=-5)
+    Traceback (most recent call last):
+    ...
+    sqlweave.errors.ConfigurationError: correct: max_rounds must be a number >= 0, not -5
+    """
+    from .errors import ConfigurationError
+
+    label = getattr(stage, "name", type(stage).__name__)
+    for option, allowed in (choices or {}).items():
+        value = getattr(stage, option)
+        if value not in allowed:
+            import difflib
+
+            close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1)
+            raise ConfigurationError(f"{label}: unknown {option} {value!r}",
+                                     hint=(f"Did you mean {close[0]!r}? " if close else "")
+                                     + f"Use one of: {', '.join(map(str, allowed))}.")
+    limits = {k: (v, float("inf")) for k, v in (at_least or {}).items()} | dict(between or {})
+    for option, (low, high) in limits.items():
+        value = getattr(stage, option)
+        if value is None and option in optional:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            bound = f">= {low:g}" if high == float("inf") else f"between {low:g} and {high:g}"
+            raise ConfigurationError(f"{label}: {option} must be a number {bound}, not {value!r}",
+                                     hint=f"Pass {option} {bound}.")
+
+
+def check_stage_order(name: str, stages: Sequence[Any]) -> None:
+    """Raise :class:`~sqlweave.errors.PipelineError` when a stage needs a slot no earlier stage writes.
+
+    >>> from sqlweave.stages import ExecuteSQL
+    >>> check_stage_order("broken", (ExecuteSQL(),))
+    Traceback (most recent call last):
+    ...
+    sqlweave.errors.PipelineError: stage 'execute' of pipeline 'broken' needs sql, which no earlier stage writes
+    """
+    available = set(INITIAL_SLOTS)
+    for stage in stages:
+        missing = [slot for slot in getattr(stage, "requires", ()) if slot not in available]
+        if missing:
+            producers = sorted({PRODUCERS.get(slot, "?") for slot in missing})
+            raise PipelineError(
+                f"stage {stage.name!r} of pipeline {name!r} needs {', '.join(missing)}, which no earlier stage writes",
+                hint=f"Put {' and '.join(repr(p) for p in producers)} before {stage.name!r}; the stages are: "
+                     f"{', '.join(s.name for s in stages)}.")
+        available.update(getattr(stage, "provides", ()))
 
 
 @dataclass(frozen=True)
@@ -249,6 +329,9 @@ class Pipeline:
 
     name: str
     stages: tuple[Stage, ...]
+
+    def __post_init__(self) -> None:
+        check_stage_order(self.name, self.stages)
 
     def run(
         self,

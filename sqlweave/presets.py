@@ -141,10 +141,16 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
     "agent-tools-only": lambda **o: Pipeline("agent-tools-only", (CheckQuestion(), AgentLoop(show_schema=False))),
     "pruned-correct": lambda **o: pruned("pruned-correct", correct=True, **o),
     # The default's answer, a pruned-schema answer and a few-shot answer vote by execution result.
-    "ensemble": lambda **o: with_stages(zero_shot(), "ensemble", SchemaRepair(),
-                                        PromptEnsemble(examples=str(o.get("examples") or default_pool_path())),
-                                        ErrorCorrection(fix_empty=False)),
+    "ensemble": lambda **o: with_stages(zero_shot(), "ensemble", SchemaRepair(), PromptEnsemble(tuple(
+        build_pipeline(variant, examples=str(o.get("examples") or default_pool_path()))
+        for variant in ENSEMBLE_VARIANTS)), ErrorCorrection(fix_empty=False)),
 }
+
+#: The pipelines whose answers vote with the default's in the ``ensemble`` preset.
+ENSEMBLE_VARIANTS = ("pruned+repair", "rag-simplify+repair")
+
+#: Options :func:`build_pipeline` accepts (a preset that does not use one ignores it).
+OPTIONS = ("examples", "k", "organisation")
 
 
 def _add_values(pipe: Pipeline) -> Pipeline:
@@ -182,6 +188,14 @@ def build_pipeline(name: str = DEFAULT, **options: object) -> Pipeline:
     ``name`` may add stages to a preset: ``"repair+dac"`` is the ``repair`` preset followed by
     decomposed correction (see :data:`ADDONS`).
     """
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], OPTIONS, n=1)
+        raise ConfigurationError(f"unknown pipeline option {unknown[0]!r}",
+                                 hint=(f"Did you mean {close[0]!r}? " if close else "")
+                                 + f"Pipelines take: {', '.join(OPTIONS)}.")
     base, *addons = name.split("+")
     try:
         factory = PRESETS[base]

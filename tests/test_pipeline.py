@@ -15,7 +15,11 @@ from sqlweave.errors import (
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline
 from sqlweave.presets import build_pipeline
-from sqlweave.stages import ExecuteSQL, GenerateSQL
+from sqlweave.stages import ExecuteSQL, GenerateSQL, RenderSchema
+from sqlweave.stages.correct import ErrorCorrection
+from sqlweave.stages.prune_schema import PruneSchema
+from sqlweave.stages.revise import RevisionChain
+from sqlweave.stages.vote import SelfConsistency
 from tests.conftest import file_digest
 
 
@@ -132,10 +136,46 @@ def test_presets_extend_with_plus_stages(singer_db: Path) -> None:
     assert answer.ok and answer.sql == "SELECT Name FROM singer"
 
 
-def test_stage_order_mistakes_are_clear(singer_db: Path) -> None:
-    pipe = Pipeline("broken", (ExecuteSQL(),))
-    answer = pipe.run("q", Database.open(singer_db), FakeLLM())
-    assert isinstance(answer.error, PipelineError) and "extract_sql" in answer.error.hint
+def test_stage_order_mistakes_fail_when_the_pipeline_is_built() -> None:
+    with pytest.raises(PipelineError, match="stage 'execute' of pipeline 'broken' needs sql") as err:
+        Pipeline("broken", (ExecuteSQL(),))
+    assert "'extract_sql'" in err.value.hint
+    zs = build_pipeline("zero-shot")
+    with pytest.raises(PipelineError, match="needs raw_output"):  # extraction before generation
+        Pipeline("swapped", (zs.stages[0], zs.stages[1], zs.stages[3], zs.stages[2], zs.stages[4]))
+    with pytest.raises(PipelineError, match="'correct' .* needs result"):  # correction with nothing executed
+        Pipeline("early", zs.stages[:4] + (ErrorCorrection(),))
+    with pytest.raises(PipelineError):
+        zs.without("extract_sql")  # variants are checked too
+    assert [s.name for s in build_pipeline("zero-shot+repair+correct").stages][-2:] == ["repair", "correct"]
+
+
+def test_every_stage_declares_its_contract() -> None:
+    from sqlweave.pipeline import Stage
+    from sqlweave.presets import PRESETS
+
+    for name in PRESETS:
+        for stage in build_pipeline(name, examples="train.json").stages:
+            assert isinstance(stage, Stage), stage
+            assert isinstance(stage.recovers, bool) and isinstance(stage.provides, tuple), stage.name
+            assert isinstance(getattr(stage, "requires", ()), tuple), stage.name
+            with pytest.raises(AttributeError):  # the name is read-only
+                stage.name = "other"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda: build_pipeline("default", exampels="train.json"), "unknown pipeline option 'exampels'"),
+    (lambda: PruneSchema(method="hybird"), "unknown method 'hybird'"),
+    (lambda: ErrorCorrection(max_rounds=-5), "max_rounds must be a number >= 0"),
+    (lambda: SelfConsistency(n=0), "n must be a number >= 1"),
+    (lambda: RenderSchema(style="xml"), "unknown style 'xml'"),
+    (lambda: GenerateSQL(prompt="no_such_template"), "no prompt template"),
+    (lambda: RevisionChain(skip_if_confident=1.5), "skip_if_confident must be a number between 0 and 1"),
+])
+def test_wrong_options_fail_when_the_pipeline_is_built(make, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message) as err:
+        make()
+    assert err.value.hint
 
 
 def test_compact_preset(singer_db: Path) -> None:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from ..db.connection import QueryResult
 from ..db.render import render_schema
@@ -67,6 +67,9 @@ class AgentLoop:
     max_tokens: int = 384
     search_k: int = 4
     name: str = "agent"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ("rendered_schema", "raw_output", "sql", "result")
 
     def _schema_block(self, state: State) -> str:
         if self.show_schema is False:

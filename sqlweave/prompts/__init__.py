@@ -45,7 +45,8 @@ def load(name: str) -> tuple[str, str]:
     try:
         text = resources.files(__package__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigurationError(f"no prompt template {name!r}") from None
+        names = sorted(p.name[:-4] for p in resources.files(__package__).iterdir() if p.name.endswith(".txt"))
+        raise ConfigurationError(f"no prompt template {name!r}", hint=f"Templates: {', '.join(names)}.") from None
     system, _, user = text.partition("\n---\n")
     return system.strip(), user.strip()
 

@@ -33,6 +33,7 @@ from sqlglot import exp
 
 from ..config import cache_dir
 from ..errors import ConfigurationError, SqlweaveError
+from ..files import append_jsonl
 from ..sql.normalize import normalize_ast, normalized_sql, quoted_values_to_strings
 from ..sql.skeleton import sql_skeleton
 from .lexical import BM25Index
@@ -321,21 +322,6 @@ def add_user_example(question: str, sql: str, *, db_id: str = "user", schema_nam
         for pool in _POOLS.values():
             pool.insert(ex)
     return ex
-
-
-def append_jsonl(path: Path, rows: Iterable[dict]) -> None:
-    """Append ``rows`` to ``path`` as JSON lines (creating its folder). A last line cut short by an
-    interruption is ended first, so it cannot swallow the first new row; readers skip it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+b") as fh:
-        fh.seek(0, 2)
-        if fh.tell() > 0:
-            fh.seek(-1, 2)
-            if fh.read(1) != b"\n":
-                fh.write(b"\n")
-        for row in rows:
-            fh.write((json.dumps(row) + "\n").encode("utf-8"))
-        fh.flush()
 
 
 def load_pool(train_file: str | Path) -> ExamplePool:

@@ -72,7 +72,7 @@ def simplify_pool(pool: "ExamplePool", llm: "LLM", *, limit: int | None = None, 
     """Simplify the pool's questions that have no recorded simplification yet (at most ``limit``),
     appending each answer to ``path`` as it comes, then attach the accepted ones to ``pool``."""
     from ..stages.simplify import simplify_question
-    from .pool import append_jsonl
+    from ..files import append_jsonl
 
     path = path or simplified_file()
     done = _rows(path)

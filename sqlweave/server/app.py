@@ -791,7 +791,7 @@ def _filename(database: str) -> str:
 
 
 def _log_feedback(state: ServerState, entry: dict[str, Any]) -> None:
-    from ..retrieval.pool import append_jsonl
+    from ..files import append_jsonl
 
     path = state.settings.resolved_feedback_log()
     with state._feedback_lock:

@@ -7,6 +7,7 @@ and schema pruning then prunes it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..errors import SqlweaveError
 from ..llm.base import Message
@@ -31,6 +32,9 @@ class ApproximateQuery:
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     retrievers: str = "auto"
     name: str = "approximate"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ("approx_sql",)
 
     def __call__(self, state: State) -> None:
         budget = schema_budget(state, budget=self.budget, context=self.context_tokens, reserve=self.reserve_tokens)

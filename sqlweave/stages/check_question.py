@@ -10,6 +10,7 @@ in other languages.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..errors import InvalidQuestionError
 from ..pipeline import State
@@ -54,6 +55,9 @@ class CheckQuestion:
     #: The older spelling: ``any_language=False`` is ``require_english=True``.
     any_language: bool = True
     name: str = "check_question"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ("question_language",)
 
     @property
     def allowed_languages(self) -> tuple[str, ...]:

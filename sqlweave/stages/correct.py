@@ -12,10 +12,11 @@ worse than the answer it replaces.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..db.render import render_schema
 from ..llm.base import Message
-from ..pipeline import State
+from ..pipeline import State, check_options
 from ..prompts import render
 from .candidate import Attempt, adopt, assistant_turn, attempt, current_attempt, feedback
 from .generate import dialect_name, prompt_fields
@@ -49,10 +50,16 @@ class ErrorCorrection:
     #: next round samples at this temperature instead (0 keeps every round greedy).
     resample_temperature: float = 0.7
     name: str = "correct"
+    requires: ClassVar[tuple[str, ...]] = ("result",)
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
     recovers: bool = True
 
     def _needs_fix(self, a: Attempt) -> bool:
         return a.kind in CORRECTABLE and (a.kind != "empty" or self.fix_empty)
+
+    def __post_init__(self) -> None:
+        check_options(self, at_least={"max_rounds": 0, "full_schema_after": 0, "max_tokens": 1},
+                      between={"resample_temperature": (0.0, 2.0)})
 
     def __call__(self, state: State) -> None:
         first = current_attempt(state)

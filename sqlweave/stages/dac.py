@@ -23,11 +23,11 @@ import ast
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import SqlweaveError
 from ..llm.base import Message
-from ..pipeline import State
+from ..pipeline import State, check_options
 from ..prompts import render
 from ..sql.extract import extract_sql
 from ..sql.skeleton import sql_entities, sql_skeleton
@@ -157,7 +157,13 @@ class DecomposedCorrection:
     skip_if_confident: float | None = None
     max_tokens: int = 384
     name: str = "dac"
+    requires: ClassVar[tuple[str, ...]] = ("result",)
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
     recovers: bool = True
+
+    def __post_init__(self) -> None:
+        check_options(self, at_least={"max_tokens": 1}, between={"skip_if_confident": (0.0, 1.0)},
+                      optional=("skip_if_confident",))
 
     def __call__(self, state: State) -> None:
         current = current_attempt(state)

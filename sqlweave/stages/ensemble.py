@@ -3,7 +3,8 @@
 Schema pruning and few-shot examples each fix some questions and break others for a small model
 (BENCHMARKS.md): on the 200-question Spider dev sample the full-schema, pruned-schema and
 few-shot answers are right on different questions. Instead of betting on one prompt, this stage
-runs other presets on the same question (by default ``pruned+repair`` and ``rag-simplify+repair``),
+runs other pipelines on the same question (the ``ensemble`` preset gives it ``pruned+repair`` and
+``rag-simplify+repair``),
 groups every candidate, the pipeline's current answer first, by its execution result, and adopts a
 result that at least ``min_votes`` candidates agree on. Without such agreement the current answer
 stays, unless it fails or returns nothing and a candidate runs and returns rows. The share of
@@ -17,10 +18,9 @@ and their own traces are summarised in its notes. Presets that start from an app
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
-from ..errors import SqlweaveError
-from ..pipeline import State
+from ..pipeline import Pipeline, State, check_options
 from .candidate import Attempt, adopt, current_attempt, result_groups
 
 
@@ -30,6 +30,8 @@ class _GivenApproximation:
 
     sql: str | None
     name: str = "approximate"
+    recovers: ClassVar[bool] = False
+    provides: ClassVar[tuple[str, ...]] = ("approx_sql",)
 
     def __call__(self, state: State) -> None:
         state.extras["approx_sql"] = self.sql
@@ -38,21 +40,29 @@ class _GivenApproximation:
 
 @dataclass(frozen=True)
 class PromptEnsemble:
-    """Run ``variants`` (preset names) on the question and vote over all candidates by execution result.
+    """Run ``pipelines`` on the question and vote over all candidates (the current answer's first) by result.
 
-    >>> PromptEnsemble(examples="train.json").variants
-    ('pruned+repair', 'rag-simplify+repair')
+    >>> from sqlweave.presets import build_pipeline
+    >>> PromptEnsemble((build_pipeline("zero-shot-compact"),)).variants
+    ('zero-shot-compact',)
     """
 
-    variants: tuple[str, ...] = ("pruned+repair", "rag-simplify+repair")
-    examples: str | None = None
+    pipelines: tuple[Pipeline, ...] = ()
     min_votes: int = 2
     name: str = "ensemble"
     recovers: bool = True
+    requires: ClassVar[tuple[str, ...]] = ("result",)
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+
+    def __post_init__(self) -> None:
+        check_options(self, at_least={"min_votes": 1})
+
+    @property
+    def variants(self) -> tuple[str, ...]:
+        """The names of the pipelines that vote with the current answer."""
+        return tuple(p.name for p in self.pipelines)
 
     def __call__(self, state: State) -> None:
-        from ..presets import build_pipeline
-
         current = current_attempt(state)
         if current.kind == "refused":
             state.note(skipped=True)
@@ -60,20 +70,14 @@ class PromptEnsemble:
         first = state.candidates[0] if state.candidates else state.sql
         candidates: list[Attempt] = [current]
         runs: list[dict[str, Any]] = []
-        for variant in self.variants:
-            try:  # a variant that cannot even be built (no example pool...) only loses its vote
-                pipe = build_pipeline(variant, **({"examples": self.examples} if self.examples else {}))
-            except SqlweaveError as err:
-                candidates.append(Attempt(None, None, err))
-                runs.append({"variant": variant, "sql": None, "outcome": f"not built: {err.message}"})
-                continue
+        for pipe in self.pipelines:
             if any(s.name == "approximate" for s in pipe.stages):
                 pipe = pipe.replace_stage("approximate", _GivenApproximation(first))
             answer = pipe.run(state.question, state.db, state.llm, schema=state.schema)
             state.record_calls(call for entry in answer.trace for call in entry.calls)
             cand = Attempt(answer.sql, answer.result, answer.error)
             candidates.append(cand)
-            runs.append({"variant": variant, "sql": answer.sql, "outcome": cand.kind})
+            runs.append({"variant": pipe.name, "sql": answer.sql, "outcome": cand.kind})
         groups = result_groups(candidates)
         if groups and len(groups[0]) >= self.min_votes:
             chosen = groups[0][0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..errors import PipelineError
 from ..pipeline import State
@@ -13,6 +14,9 @@ class ExecuteSQL:
     """Execute ``state.sql`` and store the :class:`~sqlweave.db.QueryResult` in ``state.result``."""
 
     name: str = "execute"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ("sql",)
+    provides: ClassVar[tuple[str, ...]] = ("result",)
 
     def __call__(self, state: State) -> None:
         if state.sql is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..errors import NoSQLInOutputError
 from ..pipeline import State
@@ -21,6 +22,9 @@ class ExtractSQL:
     """
 
     name: str = "extract_sql"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ("raw_output",)
+    provides: ClassVar[tuple[str, ...]] = ("sql",)
 
     def __call__(self, state: State) -> None:
         if state.raw_output is None:

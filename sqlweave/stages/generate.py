@@ -19,12 +19,12 @@ Without those optional stages the prompt is exactly the plain template.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import PipelineError
 from ..llm.base import Message
-from ..pipeline import State
-from ..prompts import render
+from ..pipeline import State, check_options
+from ..prompts import load, render
 from ..question import language_block
 
 _DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL", "duckdb": "DuckDB", "mysql": "MySQL"}
@@ -125,6 +125,13 @@ class GenerateSQL:
     temperature: float = 0.0
     max_tokens: int = 384
     name: str = "generate"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ("rendered_schema", "raw_output")
+
+    def __post_init__(self) -> None:
+        check_options(self, at_least={"max_tokens": 1}, between={"temperature": (0.0, 2.0)})
+        load(self.prompt)  # an unknown prompt template fails here
 
     def __call__(self, state: State) -> None:
         if state.rendered_schema is None:

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..errors import ConfigurationError, LLMError, PipelineError
 from ..llm.base import Message
@@ -87,6 +88,9 @@ class GenerateEvidence:
     max_sentences: int = 2
     user_evidence: str = "skip"
     name: str = "generate_evidence"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ("evidence",)
 
     def __post_init__(self) -> None:
         if self.user_evidence not in USER_EVIDENCE:

@@ -16,8 +16,9 @@ kept). Correction stages fall back to the full schema when the model asks for so
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ..pipeline import State
+from ..pipeline import State, check_options
 from ..retrieval.schema_retriever import prune
 from .render_schema import fitted_schema
 
@@ -44,6 +45,14 @@ class PruneSchema:
     mu: float | None = None
     loose: bool = True
     name: str = "prune_schema"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ("prompt_schema",)
+
+    def __post_init__(self) -> None:
+        from ..retrieval.schema_retriever import DENSE_DEFAULTS, METHODS
+
+        check_options(self, choices={"method": METHODS, "scoring": tuple(DENSE_DEFAULTS)}, at_least={"k": 1, "factor": 0.0})
 
     def __call__(self, state: State) -> None:
         approx = state.extras.get("approx_sql")

@@ -36,12 +36,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ..db.render import RenderedSchema, render_schema
 from ..db.schema import Schema
 from ..errors import ConfigurationError
-from ..pipeline import State
+from ..pipeline import State, check_options
 from ..prompts import render
 from ..retrieval.schema_retriever import BudgetFit, fit_to_budget
 from .generate import dialect_name, prompt_fields
@@ -170,6 +170,16 @@ class RenderSchema:
     reserve_tokens: int = DEFAULT_RESERVE_TOKENS
     retrievers: str = "auto"
     name: str = "render_schema"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ("rendered_schema",)
+
+    def __post_init__(self) -> None:
+        from ..db.render import STYLES
+
+        check_options(self, choices={"style": tuple(STYLES), "retrievers": tuple(RETRIEVERS)},
+                      at_least={"budget": 1, "context_tokens": 1, "reserve_tokens": 0},
+                      optional=("budget", "context_tokens"))
 
     def __call__(self, state: State) -> None:
         budget = schema_budget(state, budget=self.budget, context=self.context_tokens, reserve=self.reserve_tokens)

@@ -21,6 +21,7 @@ model-based correction stages, which then only see what rules could not fix.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..pipeline import State
 from ..sql.repair import repair_schema_links
@@ -52,6 +53,8 @@ class SchemaRepair:
 
     max_passes: int = 2
     name: str = "repair"
+    requires: ClassVar[tuple[str, ...]] = ("result",)
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
     recovers: bool = True
 
     def __call__(self, state: State) -> None:

@@ -10,9 +10,10 @@ consecutive rounds give the same result, or after ``max_rounds``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..llm.base import Message
-from ..pipeline import State
+from ..pipeline import State, check_options
 from ..prompts import render
 from .candidate import adopt, assistant_turn, attempt, confident, current_attempt, feedback, value_hint
 from .generate import dialect_name
@@ -33,7 +34,13 @@ class RevisionChain:
     skip_if_confident: float | None = None
     max_tokens: int = 384
     name: str = "revise"
+    requires: ClassVar[tuple[str, ...]] = ("result",)
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
     recovers: bool = True
+
+    def __post_init__(self) -> None:
+        check_options(self, at_least={"max_rounds": 0, "max_tokens": 1}, between={"skip_if_confident": (0.0, 1.0)},
+                      optional=("skip_if_confident",))
 
     def __call__(self, state: State) -> None:
         current = current_attempt(state)

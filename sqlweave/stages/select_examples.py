@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from ..errors import ConfigurationError, SqlweaveError
 from ..pipeline import State
@@ -101,6 +102,9 @@ class SelectExamples:
     k: int = 4
     organisation: str = "pairs"
     name: str = "select_examples"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()  # ast_rerank and sql_skeleton fall back when nothing approximated
+    provides: ClassVar[tuple[str, ...]] = ("examples",)
     k_simplified: int = 4
     candidates: int = 20
 

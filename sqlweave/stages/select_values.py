@@ -34,10 +34,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 from ..errors import ConfigurationError, SqlweaveError
-from ..pipeline import State
+from ..pipeline import State, check_options
 
 if TYPE_CHECKING:
     from ..db.connection import Database
@@ -299,7 +299,7 @@ def value_index(db: "Database") -> "ValueIndex":
     if "://" not in target and Path(target).exists():
         st = Path(target).stat()
         stamp = (st.st_mtime, st.st_size)
-    key = (target, *stamp)
+    key = (target, *stamp, getattr(db, "policy", None))  # an access policy's index holds only what it shows
     with _LOCK:
         if key in _INDEXES:
             _INDEXES.move_to_end(key)
@@ -341,6 +341,12 @@ class SelectValues:
     max_n: int = 3
     only_prompt_schema: bool = True
     name: str = "select_values"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ("values",)
+
+    def __post_init__(self) -> None:
+        check_options(self, at_least={"max_values": 0, "per_column": 1, "max_n": 1}, between={"threshold": (0.0, 1.0)})
 
     def __call__(self, state: State) -> None:
         state.extras["values"] = []

@@ -37,11 +37,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, ClassVar
 
 from ..errors import LLMError
 from ..llm.base import Completion, Message
-from ..pipeline import State
+from ..pipeline import State, check_options
 from ..prompts import render
 from ..question import detect_language
 
@@ -134,6 +134,12 @@ class SimplifyQuestion:
     max_tokens: int = 96
     max_ratio: float = 2.0
     name: str = "simplify"
+    recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
+    provides: ClassVar[tuple[str, ...]] = ("simplified_question",)
+
+    def __post_init__(self) -> None:
+        check_options(self, at_least={"max_tokens": 1, "max_ratio": 0.0}, between={"temperature": (0.0, 2.0)})
 
     def __call__(self, state: State) -> None:
         original = state.question

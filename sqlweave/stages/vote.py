@@ -9,8 +9,9 @@ candidates is the answer's confidence.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ..pipeline import State
+from ..pipeline import State, check_options
 from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
 from .repair import repair_attempt
 
@@ -27,7 +28,12 @@ class SelfConsistency:
     #: Repair each failed candidate's table and column names by rule before voting (no model call).
     repair: bool = True
     name: str = "vote"
+    requires: ClassVar[tuple[str, ...]] = ("result",)
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
     recovers: bool = True
+
+    def __post_init__(self) -> None:
+        check_options(self, at_least={"n": 1, "max_tokens": 1}, between={"temperature": (0.0, 2.0)})
 
     def __call__(self, state: State) -> None:
         greedy = current_attempt(state)

@@ -7,7 +7,7 @@ from pathlib import Path
 from sqlweave.db import Database
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline
-from sqlweave.presets import zero_shot
+from sqlweave.presets import build_pipeline, zero_shot
 from sqlweave.stages.ensemble import PromptEnsemble
 from sqlweave.stages.repair import SchemaRepair
 
@@ -18,7 +18,7 @@ COUNT = "SELECT count(*) FROM singer"
 
 def run(singer_db: Path, *answers: str):
     llm = FakeLLM(list(answers))
-    stage = PromptEnsemble(variants=("pruned+repair", "zero-shot-compact"))
+    stage = PromptEnsemble((build_pipeline("pruned+repair"), build_pipeline("zero-shot-compact")))
     pipe = Pipeline("t", zero_shot().stages + (SchemaRepair(), stage))
     return pipe.run("Which singers are older than 30?", Database.open(singer_db), llm), llm
 
@@ -55,19 +55,23 @@ def test_ensemble_preset_needs_a_pool_and_says_so_when_built(monkeypatch) -> Non
     import pytest
 
     from sqlweave.errors import ConfigurationError
-    from sqlweave.presets import build_pipeline
 
     monkeypatch.delenv("SQLWEAVE_EXAMPLES", raising=False)
     with pytest.raises(ConfigurationError, match="no example pool") as err:
         build_pipeline("ensemble")
     assert "--examples" in err.value.hint
     stage = build_pipeline("ensemble", examples="train.json").stages[-2]
-    assert stage.name == "ensemble" and stage.examples == "train.json"
+    assert stage.name == "ensemble" and stage.variants == ("pruned+repair", "rag-simplify+repair")
+    pools = {s.pool for p in stage.pipelines for s in p.stages if s.name == "select_examples"}
+    assert pools == {"train.json"}  # the preset's example pool reaches the pipelines it combines
 
 
-def test_a_variant_that_cannot_be_built_loses_its_vote_not_the_answer(singer_db: Path) -> None:
-    stage = PromptEnsemble(variants=("no-such-preset", "zero-shot-compact"))
-    pipe = Pipeline("t", zero_shot().stages + (stage,))
-    answer = pipe.run("Which singers are older than 30?", Database.open(singer_db), FakeLLM([OLD, YOUNGER]))
-    assert answer.ok and answer.sql == OLD
-    assert answer.trace[-1].notes["candidates"][0]["outcome"].startswith("not built: unknown pipeline")
+def test_a_variant_that_cannot_be_built_fails_when_the_ensemble_is_built() -> None:
+    import pytest
+
+    from sqlweave.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="unknown pipeline 'no-such-preset'"):
+        PromptEnsemble((build_pipeline("no-such-preset"), build_pipeline("zero-shot-compact")))
+    with pytest.raises(ConfigurationError, match="min_votes"):
+        PromptEnsemble((build_pipeline("zero-shot-compact"),), min_votes=0)
