@@ -93,7 +93,7 @@ def recall_rows(questions, big_db, budgets: list[int | None], retrievers: list[s
                 state = State(ex.question, big_db, llm, schema, schema)
                 RenderSchema(budget=b, retrievers=r)(state)
                 notes = state._notes
-                fit = state.extras.get("schema_fit")
+                fit = state.schema_fit
                 shown = fit.schema if fit is not None else schema
                 gt, gc = golds[ex.id]
                 kept_t = {t for t in gt if shown.has_table(t)}

@@ -92,13 +92,13 @@ def main() -> None:
             if feed == "gold_as_sql":
                 state.sql = ex.gold_sql
             elif feed == "gold_as_approx":
-                state.extras["approx_sql"] = ex.gold_sql
+                state.approx_sql = ex.gold_sql
             elif feed == "question_as_simplified":
-                state.extras["simplified_question"] = ex.question
+                state.simplified_question = ex.question
             t = time.perf_counter()
             stage(state)
             lat[label].append((time.perf_counter() - t) * 1000)
-            assert len(state.extras["examples"]) >= 4
+            assert len(state.examples) >= 4
 
     per = {label: _ms(v) for label, v in lat.items()}
     row = {

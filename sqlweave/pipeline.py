@@ -118,8 +118,8 @@ class State:
     ``schema`` is the full schema; ``prompt_schema`` is what prompts show (a pruning
     stage may narrow it). ``prompt`` is the generation conversation, which correction
     stages extend (so the model's prefix cache is reused). ``sql`` is the current best SQL; ``candidates`` are all
-    the SQL texts produced so far; ``extras`` holds what optional stages add
-    (examples, selected values, ...), keyed by stage name. ``history`` holds the earlier turns of a
+    the SQL texts produced so far. What optional stages add (examples, selected values, an approximated query,
+    ...) has a typed slot each; ``extras`` is left for stages written outside the package. ``history`` holds the earlier turns of a
     conversation (oldest first) that generation prompts show before the question. ``evidence`` is text
     that helps answer this one question (BIRD's evidence: the user's, or a ``generate_evidence`` stage's);
     ``knowledge`` is the database's domain knowledge (:class:`~sqlweave.knowledge.Knowledge`: business
@@ -139,7 +139,19 @@ class State:
     result: "QueryResult | None" = None
     error: SqlweaveError | None = None
     confidence: float | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    # What optional stages leave for later ones (each written by the stage named, read by those after it):
+    question_language: str | None = None    # check_question: the question's language, when not English
+    simplified_question: str | None = None  # simplify: the model's plainer wording (example retrieval reads it)
+    prompt_question: str | None = None      # simplify: the question as generation prompts show it
+    approx_sql: str | None = None           # approximate: a first zero-shot query (pruning, example ranking)
+    values: list[dict[str, Any]] | None = None  # select_values: stored values the question names
+    values_text: str = ""                   # select_values: their prompt block
+    examples: list[Any] | None = None       # select_examples: the retrieved question/SQL pairs
+    examples_text: str = ""                 # select_examples: their prompt block
+    prompt_template: str | None = None      # generate: the template used (correction re-renders it)
+    schema_fit: Any = None                  # render_schema: the budget fit of a schema too large for the context
+    schema_fit_key: Any = None              # render_schema: what the fit was computed for
+    extras: dict[str, Any] = field(default_factory=dict)  # for stages outside the package
     history: tuple[PriorTurn, ...] = ()
     evidence: str | None = None
     knowledge: "Knowledge | None" = None

@@ -20,7 +20,7 @@ from .render_schema import DEFAULT_RESERVE_TOKENS, fit_schema, schema_budget
 
 @dataclass(frozen=True)
 class ApproximateQuery:
-    """Put a first-pass SQL in ``state.extras["approx_sql"]`` (full schema, zero-shot prompt).
+    """Put a first-pass SQL in ``state.approx_sql`` (full schema, zero-shot prompt).
 
     ``budget``, ``context_tokens``, ``reserve_tokens`` and ``retrievers``: the schema budget, as
     :class:`~sqlweave.stages.render_schema.RenderSchema` has them."""
@@ -49,5 +49,5 @@ class ApproximateQuery:
             sql = extract_sql(out.text, state.db.dialect)
         except SqlweaveError:
             sql = None
-        state.extras["approx_sql"] = sql
+        state.approx_sql = sql
         state.note(approx_sql=sql)

@@ -34,7 +34,7 @@ class CheckQuestion:
     ...
     sqlweave.errors.InvalidQuestionError: the question seems to be in French, and only English questions are answered here (...)
 
-    In a pipeline, the language becomes a note and ``state.extras["question_language"]``:
+    In a pipeline, the language becomes a note and ``state.question_language``:
 
     >>> from sqlweave.llm.fake import FakeLLM
     >>> from sqlweave.db import Database
@@ -88,5 +88,5 @@ class CheckQuestion:
     def __call__(self, state: State) -> None:
         state.question, language = self.check(state.question)
         if isinstance(state, State):  # a door's pre-check may pass a bare namespace: the checks alone
-            state.extras["question_language"] = language
+            state.question_language = language
             state.note(chars=len(state.question), language=language)

@@ -75,7 +75,7 @@ class ErrorCorrection:
             pruned = state.prompt_schema is not state.schema
             switched = pruned and (current.kind == "schema_linking" or i > self.full_schema_after)
             if switched:
-                messages = full_schema_prompt(state, state.extras.get("prompt_template", "zero_shot"))
+                messages = full_schema_prompt(state, (state.prompt_template or "zero_shot"))
             dialect = dialect_name(state.db.dialect)
             messages = messages + [
                 assistant_turn(state, current),

@@ -34,7 +34,7 @@ class _GivenApproximation:
     provides: ClassVar[tuple[str, ...]] = ("approx_sql",)
 
     def __call__(self, state: State) -> None:
-        state.extras["approx_sql"] = self.sql
+        state.approx_sql = self.sql
         state.note(approx_sql=self.sql, given=True)
 
 

@@ -8,11 +8,11 @@ simplification stage asked for it, the simplified question with the original wor
 Without those optional stages the prompt is exactly the plain template.
 
 >>> from types import SimpleNamespace
->>> values_block(SimpleNamespace(extras={"values_text": "- singer.Country: 'France'"}))
+>>> values_block(SimpleNamespace(values_text="- singer.Country: 'France'"))
 "Values from the database that match the question:\\n- singer.Country: 'France'\\n\\n"
->>> values_block(SimpleNamespace(extras={}))
+>>> values_block(SimpleNamespace(values_text=""))
 ''
->>> prompt_question(SimpleNamespace(question="How many singers?", extras={}))
+>>> prompt_question(SimpleNamespace(question="How many singers?", prompt_question=None))
 'How many singers?'
 """
 
@@ -38,15 +38,15 @@ def dialect_name(dialect: str) -> str:
 
 
 def values_block(state: Any) -> str:
-    """The prompt block of selected values (``state.extras["values_text"]``), or ``""`` when there are none."""
-    text = str(state.extras.get("values_text") or "").strip("\n")
+    """The prompt block of selected values (``state.values_text``), or ``""`` when there are none."""
+    text = str(state.values_text or "").strip("\n")
     return f"{VALUES_HEADER}\n{text}\n\n" if text.strip() else ""
 
 
 def prompt_question(state: Any) -> str:
-    """The question as generation prompts show it: ``state.extras["prompt_question"]`` if a stage set one
+    """The question as generation prompts show it: ``state.prompt_question`` if a stage set one
     (question simplification with ``use_for_generation``), else ``state.question``."""
-    return str(state.extras.get("prompt_question") or state.question)
+    return str(state.prompt_question or state.question)
 
 
 #: The line that introduces a conversation's earlier turns in generation prompts.
@@ -111,9 +111,9 @@ def knowledge_block(state: Any) -> str:
 def prompt_fields(state: Any) -> dict[str, str]:
     """Template fields that depend on earlier stages: ``question``, ``examples``, ``values``, ``history`` and
     ``language`` (a word on the question's language when the check stage found it is not English)."""
-    return {"question": prompt_question(state), "examples": state.extras.get("examples_text", ""),
+    return {"question": prompt_question(state), "examples": state.examples_text,
             "values": values_block(state), "history": history_block(state),
-            "language": language_block(state.extras.get("question_language")),
+            "language": language_block(state.question_language),
             "knowledge": knowledge_block(state), "evidence": evidence_block(state)}
 
 
@@ -143,6 +143,6 @@ class GenerateSQL:
             **prompt_fields(state),
         )
         state.prompt = [Message("system", system), Message("user", user)]
-        state.extras["prompt_template"] = self.prompt
+        state.prompt_template = self.prompt
         out = state.complete(state.prompt, temperature=self.temperature, max_tokens=self.max_tokens)
         state.raw_output = out.text

@@ -6,7 +6,8 @@ kept). Correction stages fall back to the full schema when the model asks for so
 >>> from types import SimpleNamespace
 >>> s = Schema("x", (Table("singer", (Column("id", primary_key=True), Column("name"), Column("age"))),
 ...                  Table("stadium", (Column("id", primary_key=True), Column("capacity")))))
->>> state = SimpleNamespace(schema=s, prompt_schema=s, question="How old is each singer?", extras={},
+>>> state = SimpleNamespace(schema=s, prompt_schema=s, question="How old is each singer?", approx_sql=None,
+...                         values=None, schema_fit=None, schema_fit_key=None,
 ...                         db=SimpleNamespace(dialect="sqlite"), note=lambda **kw: None)
 >>> PruneSchema(method="bm25", k=1)(state)
 >>> state.prompt_schema.table_names
@@ -55,9 +56,9 @@ class PruneSchema:
         check_options(self, choices={"method": METHODS, "scoring": tuple(DENSE_DEFAULTS)}, at_least={"k": 1, "factor": 0.0})
 
     def __call__(self, state: State) -> None:
-        approx = state.extras.get("approx_sql")
+        approx = state.approx_sql
         method = self.method if approx or self.method != "hybrid" else "bm25"
-        values = [(v["table"], v["column"]) for v in state.extras.get("values") or ()]
+        values = [(v["table"], v["column"]) for v in state.values or ()]
         base = fitted_schema(state)
         kept = prune(base, state.question, method=method, k=self.k, approx_sql=approx, factor=self.factor,
                      dialect=state.db.dialect, scoring=self.scoring, theta=self.theta, mu=self.mu, loose=self.loose,

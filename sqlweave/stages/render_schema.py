@@ -11,7 +11,7 @@ columns of the values it names and the foreign-key bridges between kept tables
 
 ``state.prompt_schema`` is left as it is: the budget limits what a prompt can show of it, so a correction's
 full-schema fallback (which widens a *pruned* schema) has nothing wider to show. The fit is kept in
-``state.extras["schema_fit"]`` (:func:`fitted_schema` reads it), where the approximation stage leaves it for
+``state.schema_fit`` (:func:`fitted_schema` reads it), where the approximation stage leaves it for
 schema pruning, which then prunes the fitted schema.
 
 >>> from sqlweave.llm.fake import FakeLLM
@@ -123,7 +123,7 @@ def _table_costs(schema: Schema, style: str, llm: Any) -> dict[str, int]:
 def fit_schema(state: State, schema: Schema, style: str, budget: int,
                retrievers: str = "auto") -> tuple[RenderedSchema, BudgetFit | None]:
     """``schema`` rendered in ``style``, whole when it fits ``budget`` tokens, else the part that fits
-    (the :class:`BudgetFit`, also kept in ``state.extras["schema_fit"]``; ``None`` when it fits whole)."""
+    (the :class:`BudgetFit`, also kept in ``state.schema_fit``; ``None`` when it fits whole)."""
     if retrievers not in RETRIEVERS:
         raise ConfigurationError(f"unknown schema retrievers {retrievers!r}", hint=f"Use one of: {', '.join(RETRIEVERS)}.")
     count = state.llm.count_tokens
@@ -134,21 +134,21 @@ def fit_schema(state: State, schema: Schema, style: str, budget: int,
     if rendered.tokens <= budget:
         return rendered, None
     key = (id(schema), style, budget, retrievers)
-    fit = state.extras.get("schema_fit")
-    if fit is None or state.extras.get("schema_fit_key") != key:
-        values = [(v["table"], v["column"]) for v in state.extras.get("values") or ()]
+    fit = state.schema_fit
+    if fit is None or state.schema_fit_key != key:
+        values = [(v["table"], v["column"]) for v in state.values or ()]
         fit = fit_to_budget(schema, state.question, budget, lambda s: render_schema(s, style, count=count).tokens,
                             tokens_before=rendered.tokens, dense=RETRIEVERS[retrievers], also_keep=values,
                             table_costs=_table_costs(schema, style, state.llm))
-        state.extras["schema_fit"], state.extras["schema_fit_key"] = fit, key
+        state.schema_fit, state.schema_fit_key = fit, key
     return render_schema(fit.schema, style, count=count), fit
 
 
 def fitted_schema(state: State) -> Schema:
     """The whole schema, or, when it did not fit the model's context, the part of it an earlier stage fitted
     (what a pruning stage prunes, and what a full-schema fallback can show)."""
-    fit = state.extras.get("schema_fit")
-    if isinstance(fit, BudgetFit) and state.extras.get("schema_fit_key", (None,))[0] == id(state.schema):
+    fit = state.schema_fit
+    if isinstance(fit, BudgetFit) and (state.schema_fit_key or (None,))[0] == id(state.schema):
         return fit.schema
     return state.schema
 

@@ -7,7 +7,7 @@ pass, against pool SQL skeletons, RB-SQL), ``ast_rerank`` (ASTReS: the top ``can
 on the question, re-ranked by :func:`~sqlweave.sql.similarity.ast_similarity` between the approximated query
 and each pair's normalised SQL), ``dense_skeleton`` (Guo et al. 3.1.3: dense embeddings of question skeletons;
 ``k`` pairs for the original question's skeleton, then ``k_simplified`` more for the simplified question's,
-when a simplify stage left one in ``state.extras["simplified_question"]``). Organisation: ``pairs`` (question, SQL),
+when a simplify stage left one in ``state.simplified_question``). Organisation: ``pairs`` (question, SQL),
 ``skeleton`` (question, SQL skeleton as an intermediate step, then SQL; RB-SQL), or ``masked``
 (question skeleton and SQL skeleton only: measured on the 1.5B model, examples with real names
 from other databases get their table and column names copied into the answer).
@@ -84,7 +84,7 @@ def rerank_by_ast(approx_sql: str, candidates: list[PoolExample], pool: ExampleP
 
 @dataclass(frozen=True)
 class SelectExamples:
-    """Put ``k`` retrieved examples in ``state.extras["examples"]`` (and their prompt text in ``examples_text``).
+    """Put ``k`` retrieved examples in ``state.examples`` (and their prompt text in ``examples_text``).
 
     ``candidates``: how many BM25 candidates ``ast_rerank`` re-ranks (ASTReS used 500 from a dense retriever; 20 keeps
     it to about 20 tree diffs per question). ``k_simplified``: for ``dense_skeleton``, how many pairs the simplified
@@ -132,22 +132,22 @@ class SelectExamples:
             query, chosen = self._ast_rerank(state, pool, exclude)
         elif self.method == "dense_skeleton":
             query, chosen = self._dense_skeleton(state, pool, exclude)
-        elif self.method == "sql_skeleton" and (state.sql or state.extras.get("approx_sql")):
+        elif self.method == "sql_skeleton" and (state.sql or state.approx_sql):
             try:  # the skeleton of the SQL so far, or of the approximated query (paper 001's preliminary SQL)
-                query = sql_skeleton(state.sql or state.extras["approx_sql"], state.db.dialect)
+                query = sql_skeleton(state.sql or state.approx_sql, state.db.dialect)
             except SqlweaveError:
                 query = state.question
             chosen = pool.search("sql_skeleton", query, self.k, exclude)
         else:
             query = state.question
             chosen = pool.search("question", query, self.k, exclude)
-        state.extras["examples"] = chosen
-        state.extras["examples_text"] = format_examples(chosen, self.organisation)
+        state.examples = chosen
+        state.examples_text = format_examples(chosen, self.organisation)
         state.note(method=self.method, query=query, examples=[e.question for e in chosen], pool_size=len(pool))
 
     def _ast_rerank(self, state: State, pool: ExamplePool, exclude) -> tuple[str, list[PoolExample]]:
         cands = pool.search("question", state.question, self.candidates, exclude)
-        approx = state.extras.get("approx_sql") or state.sql
+        approx = state.approx_sql or state.sql
         ranked = rerank_by_ast(approx, cands, pool, state.db.dialect) if approx else None
         if ranked is None:
             state.note(rerank="skipped: " + ("the approximated query does not parse" if approx
@@ -162,7 +162,7 @@ class SelectExamples:
         names = list(state.schema.table_names) + [c.name for t in state.schema.tables for c in t.columns]
         skeleton = question_skeleton(state.question, names)
         chosen = pool.dense_search("question_skeleton", skeleton, self.k, exclude)
-        simplified = state.extras.get("simplified_question")
+        simplified = state.simplified_question
         if simplified and self.k_simplified:
             simple_skeleton = question_skeleton(simplified, names)
             taken = {(e.question, e.sql) for e in chosen}

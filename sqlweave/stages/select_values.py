@@ -13,8 +13,8 @@ favoured spans). Few and precise: a wrong value in the prompt misleads a small m
 missing one, so a span whose words are covered by a longer or better match is not looked at again,
 and at most ``per_column`` values per column and ``max_values`` in all are kept.
 
-Results go to ``state.extras["values"]`` (a list of dicts: table, column, value, score, span) and
-``state.extras["values_text"]`` (one line per column, ``- singer.Country: 'France'``), which
+Results go to ``state.values`` (a list of dicts: table, column, value, score, span) and
+``state.values_text`` (one line per column, ``- singer.Country: 'France'``), which
 :class:`~sqlweave.stages.generate.GenerateSQL` shows just before the question.
 
 >>> from sqlweave.db.connection import Database
@@ -314,7 +314,7 @@ def value_index(db: "Database") -> "ValueIndex":
 
 @dataclass(frozen=True)
 class SelectValues:
-    """Put the database values the question names in ``state.extras["values"]`` / ``["values_text"]``.
+    """Put the database values the question names in ``state.values`` / ``["values_text"]``.
 
     ``only_prompt_schema`` keeps only values of columns the prompt shows. Placed before
     ``prune_schema`` (as the ``pruned-values`` preset and ``+values`` do), it sees the full schema and
@@ -349,8 +349,8 @@ class SelectValues:
         check_options(self, at_least={"max_values": 0, "per_column": 1, "max_n": 1}, between={"threshold": (0.0, 1.0)})
 
     def __call__(self, state: State) -> None:
-        state.extras["values"] = []
-        state.extras["values_text"] = ""
+        state.values = []
+        state.values_text = ""
         try:
             index = value_index(state.db)
         except SqlweaveError as err:
@@ -360,6 +360,6 @@ class SelectValues:
         found = select_values(state.question, index, state.schema, threshold=self.threshold,
                               max_values=self.max_values, per_column=self.per_column, max_n=self.max_n,
                               allowed=allowed)
-        state.extras["values"] = [m.as_dict() for m in found]
-        state.extras["values_text"] = values_text(found)
+        state.values = [m.as_dict() for m in found]
+        state.values_text = values_text(found)
         state.note(values=[m.as_dict() for m in found], indexed=len(index))

@@ -3,16 +3,15 @@
 The model rewrites the question into a simpler, syntactically clear form with the paper's instruction
 ("Replace the words as far as possible to simplify the question, making it syntactically clear,
 common and easy to understand", template ``prompts/simplify.txt``). The result goes to
-``state.extras["simplified_question"]``, where example selection can use it to retrieve examples
+``state.simplified_question``, where example selection can use it to retrieve examples
 with the same intent. Model answers are cached on disk by the LLM layer, so a question is
 simplified once per model.
 
 With ``use_for_generation=True`` the generation prompt shows the simplified question as *the*
-question, followed by the original wording (``state.extras["prompt_question"]``, read by
+question, followed by the original wording (``state.prompt_question``, read by
 :func:`sqlweave.stages.generate.prompt_question`), so names and values the simplification might
 have blurred stay visible. ``state.question`` itself is never changed (pruning, value selection and
-example selection keep working on what the user asked); the original is also kept in
-``state.extras["original_question"]``.
+example selection keep working on what the user asked).
 
 A small model can answer with garbage. The answer is rejected, the original kept and the reason
 noted (``rejected``), when it is empty, much longer than the question, SQL, not English, or when
@@ -27,7 +26,7 @@ handled the same way: simplification is an aid, never a reason to fail.
 >>> state = State("Give me the tally of clients hailing from Canada.", db, FakeLLM(["How many customers are from Canada?"]),
 ...               db.schema(), db.schema())
 >>> SimplifyQuestion()(state)
->>> state.extras["simplified_question"]
+>>> state.simplified_question
 'How many customers are from Canada?'
 >>> check_simplification("What is the average age?", "SELECT AVG(age) FROM singer")
 'sql'
@@ -124,7 +123,7 @@ def simplify_question(question: str, complete: Callable[..., Completion], *, tem
 
 @dataclass(frozen=True)
 class SimplifyQuestion:
-    """Ask the model for a simpler wording of the question; put it in ``state.extras["simplified_question"]``.
+    """Ask the model for a simpler wording of the question; put it in ``state.simplified_question``.
 
     ``use_for_generation`` also makes generation prompts show it (with the original wording).
     """
@@ -143,15 +142,14 @@ class SimplifyQuestion:
 
     def __call__(self, state: State) -> None:
         original = state.question
-        state.extras["original_question"] = original
         simplified, reason = simplify_question(original, state.complete, temperature=self.temperature,
                                                max_tokens=self.max_tokens, max_ratio=self.max_ratio)
         if reason is not None:
-            state.extras["simplified_question"] = original
+            state.simplified_question = original
             state.note(simplified=None, rejected=reason, answer=simplified[:300])
             return
-        state.extras["simplified_question"] = simplified
+        state.simplified_question = simplified
         used = self.use_for_generation and simplified.strip().lower() != original.strip().lower()
         if used:
-            state.extras["prompt_question"] = f"{simplified}\n(Original wording: {original})"
+            state.prompt_question = f"{simplified}\n(Original wording: {original})"
         state.note(simplified=simplified, used_for_generation=used)

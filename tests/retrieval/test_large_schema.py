@@ -139,7 +139,7 @@ def test_a_table_too_wide_for_the_budget_keeps_its_key_and_best_columns(tmp_path
     notes = state._notes
     assert state.rendered_schema.tokens <= 600
     assert "sensor_reading" in notes["kept_first"]
-    shown = state.extras["schema_fit"].schema.table("sensor_reading")
+    shown = state.schema_fit.schema.table("sensor_reading")
     assert {"reading_id", "humidity"} <= set(shown.column_names) and len(shown.columns) < 402
     assert any(c.startswith("sensor_reading.measure_") for c in notes["columns_left_out"])
 
@@ -196,7 +196,7 @@ def test_a_schema_that_fits_renders_byte_identically(singer_db: Path, preset: st
     s = db.schema()
     state = State("How many singers are there?", db, fake(), s, s)
     RenderSchema()(state)
-    assert state.rendered_schema == render_schema(s, count=state.llm.count_tokens) and "schema_fit" not in state.extras
+    assert state.rendered_schema == render_schema(s, count=state.llm.count_tokens) and state.schema_fit is None
 
 
 def test_spider_dev_schemas_fit_the_embedded_models_budget() -> None:
@@ -214,7 +214,7 @@ def test_spider_dev_schemas_fit_the_embedded_models_budget() -> None:
         s = db.schema()
         state = State("Which of them has the most rows, and what are their names?", db, fake(n_ctx=8192), s, s)
         RenderSchema()(state)
-        assert "schema_fit" not in state.extras and state.rendered_schema == render_schema(s, count=state.llm.count_tokens)
+        assert state.schema_fit is None and state.rendered_schema == render_schema(s, count=state.llm.count_tokens)
 
 
 def test_local_backend_refuses_a_prompt_longer_than_its_context(monkeypatch: pytest.MonkeyPatch) -> None:

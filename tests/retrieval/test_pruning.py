@@ -62,11 +62,11 @@ def test_pruning_stage_keeps_the_columns_of_selected_values(singer_db: Path) -> 
 
     s = Database.open(singer_db).schema()
     state = SimpleNamespace(schema=s, prompt_schema=s, question="How many concerts?", db=SimpleNamespace(dialect="sqlite"),
-                            extras={"values": [{"table": "stadium", "column": "Location", "value": "Raith"}]},
-                            note=lambda **kw: None)
+                            values=[{"table": "stadium", "column": "Location", "value": "Raith"}], approx_sql=None,
+                            schema_fit=None, schema_fit_key=None, note=lambda **kw: None)
     PruneSchema(method="bm25", k=1)(state)
     assert state.prompt_schema.table("stadium").has_column("Location")
-    state.extras["values"] = []
+    state.values = []
     PruneSchema(method="bm25", k=1)(state)
     assert not state.prompt_schema.has_table("stadium")
 

@@ -49,12 +49,13 @@ def make_state(db_path: Path, question: str = QUESTION, **extras: object) -> Sta
     db = Database.open(db_path)
     schema = db.schema()
     state = State(question=question, db=db, llm=FakeLLM([]), schema=schema, prompt_schema=schema)
-    state.extras.update(extras)
+    for slot, value in extras.items():
+        setattr(state, slot, value)
     return state
 
 
 def questions(state: State) -> list[str]:
-    return [e.question for e in state.extras["examples"]]
+    return [e.question for e in state.examples]
 
 
 def test_methods_and_options_are_checked() -> None:
@@ -75,7 +76,7 @@ def test_ast_rerank_orders_bm25_candidates_by_the_approximation(train: Path, sin
     assert "How many singers are older than 30?" not in questions(state)  # the question's own database
     notes = state._notes
     assert notes["ast_scores"][0] == 1.0 and notes["ast_scores"] == sorted(notes["ast_scores"], reverse=True)
-    assert notes["candidates"] == 5 and "ORDER BY" in state.extras["examples_text"]
+    assert notes["candidates"] == 5 and "ORDER BY" in state.examples_text
 
 
 def test_ast_rerank_uses_the_current_sql_when_there_is_no_approximation(train: Path, singer_db: Path) -> None:

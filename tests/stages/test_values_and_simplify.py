@@ -53,7 +53,7 @@ def test_zero_shot_prompt_is_unchanged_without_values(singer_db: Path) -> None:
     # An empty selection (the stage ran, found nothing) renders the same bytes.
     llm2 = FakeLLM(["SELECT 1"])
     state2 = _state(Database.open(singer_db), llm2)
-    state2.extras.update(values=[], values_text="")
+    state2.values, state2.values_text = [], ""
     GenerateSQL()(state2)
     assert [m.content for m in llm2.calls[0][0]] == [PINNED_SYSTEM, PINNED_USER]
 
@@ -62,7 +62,7 @@ def test_values_block_sits_just_before_the_question(singer_db: Path) -> None:
     for template in ("zero_shot", "few_shot"):
         llm = FakeLLM(["SELECT 1"])
         state = _state(Database.open(singer_db), llm)
-        state.extras.update(values_text="- singer.Country: 'France'", examples_text="Question: q\nSQL: SELECT 1")
+        state.values_text, state.examples_text = "- singer.Country: 'France'", "Question: q\nSQL: SELECT 1"
         GenerateSQL(prompt=template)(state)
         user = llm.calls[0][0][1].content
         assert user.endswith("\n\nValues from the database that match the question:\n- singer.Country: 'France'"
@@ -72,13 +72,13 @@ def test_values_block_sits_just_before_the_question(singer_db: Path) -> None:
 def test_correction_fallback_and_approximation_keep_the_values(singer_db: Path) -> None:
     db = Database.open(singer_db)
     state = _state(db, FakeLLM(["SELECT 1"]))
-    state.extras["values_text"] = "- singer.Country: 'France'"
+    state.values_text = "- singer.Country: 'France'"
     messages = full_schema_prompt(state, "zero_shot")
     assert "- singer.Country: 'France'\n\nQuestion: How many singers" in messages[1].content
     assert "CREATE TABLE stadium" in messages[1].content
     llm = FakeLLM(["SELECT count(*) FROM singer"])
     state = _state(db, llm)
-    state.extras["values_text"] = "- singer.Country: 'France'"
+    state.values_text = "- singer.Country: 'France'"
     ApproximateQuery()(state)
     assert "Values from the database that match the question:" in llm.calls[0][0][1].content
 
@@ -143,9 +143,9 @@ def test_only_prompt_schema_values(singer_db: Path) -> None:
     s = db.schema()
     state = State("How many singers come from the Netherlands?", db, FakeLLM(), s, s.subset({"stadium": None}))
     SelectValues()(state)
-    assert state.extras["values"] == [] and state.extras["values_text"] == ""
+    assert state.values == [] and state.values_text == ""
     SelectValues(only_prompt_schema=False)(state)
-    assert state.extras["values_text"] == "- singer.Country: 'Netherlands'"
+    assert state.values_text == "- singer.Country: 'Netherlands'"
 
 
 # --- simplification ------------------------------------------------------------------------------------------
@@ -162,8 +162,8 @@ def _simplify(answer: str | Exception, question: str = "Give me the tally of voc
 
 def test_simplify_keeps_a_good_answer_and_uses_the_template() -> None:
     state = _simplify("Simplified question: How many singers are from France?")
-    assert state.extras["simplified_question"] == "How many singers are from France?"
-    assert "prompt_question" not in state.extras
+    assert state.simplified_question == "How many singers are from France?"
+    assert state.prompt_question is None
     system, user = (m.content for m in state.llm.calls[0][0])
     assert "Replace the words as far as possible to simplify the question" in system
     assert user == "Question: Give me the tally of vocalists hailing from France."
@@ -179,9 +179,8 @@ def test_simplify_keeps_a_good_answer_and_uses_the_template() -> None:
 ])
 def test_simplify_rejects_garbage(answer: str | Exception, reason: str) -> None:
     state = _simplify(answer)
-    assert state.extras["simplified_question"] == state.question
-    assert state.extras["original_question"] == state.question
-    assert "prompt_question" not in state.extras
+    assert state.simplified_question == state.question
+    assert state.prompt_question is None
 
 
 def test_simplify_garbage_reasons() -> None:
