@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Callable, Iterable
 
-from ..errors import LLMResponseError, LLMTimeoutError
+from ..errors import LLMResponseError
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .tokens import estimate_tokens
 
@@ -53,4 +53,4 @@ class FakeLLM(LLM):
         return Completion(texts, Usage(prompt, sum(estimate_tokens(t) for t in texts)), 0.0, self.model_id)
 
 
-__all__ = ["FakeLLM", "LLMTimeoutError"]
+__all__ = ["FakeLLM"]

@@ -256,6 +256,10 @@ def _lexical_prune(schema: Schema, question: str, *, method: str, k: int, approx
         return schema
     keep = _with_join_keys(schema, keep)
     # A table kept only as a bridge or through its keys still needs at least one column to be useful.
+    for t, cols in keep.items():
+        table = schema.table(t)
+        if not cols and table.columns:
+            cols.add(table.columns[0].name)
     return schema.subset({t: cols for t, cols in keep.items()})
 
 

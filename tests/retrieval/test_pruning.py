@@ -99,3 +99,14 @@ def test_pruned_is_zero_shot_even_with_a_pool_and_pruned_rag_adds_examples(tmp_p
     names = [s.name for s in rag.stages]
     assert names.index("select_examples") > names.index("prune_schema")
     assert rag.stages[names.index("select_examples")].pool == str(train) and rag.stages[-3].prompt == "few_shot"
+
+
+def test_a_table_kept_without_key_columns_keeps_a_column() -> None:
+    from sqlweave.db.schema import Column, Schema, Table
+
+    # ``log`` has no primary key and no foreign key: named by the approximated query alone, it was kept empty
+    s = Schema("x", (Table("singer", (Column("id", primary_key=True), Column("name"), Column("age"))),
+                     Table("log", (Column("happened"), Column("note")))))
+    kept = prune(s, "How old is each singer?", method="hybrid", k=1, approx_sql="SELECT count(*) FROM log")
+    assert kept.has_table("log") and kept.table("log").column_names == ("happened",)
+    assert all(t.columns for t in kept.tables)
