@@ -667,6 +667,10 @@ def eval_score(
         summary = summarize(results)
         console.print(_summary_table(f"{predictions.name} on {dataset} ({summary.n} questions)", summary))
         console.print(f"scored in {elapsed:.1f} s")
+        from .eval.report import provenance
+
+        _say("Metrics reproduce, question by question:\n" + provenance("bird" if dataset.startswith("bird") else "spider"),
+             style="dim")
         if out:
             out.write_text("".join(json.dumps(asdict(r), default=str) + "\n" for r in results))
 
@@ -724,7 +728,7 @@ def eval_report(
 
     with _errors():
         loaded = [(r.name, load_results(r)) for r in runs]
-        table = markdown_table([(n, summarize(rs)) for n, rs in loaded])
+        table = markdown_table([(n, summarize(rs)) for n, rs in loaded])  # ends with the official scripts reproduced
         console.print(table)
         if md_out:
             md_out.write_text(table)

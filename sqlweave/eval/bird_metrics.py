@@ -3,7 +3,8 @@
 VES rewards a correct prediction by how fast it runs relative to the gold query:
 ``100 * mean(sqrt(t_gold / t_pred))`` over all questions, 0 for wrong ones; the
 time ratio is averaged over repeated runs with values beyond 3 standard deviations
-dropped, as BIRD's evaluator does. Soft F1 compares result tables row by row and
+dropped, as BIRD's evaluator does (``AlibabaResearch/DAMO-ConvAI``, ``bird/llm/src/evaluation_ves.py``,
+see :data:`OFFICIAL_VES`). Soft F1 compares result tables row by row and
 credits partly matching rows (BIRD mini-dev).
 
 >>> soft_f1([(1, "a"), (2, "b")], [(1, "a"), (2, "c")])
@@ -15,41 +16,70 @@ credits partly matching rows (BIRD mini-dev).
 from __future__ import annotations
 
 import math
-import statistics
+import sqlite3
 import time
+from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..db.connection import Database
-from .metrics import bird_result_eq
+from ..errors import SqlweaveError
+from .metrics import bird_result_eq, undecodable
 
 Row = Sequence[Any]
 
+#: The official script VES reproduces (repository and commit).
+OFFICIAL_VES = "AlibabaResearch/DAMO-ConvAI@483554eae102996f5ec1f4feab4e78ef29c2a394 bird/llm/src/evaluation_ves.py"
+
 
 def _clean_abnormal(values: list[float]) -> list[float]:
-    if len(values) < 2:
-        return values
-    mean, std = statistics.fmean(values), statistics.pstdev(values)
-    kept = [v for v in values if mean - 3 * std < v < mean + 3 * std]
-    return kept or values
+    """BIRD's ``clean_abnormal``: keep values strictly within 3 (population) standard deviations of the mean.
+
+    As the official function, nothing is kept when all values are equal (the standard deviation is 0).
+
+    >>> _clean_abnormal([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 50.0])
+    [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    >>> _clean_abnormal([2.0, 2.0])
+    []
+    """
+    arr = np.asarray(values)
+    mean, std = np.mean(arr, axis=0), np.std(arr, axis=0)
+    return [float(x) for x in arr if mean - 3 * std < x < mean + 3 * std]
 
 
-def time_ratio(db: Database, gold_sql: str, pred_sql: str, iterations: int = 10, timeout_s: float = 30.0) -> float:
-    """BIRD's ``time_ratio``: mean of ``t_gold / t_pred`` over runs if the results match (set equality), else 0."""
-    gold = db.execute(gold_sql, timeout_s=timeout_s, max_rows=10**7).rows
-    pred = db.execute(pred_sql, timeout_s=timeout_s, max_rows=10**7).rows
-    if not bird_result_eq(gold, pred):
+def _exec_seconds(db: Database, sql: str, timeout_s: float) -> float:
+    """What the official ``execute_sql`` times: a fresh connection's ``cursor.execute`` (rows not fetched)."""
+    if db.backend == "sqlite" and Path(db.target).is_file():
+        conn = sqlite3.connect(db.target)
+        try:
+            start = time.time()
+            conn.cursor().execute(sql)
+            return time.time() - start
+        finally:
+            conn.close()
+    start = time.time()
+    db.execute(sql, timeout_s=timeout_s, max_rows=1)
+    return time.time() - start
+
+
+def time_ratio(db: Database, gold_sql: str, pred_sql: str, iterations: int = 100, timeout_s: float = 30.0) -> float:
+    """BIRD's ``iterated_execute_sql``: mean of ``t_gold / t_pred`` over runs (outliers dropped) if the results
+    match (set equality), else 0; a query that fails, or runs with no time left to compare, scores 0 as well."""
+    try:
+        pred = db.execute(pred_sql, timeout_s=timeout_s, max_rows=10**7).rows
+        gold = db.execute(gold_sql, timeout_s=timeout_s, max_rows=10**7).rows
+        if undecodable(gold) or undecodable(pred) or not bird_result_eq(gold, pred):
+            return 0.0
+        ratios = []
+        for _ in range(iterations):
+            t_pred = _exec_seconds(db, pred_sql, timeout_s)
+            t_gold = _exec_seconds(db, gold_sql, timeout_s)
+            ratios.append(t_gold / t_pred)
+        kept = _clean_abnormal(ratios)
+        return sum(kept) / len(kept)
+    except (SqlweaveError, sqlite3.Error, ZeroDivisionError):
         return 0.0
-    ratios = []
-    for _ in range(iterations):
-        t0 = time.perf_counter()
-        db.execute(pred_sql, timeout_s=timeout_s, max_rows=10**7)
-        t_pred = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        db.execute(gold_sql, timeout_s=timeout_s, max_rows=10**7)
-        t_gold = time.perf_counter() - t0
-        ratios.append(t_gold / max(t_pred, 1e-9))
-    kept = _clean_abnormal(ratios)
-    return sum(kept) / len(kept)
 
 
 def ves(ratios: Sequence[float]) -> float:

@@ -1,7 +1,8 @@
 """Spider hardness (easy / medium / hard / extra), the official rule over Spider's parsed SQL.
 
 Works on the ``sql`` field of Spider's JSON files (the official parser's output) or
-on :func:`sqlweave.eval.spider_sql.to_spider` of any SQL text. The rule counts
+on :func:`sqlweave.eval.spider_parse.parse_spider` (the official reader, given the schema) or
+:func:`sqlweave.eval.spider_sql.to_spider` of any SQL text. The rule counts
 "component 1" clauses (WHERE, GROUP BY, ORDER BY, LIMIT, joins, OR, LIKE), nested
 queries ("component 2") and "others" (several aggregates, selected columns, WHERE
 conditions, GROUP BY columns), exactly as the official evaluator does, including its
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .spider_parse import parse_spider
 from .spider_sql import WHERE_OPS, SpiderSQL, to_spider
 
 LEVELS = ("easy", "medium", "hard", "extra")
@@ -86,6 +88,17 @@ def hardness_of(sql: SpiderSQL) -> str:
     return "extra"
 
 
-def hardness(sql: str | SpiderSQL, dialect: str = "sqlite") -> str:
-    """Hardness of SQL text (parsed with sqlglot) or of an already parsed Spider structure."""
-    return hardness_of(sql if isinstance(sql, dict) else to_spider(sql, dialect))
+def hardness(sql: str | SpiderSQL, dialect: str = "sqlite", schema: dict[str, list[str]] | None = None) -> str:
+    """Hardness of SQL text or of an already parsed Spider structure.
+
+    With the database's ``schema`` (``{table: [columns]}``) the text is read by Spider's own
+    reader, exactly as the official ``evaluate()`` reads the gold query; without it, by sqlglot.
+
+    >>> hardness("SELECT name, age FROM singer WHERE age > 20", schema={"singer": ["name", "age"]})
+    'medium'
+    """
+    if isinstance(sql, dict):
+        return hardness_of(sql)
+    if schema is not None:
+        return hardness_of(parse_spider(sql, schema))
+    return hardness_of(to_spider(sql, dialect))

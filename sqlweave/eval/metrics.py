@@ -17,6 +17,7 @@ True
 from __future__ import annotations
 
 import random
+import re
 from collections import defaultdict
 from itertools import product
 from typing import Any, Iterable, Iterator, Sequence
@@ -93,14 +94,94 @@ def spider_result_eq(gold: Sequence[Row], pred: Sequence[Row], order_matters: bo
     return False
 
 
+def undecodable(rows: Iterable[Row]) -> bool:
+    """True if a text value holds bytes that are not UTF-8 (read by sqlweave as lone surrogates).
+
+    The official BIRD script reads results with Python's strict UTF-8 decoding, so such a
+    result is an error there and the question scores 0.
+
+    >>> undecodable([("caf" + chr(0xDCE9),)]), undecodable([("café", 1)])
+    (True, False)
+    """
+    return any(isinstance(v, str) and _SURROGATE.search(v) for r in rows for v in r)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def bird_result_eq(gold: Iterable[Row], pred: Iterable[Row]) -> bool:
     """BIRD's execution match: ``set(pred) == set(gold)``."""
     return {tuple(r) for r in pred} == {tuple(r) for r in gold}
 
 
 def order_matters(gold_sql: str) -> bool:
-    """The official rule: order matters iff the gold query contains ``order by`` (anywhere)."""
-    return "order by" in " ".join(gold_sql.lower().split())
+    """The official rule: order matters iff the gold text contains ``order by`` (anywhere, one space).
+
+    The official script tests ``'order by' in g_str.lower()`` on the text as written, so
+    ``ORDER  BY`` (two spaces) or a line break between the words does not count.
+
+    >>> order_matters("SELECT a FROM t ORDER BY a"), order_matters("SELECT a FROM t ORDER  BY a")
+    (True, False)
+    """
+    return "order by" in gold_sql.lower()
+
+
+#: The official script the Spider execution rules reproduce (repository and commit).
+SPIDER_EXEC_OFFICIAL = "taoyds/test-suite-sql-eval@e97acc546ecbee8fa27fa8dbf025ef61493a876c exec_eval.py + parse.py"
+#: The official script the BIRD execution rule reproduces (repository and commit).
+BIRD_EXEC_OFFICIAL = "AlibabaResearch/DAMO-ConvAI@483554eae102996f5ec1f4feab4e78ef29c2a394 bird/llm/src/evaluation.py"
+
+_TOKENS = re.compile(
+    r"""(?P<skip>'(?:[^']|'')*'?|"(?:[^"]|"")*"?|`[^`]*`?|\[[^\]]*\]?|--[^\n]*|/\*.*?(?:\*/|$))"""
+    r"""|(?P<semi>;)|(?P<distinct>(?<![\w$#])distinct(?![\w$#]))""",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def strip_distinct(sql: str) -> str:
+    """The official ``remove_distinct``: drop every ``distinct`` word token, keep the rest as written.
+
+    As the official script (which reads the text with ``sqlparse`` and keeps its first
+    statement), only the text up to the first ``;`` outside quotes and comments is kept.
+
+    >>> strip_distinct("SELECT count(DISTINCT a) FROM t; SELECT 1")
+    'SELECT count( a) FROM t;'
+    >>> strip_distinct("SELECT 'distinct' FROM t")
+    "SELECT 'distinct' FROM t"
+    """
+    out = []
+    pos = 0
+    for m in _TOKENS.finditer(sql):
+        if m.group("skip") is not None:
+            continue
+        if m.group("semi") is not None:
+            out.append(sql[pos:m.end()])
+            return "".join(out)
+        out.append(sql[pos:m.start()])
+        pos = m.end()
+    out.append(sql[pos:])
+    return "".join(out)
+
+
+def postprocess(sql: str) -> str:
+    """The official ``postprocess``: ``> =``, ``< =``, ``! =`` joined.
+
+    >>> postprocess("SELECT a FROM t WHERE b > = 1")
+    'SELECT a FROM t WHERE b >= 1'
+    """
+    return sql.replace("> =", ">=").replace("< =", "<=").replace("! =", "!=")
+
+
+_CUR_YEAR = re.compile(r"YEAR\s*\(\s*CURDATE\s*\(\s*\)\s*\)\s*", re.IGNORECASE)
+
+
+def replace_cur_year(sql: str) -> str:
+    """The official ``replace_cur_year``: ``YEAR(CURDATE())`` becomes ``2020`` before running.
+
+    >>> replace_cur_year("SELECT YEAR(CURDATE()) - 1")
+    'SELECT 2020- 1'
+    """
+    return _CUR_YEAR.sub("2020", sql)
 
 
 def remove_distinct(sql: str, dialect: str = "sqlite") -> str:

@@ -15,8 +15,31 @@ import html
 import statistics
 from typing import Sequence
 
+from .exact_match import OFFICIAL as EXACT_OFFICIAL
 from .hardness import LEVELS
+from .metrics import BIRD_EXEC_OFFICIAL, SPIDER_EXEC_OFFICIAL
 from .runner import QuestionResult, Summary, summarize
+
+#: Which official script (repository @ commit, files) each metric reproduces, question by question.
+OFFICIAL_SCRIPTS: dict[str, str] = {
+    "EX (Spider; DISTINCT removed or kept)": SPIDER_EXEC_OFFICIAL + " (eval_exec_match)",
+    "exact match (Spider)": EXACT_OFFICIAL + " (eval_exact_match)",
+    "hardness (Spider)": EXACT_OFFICIAL + " (eval_hardness)",
+    "test-suite (Spider)": SPIDER_EXEC_OFFICIAL + " (eval_exec_match over the suite's databases)",
+    "EX (BIRD)": BIRD_EXEC_OFFICIAL + " (execute_sql)",
+    "VES (BIRD)": BIRD_EXEC_OFFICIAL.replace("evaluation.py", "evaluation_ves.py") + " (iterated_execute_sql)",
+}
+
+
+def provenance(rule: str | None = None) -> str:
+    """Lines naming the official script and version each metric reproduces (``rule``: ``spider``, ``bird`` or both).
+
+    >>> "taoyds/test-suite-sql-eval@e97acc5" in provenance("spider")
+    True
+    """
+    keep = [(m, src) for m, src in OFFICIAL_SCRIPTS.items()
+            if rule is None or ("BIRD" in m) == (rule == "bird")]
+    return "\n".join(f"- {m}: {src}" for m, src in keep) + "\n"
 
 
 def _levels(summaries: Sequence[Summary]) -> list[str]:
@@ -46,7 +69,7 @@ def markdown_table(runs: Sequence[tuple[str, Summary]]) -> str:
     ]
     for label, fmt in rows:
         lines.append(f"| {label} | {summaries[0].n if summaries else 0} | " + " | ".join(fmt(s) for s in summaries) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\nMetrics reproduce, question by question:\n\n" + provenance()
 
 
 # --- SVG charts --------------------------------------------------------------------------------
@@ -109,7 +132,7 @@ def html_report(title: str, runs: Sequence[tuple[str, list[QuestionResult]]]) ->
     table = markdown_table(summaries)
     rows_html = []
     for line in table.strip().splitlines():
-        if set(line.replace("|", "").strip()) <= {"-"}:
+        if not line.startswith("|") or set(line.replace("|", "").strip()) <= {"-"}:
             continue
         cells = [c.strip().replace("**", "") for c in line.strip("|").split("|")]
         tag = "th" if not rows_html else "td"
@@ -122,11 +145,13 @@ def html_report(title: str, runs: Sequence[tuple[str, list[QuestionResult]]]) ->
             f"<br><small>gold: <code>{html.escape(r.gold)}</code>{' · ' + html.escape(r.error) if r.error else ''}</small></li>"
             for r in wrong)
         misses.append(f"<details><summary>{html.escape(name)}: first {len(wrong)} misses</summary><ol>{items}</ol></details>")
+    sources = "".join(f"<li>{html.escape(m)}: <code>{html.escape(src)}</code></li>" for m, src in OFFICIAL_SCRIPTS.items())
     medians = ", ".join(f"{n}: {statistics.median([r.seconds for r in rs]):.2f} s" for n, rs in runs if rs)
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;color:#222}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 10px;text-align:right}}
 td:first-child,th:first-child{{text-align:left}}code{{font-size:12px}}li{{margin-bottom:8px}}</style></head>
 <body><h1>{html.escape(title)}</h1><table>{''.join(rows_html)}</table>
-<p>Median seconds per question: {html.escape(medians)}</p>{''.join(charts)}{''.join(misses)}</body></html>
+<p>Median seconds per question: {html.escape(medians)}</p>
+<p>Metrics reproduce, question by question:</p><ul>{sources}</ul>{''.join(charts)}{''.join(misses)}</body></html>
 """

@@ -25,9 +25,10 @@ from ..errors import ConfigurationError, SqlweaveError
 from ..llm.base import LLM
 from ..pipeline import Pipeline
 from .datasets import Dataset, Example
-from .exact_match import exact_match
+from .exact_match import exact_match, kmap_for, official_prediction, sqlite_schema
 from .hardness import LEVELS, hardness
-from .metrics import bird_result_eq, order_matters, remove_distinct, spider_result_eq
+from .metrics import (bird_result_eq, order_matters, postprocess, replace_cur_year, spider_result_eq,
+                      strip_distinct, undecodable)
 
 EVAL_TIMEOUT_S = 30.0
 EVAL_MAX_ROWS = 10_000_000
@@ -82,21 +83,33 @@ class GoldCache:
 
 def execution_match(db: Database, gold_sql: str, pred_sql: str, gold_cache: GoldCache | None = None,
                     keep_distinct: bool = False, rule: str = "spider") -> tuple[bool, str | None]:
-    """``(match, error)`` by the official rule (``"spider"``, or ``"bird"``: set equality, no DISTINCT
-    rewriting); ``error`` says why the prediction failed to run."""
+    """``(match, error)`` by the official rule; ``error`` says why the prediction failed to run.
+
+    ``"spider"`` follows the official ``eval_exec_match``: both queries get ``postprocess``
+    (``> =`` joined), every ``distinct`` word is dropped unless ``keep_distinct`` (and only the
+    first statement kept), order matters iff the processed gold text contains ``order by``,
+    and ``YEAR(CURDATE())`` runs as ``2020``. ``"bird"``: set equality, queries run as written.
+    """
     cache = gold_cache or GoldCache()
-    if rule == "bird" or keep_distinct:
+    if rule == "bird":
         g_sql, p_sql = gold_sql, pred_sql
     else:
-        g_sql, p_sql = remove_distinct(gold_sql), remove_distinct(pred_sql)
+        g_sql, p_sql = postprocess(gold_sql), postprocess(pred_sql)
+        if not keep_distinct:
+            g_sql, p_sql = strip_distinct(g_sql), strip_distinct(p_sql)
+    ordered = order_matters(g_sql)
+    if rule != "bird":
+        g_sql, p_sql = replace_cur_year(g_sql), replace_cur_year(p_sql)
     gold = cache.get(db, g_sql)
     try:
         pred = db.execute(p_sql, timeout_s=EVAL_TIMEOUT_S, max_rows=EVAL_MAX_ROWS).rows
     except SqlweaveError as err:
         return False, f"{err.code}: {err.message}"
     if rule == "bird":
+        if undecodable(gold) or undecodable(pred):  # the official script fails to read the result: 0
+            return False, "execution_error: the result holds text that is not valid UTF-8"
         return bird_result_eq(gold, pred), None
-    return spider_result_eq(gold, pred, order_matters(gold_sql)), None
+    return spider_result_eq(gold, pred, ordered), None
 
 
 def comparison_rule(dataset: Dataset) -> str:
@@ -143,23 +156,35 @@ class Scores:
     ts_match: bool | None
 
 
+def spider_exact(db: Database, gold_sql: str, pred_sql: str) -> bool:
+    """Exact-set-match as the official script scores it on ``db`` (its schema read from the SQLite file,
+    foreign keys from Spider's ``tables.json`` when the database sits in Spider's layout)."""
+    schema = db.schema()
+    if db.backend == "sqlite" and Path(db.target).is_file():
+        return exact_match(gold_sql, pred_sql, sqlite_schema(db.target), kmap=kmap_for(db.target, schema))
+    return exact_match(gold_sql, pred_sql, schema, db.dialect, kmap=kmap_for(None, schema))
+
+
 def score_sql(db: Database, ex: Example, pred: str, gold_cache: GoldCache, rule: str,
               suite_dir: Path | None = None) -> Scores:
     """EX (both DISTINCT modes), exact match and test-suite match of ``pred`` for ``ex``.
 
-    A gold query that fails is reported in ``error`` and scored as a miss.
+    Under Spider's rule the prediction is first read as the official script reads it (``value``
+    becomes ``1``). A gold query that fails is reported in ``error`` and scored as a miss.
     """
+    if rule == "spider":
+        pred = official_prediction(pred)
     match = match_kd = False
     error = None
     try:
         match, error = execution_match(db, ex.gold_sql, pred, gold_cache, rule=rule)
-        has_distinct = remove_distinct(ex.gold_sql) != ex.gold_sql or remove_distinct(pred) != pred
+        same = strip_distinct(ex.gold_sql) == ex.gold_sql and strip_distinct(pred) == pred  # both modes run the same SQL
         match_kd = (execution_match(db, ex.gold_sql, pred, gold_cache, keep_distinct=True, rule=rule)[0]
-                    if has_distinct and rule == "spider" else match)
+                    if rule == "spider" and not same else match)
     except SqlweaveError as err:
         error = f"gold failed: {err.code}: {err.message}"
     suite = suite_paths(suite_dir, ex.db_id)
-    return Scores(match, match_kd, error, exact_match(ex.gold_sql, pred, db.schema(), db.dialect),
+    return Scores(match, match_kd, error, spider_exact(db, ex.gold_sql, pred),
                   test_suite_match(suite, ex.gold_sql, pred) if suite else None)
 
 
