@@ -19,6 +19,7 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..errors import LLMResponseError, SqlweaveError
 from ..text import well_formed
 
 Role = Literal["system", "user", "assistant"]
@@ -126,7 +127,17 @@ class LLM(ABC):
         if options is not None and kwargs:
             opts = options.model_copy(update=kwargs)
         start = time.perf_counter()
-        result = self._complete(tuple(_well_formed(m) for m in messages), opts)
+        try:
+            result = self._complete(tuple(_well_formed(m) for m in messages), opts)
+        except SqlweaveError:
+            raise
+        except Exception as err:
+            # A backend's own fault (a runtime raising mid-generation, a malformed answer) must reach callers as
+            # the typed error every backend promises, so pipelines record it instead of crashing.
+            raise LLMResponseError(
+                f"the model backend {self.model_id} failed: {type(err).__name__}: {err}",
+                hint="Retry; if it keeps failing, check the backend's installation and settings.",
+            ) from err
         if not result.seconds and not result.cached:
             result = Completion(result.texts, result.usage, time.perf_counter() - start, result.model, result.cached)
         self.meter.add(result)

