@@ -7,7 +7,9 @@ install:
 demo: install
 	.venv/bin/sqlweave demo
 
+# The type checker first (zero errors on the package), then every test.
 test: install
+	.venv/bin/python -m mypy sqlweave
 	.venv/bin/python -m pytest
 
 # Unit tests only (no embedded model): seconds.

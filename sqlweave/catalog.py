@@ -29,6 +29,11 @@ whose descriptions reach the schema and whose business terms, preferred joins an
 prompts::
 
     knowledge = "shop.yaml"
+
+and an access policy (:mod:`sqlweave.policy`: hidden tables and columns, row filters), a YAML file or several
+(merged; a knowledge file's ``policy:`` section applies too)::
+
+    policy = "shop-policy.yaml"
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from __future__ import annotations
 import re
 import threading
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -64,6 +69,7 @@ class DatabaseEntry:
     descriptions: str | None = None
     description: str = ""
     knowledge: str | None = None
+    policy: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -130,6 +136,12 @@ class Catalog:
             descriptions = opts.get("descriptions")
             if descriptions and not Path(descriptions).is_absolute():
                 descriptions = str((path.parent / descriptions).resolve())
+            policy = opts.get("policy", ())
+            policy = (policy,) if isinstance(policy, str) else policy
+            if not isinstance(policy, (list, tuple)) or not all(isinstance(p, str) for p in policy):
+                raise ConfigurationError(f"database {name!r} in {str(path)!r}: policy must be a file path or a list")
+            policy = tuple(p if Path(p).expanduser().is_absolute() else str((path.parent / p).resolve())
+                           for p in policy)
             knowledge = opts.get("knowledge")
             if knowledge is not None and not isinstance(knowledge, str):
                 raise ConfigurationError(f"database {name!r} in {str(path)!r}: knowledge must be a file path")
@@ -139,7 +151,7 @@ class Catalog:
                 entries[name] = DatabaseEntry(
                     str(name), target, timeout_s=float(opts.get("timeout", 10.0)),
                     max_rows=int(opts.get("max_rows", 1000)), descriptions=descriptions,
-                    description=str(opts.get("description", "")), knowledge=knowledge or None)
+                    description=str(opts.get("description", "")), knowledge=knowledge or None, policy=policy)
             except (TypeError, ValueError) as err:
                 raise ConfigurationError(f"database {name!r} in {str(path)!r}: {err}") from None
         return cls(entries)
@@ -154,8 +166,9 @@ class Catalog:
 
     @classmethod
     def from_options(cls, dbs: Iterable[str] = (), config: str | Path | None = None, demo: bool = False,
-                     timeout_s: float = 10.0, max_rows: int = 1000) -> "Catalog":
-        """The catalog the doors' ``--db NAME=...`` (repeatable), ``--config FILE`` and ``--demo`` options describe.
+                     timeout_s: float = 10.0, max_rows: int = 1000, policies: Iterable[str] = ()) -> "Catalog":
+        """The catalog the doors' ``--db NAME=...`` (repeatable), ``--config FILE``, ``--demo`` and ``--policy``
+        options describe (see :meth:`with_policies`).
 
         >>> Catalog.from_options(["sales=/data/sales.sqlite"], demo=True).names()
         ['sales', 'shop']
@@ -168,7 +181,25 @@ class Catalog:
             catalog = catalog.merged(cls.demo())
         if not catalog.entries:
             raise ConfigurationError("no database to serve", hint="Pass --db NAME=PATH_OR_URL, --config FILE or --demo.")
-        return catalog
+        return catalog.with_policies(policies)
+
+    def with_policies(self, specs: Iterable[str]) -> "Catalog":
+        """This catalog with access policies added: ``NAME=FILE`` for one database, a bare ``FILE`` for every one
+        (added to what the config file gives, all merged).
+
+        >>> Catalog.parse(["a=a.sqlite", "b=b.sqlite"]).with_policies(["b=p.yaml"]).entries["b"].policy
+        ('p.yaml',)
+        """
+        entries = dict(self.entries)
+        for spec in specs:
+            name, sep, file = spec.partition("=")
+            names = [name] if sep else list(entries)
+            file = file if sep else spec
+            for n in names:
+                if n not in entries:
+                    raise ConfigurationError(f"--policy names the database {n!r}, which is not configured")
+                entries[n] = replace(entries[n], policy=entries[n].policy + (file,))
+        return Catalog(entries)
 
     def merged(self, other: "Catalog") -> "Catalog":
         both = dict(self.entries)
@@ -200,8 +231,20 @@ class Catalog:
                     from .knowledge import load_knowledge
 
                     knowledge = load_knowledge(entry.knowledge)  # a malformed file fails here, before opening
+                policy = None
+                if entry.policy:
+                    from .policy import AccessPolicy
+
+                    for file in entry.policy:  # a malformed policy fails here, before opening
+                        policy = AccessPolicy.load(file).merged(policy)
                 db = Database.open(entry.target, timeout_s=entry.timeout_s, max_rows=entry.max_rows,
-                                   descriptions=entry.knowledge or entry.descriptions)
+                                   descriptions=entry.knowledge or entry.descriptions, policy=policy)
+                if db.policy is not None:
+                    try:
+                        db.schema()  # read and reduced to what the policy shows before the first request
+                    except BaseException:
+                        db.close()
+                        raise
                 if knowledge is not None:
                     from .knowledge import attach_knowledge
 

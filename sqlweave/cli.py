@@ -154,6 +154,7 @@ def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = 
 
 def _ask(db: Database, llm: LLM, question: str, pipe, *, as_json: bool, trace: bool, as_csv: bool = False,
          raw_csv: bool = False, evidence: str | None = None) -> None:
+    db.check_bound()
     answer = pipe.run(question, db, llm, evidence=evidence)
     _show_answer(answer, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv)
     answer.raise_for_error()
@@ -162,13 +163,31 @@ def _ask(db: Database, llm: LLM, question: str, pipe, *, as_json: bool, trace: b
 ExamplesOption = typer.Option(None, "--examples", help="Example pool for rag presets (Spider-format train.json).")
 KnowledgeOption = typer.Option(None, "--knowledge", help="Domain-knowledge file (YAML, or defog's JSON): "
                                "descriptions, business terms, preferred joins, sample questions.")
+PolicyOption = typer.Option(None, "--policy", help="Access policy (YAML): hidden tables and columns, row filters.")
+ParamOption = typer.Option([], "--param", help="A row-filter parameter of the access policy: NAME=VALUE (repeatable).")
+
+
+def _params(specs: list[str]) -> dict[str, str]:
+    """``--param NAME=VALUE`` options as a mapping (values are text)."""
+    from .errors import ConfigurationError
+
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, sep, value = spec.partition("=")
+        if not sep or not name.strip():
+            raise ConfigurationError(f"--param {spec!r} is not NAME=VALUE")
+        out[name.strip()] = value
+    return out
 
 
 def _open_database(db: str, *, timeout: float = 10.0, max_rows: int = 1000, descriptions: Path | None = None,
-                   knowledge: Path | None = None) -> Database:
-    """Open ``db`` read-only with its descriptions or domain knowledge attached (a malformed file fails first)."""
+                   knowledge: Path | None = None, policy: Path | None = None,
+                   params: list[str] | None = None) -> Database:
+    """Open ``db`` read-only with its descriptions or domain knowledge attached (a malformed file fails first),
+    under the access policy (``policy`` and a knowledge file's ``policy:`` section) with ``params`` bound."""
     if knowledge is None:
-        return Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions)
+        database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions, policy=policy)
+        return database.bind(_params(params)) if params else database
     from .errors import ConfigurationError
     from .knowledge import attach_knowledge, load_knowledge
 
@@ -176,9 +195,9 @@ def _open_database(db: str, *, timeout: float = 10.0, max_rows: int = 1000, desc
         raise ConfigurationError("both --descriptions and --knowledge were given",
                                  hint="Put the descriptions in the knowledge file (its tables: section).")
     known = load_knowledge(knowledge)
-    database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=known.source)
+    database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=known.source, policy=policy)
     attach_knowledge(database, known)
-    return database
+    return database.bind(_params(params)) if params else database
 
 
 def _pipeline_options(examples: Path | None) -> dict[str, Any]:
@@ -207,13 +226,16 @@ def ask(
                                            "(a definition, a formula, a value's spelling), as BIRD's evidence."),
     as_csv: bool = CsvOption,
     raw_csv: bool = RawCsvOption,
+    policy: Optional[Path] = PolicyOption,
+    param: list[str] = ParamOption,
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
         pipe = _pipeline(pipeline, english_only=english_only, examples=examples)
         database = _open_database(db, timeout=timeout, max_rows=max_rows, descriptions=descriptions,
-                                  knowledge=knowledge)
+                                  knowledge=knowledge, policy=policy, params=param)
         database.schema()
+        database.check_bound()  # an unbound row-filter parameter fails before the model loads
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key,
                          quiet=as_json or as_csv or raw_csv)
         _ask(database, llm, question, pipe, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv,
@@ -255,10 +277,12 @@ def run_sql(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON (exact values)."),
     as_csv: bool = CsvOption,
     raw_csv: bool = RawCsvOption,
+    policy: Optional[Path] = PolicyOption,
+    param: list[str] = ParamOption,
 ) -> None:
-    """Run your own SQL with the same safety checks (read-only, time limit, row cap)."""
+    """Run your own SQL with the same safety checks (read-only, time limit, row cap, access policy)."""
     with _errors():
-        result = Database.open(db, timeout_s=timeout, max_rows=max_rows).execute(query)
+        result = _open_database(db, timeout=timeout, max_rows=max_rows, policy=policy, params=param).execute(query)
         if as_json:
             sys.stdout.write(json.dumps({"columns": result.columns, "rows": result.rows,
                                          "truncated": result.truncated}, default=_json_default) + "\n")
@@ -303,6 +327,8 @@ def chat(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
     knowledge: Optional[Path] = KnowledgeOption,
+    policy: Optional[Path] = PolicyOption,
+    param: list[str] = ParamOption,
 ) -> None:
     """A conversation at the terminal: follow-up questions ("only those born after 1980") build on earlier answers.
 
@@ -314,8 +340,10 @@ def chat(
 
     with _errors():
         pipe = _pipeline(pipeline)
-        database = _open_database(db, timeout=timeout, max_rows=max_rows, knowledge=knowledge)
+        database = _open_database(db, timeout=timeout, max_rows=max_rows, knowledge=knowledge, policy=policy,
+                                  params=param)
         database.schema()
+        database.check_bound()
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=False)
         engine = Engine(database, llm, pipe)
         conversations = ConversationStore(store)
@@ -377,6 +405,8 @@ DoorDbOption = typer.Option([], "--db", help="A database to serve: NAME=PATH_OR_
                             "ever see NAME.")
 ConfigOption = typer.Option(None, "--config", help="A TOML file of databases (a \\[databases.NAME] table with target = ...).")
 DemoOption = typer.Option(False, "--demo", help="Also serve the bundled demo shop, as 'shop'.")
+DoorPolicyOption = typer.Option([], "--policy", help="An access policy (YAML) for every database, or NAME=FILE for "
+                                "one (repeatable; merged with the config file's).")
 
 
 @app.command()
@@ -404,6 +434,7 @@ def serve(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible model server URL."),
     llm_api_key: Optional[str] = typer.Option(None, "--llm-api-key", help="API key for the OpenAI-compatible server."),
+    policy: list[str] = DoorPolicyOption,
 ) -> None:
     """Serve the HTTP API and the web page: ask, stream the stages, run SQL, conversations, feedback.
 
@@ -414,7 +445,7 @@ def serve(
     from .server import ServerSettings, run
 
     with _errors():
-        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows)
+        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy)
         settings = ServerSettings(
             catalog, llm=model, cache=not no_cache, preset=pipeline, api_key=api_key, host=host, port=port,
             queue_size=queue_size, model_concurrency=model_concurrency, rate_limit_per_minute=rate_limit,
@@ -443,6 +474,7 @@ def mcp_command(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
+    policy: list[str] = DoorPolicyOption,
 ) -> None:
     """Serve databases to an AI assistant over MCP: tools list_databases, describe_schema, ask and run_sql (read-only).
 
@@ -457,7 +489,7 @@ def mcp_command(
         if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
             raise ConfigurationError(f"the MCP HTTP transport has no authentication and will not bind to {host!r}",
                                      hint="Keep --host 127.0.0.1 and put an authenticating proxy in front of it.")
-        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows)
+        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy)
         from .llm.registry import get_llm
 
         opts: dict[str, Any] = {}
@@ -707,7 +739,11 @@ def eval_ablate(
                       TimeRemainingColumn(), console=err_console) as bar:
             for name, pipe in zip(names, pipes):
                 task = bar.add_task(escape(visible(name)), total=len(questions))
-                results = run_eval(ds, questions, pipe, llm, out / name, on_result=lambda r, t=task: bar.update(t, advance=1))
+
+                def advance(_: object, task: Any = task) -> None:
+                    bar.update(task, advance=1)
+
+                results = run_eval(ds, questions, pipe, llm, out / name, on_result=advance)
                 rows.append((name, summarize(results)))
         table = markdown_table(rows)
         console.print(table)
@@ -898,7 +934,8 @@ def examples_simplify(
     Resumable: every answer is saved as it arrives, and a rerun asks only for the questions still missing.
     """
     from .retrieval.pool import load_pool
-    from .retrieval.simplified import simplified_file, simplify_pool
+    from .retrieval.simplified import simplified_file
+    from .stages.simplify import simplify_pool
 
     with _errors():
         llm = _build_llm(model, cache=True, base_url=None, api_key=None, quiet=quiet)

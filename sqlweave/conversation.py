@@ -402,6 +402,7 @@ class ConversationStore:
         payload = stored_answer(answer)
         error = answer.error
         result = answer.result
+        last: DBAPIError  # the last transient failure, reported when every attempt failed
         for attempt in range(_ATTEMPTS):
             now = _now()
             try:
@@ -705,7 +706,8 @@ class Conversation:
         (a failed answer too, with its ``error``). ``builds_on`` is set on the returned answer."""
         earlier = self.store.turns(self.id, with_sql=True, last=self.max_history) if self.max_history > 0 else ()
         history = [t.prior() for t in earlier]
-        asked, first = question, ()
+        asked = question
+        first: tuple[TraceEntry, ...] = ()
         if self.rewrite and history:
             asked, entry = rewrite_question(self.engine.llm, question, history)
             first = (entry,)

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .db.connection import Database, QueryResult
 from .db.schema import Schema
@@ -23,6 +23,7 @@ from .presets import build_pipeline
 if TYPE_CHECKING:
     from .conversation import Conversation, ConversationStore
     from .knowledge import Knowledge
+    from .policy import AccessPolicy
     from .retrieval.pool import PoolExample
 
 
@@ -30,31 +31,66 @@ class Engine:
     """A database, a model and a pipeline, ready to answer questions.
 
     ``knowledge`` is the database's domain knowledge (:class:`~sqlweave.knowledge.Knowledge`); without it,
-    pipelines use what is attached to ``db`` or given as its YAML descriptions file.
+    pipelines use what is attached to ``db`` or given as its YAML descriptions file. The database's access
+    policy (``db.policy``, :mod:`sqlweave.policy`) holds for everything the engine does; its row filters'
+    parameters are bound per call (``params=``) or for good with :meth:`bind`.
     """
 
     def __init__(self, db: Database, llm: LLM, pipeline: Pipeline, knowledge: "Knowledge | None" = None) -> None:
         self.db = db
         self.llm = llm
         self.pipeline = pipeline
-        self.knowledge = knowledge
+        policy = getattr(db, "policy", None)
+        self.knowledge = policy.filter_knowledge(knowledge) if policy is not None else knowledge
+        if policy is not None:
+            db.schema()  # the schema is read and reduced to what the policy shows once, here
+
+    @property
+    def policy(self) -> "AccessPolicy | None":
+        """The database's access policy (``None``: everything is shown)."""
+        return self.db.policy
+
+    def bind(self, params: Mapping[str, Any]) -> "Engine":
+        """An engine over the same database, model and pipeline whose row filters use ``params`` (one tenant's
+        or one request's values); conversations of the returned engine use them too.
+
+        >>> from sqlweave.llm.fake import FakeLLM
+        >>> from sqlweave.db.demo import demo_database_path
+        >>> engine = connect(demo_database_path(), llm=FakeLLM(responder=lambda m, o: "SELECT COUNT(*) FROM customers"),
+        ...                  policy={"row_filters": {"customers": "country = :country"}})
+        >>> engine.bind({"country": "Japan"}).ask("How many customers?").result.rows
+        ((3,),)
+        """
+        return Engine(self.db.bind(params), self.llm, self.pipeline, knowledge=self.knowledge)
+
+    def _bound(self, params: Mapping[str, Any] | None) -> Database:
+        db = self.db if params is None else self.db.bind(params)
+        db.check_bound()
+        return db
 
     def ask(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
-            pipeline: Pipeline | None = None, evidence: str | None = None) -> Answer:
+            pipeline: Pipeline | None = None, evidence: str | None = None,
+            params: Mapping[str, Any] | None = None) -> Answer:
         """Answer ``question``; raises the typed :class:`~sqlweave.errors.SqlweaveError` if no result came out.
 
         The failed :class:`Answer` (with its trace) is in ``err.details["answer"]``. ``history`` holds a
         conversation's earlier turns, ``on_stage`` receives each stage's trace entry as it finishes,
         ``pipeline`` overrides the engine's own for this question, and ``evidence`` is text that helps
         answer it (a definition, a value's spelling, a formula), shown to the model with the question.
+        ``params`` binds the access policy's row-filter parameters for this question (``{"tenant": "acme"}``).
         """
         return self.run(question, history=history, on_stage=on_stage, pipeline=pipeline,
-                        evidence=evidence).raise_for_error()
+                        evidence=evidence, params=params).raise_for_error()
 
     def run(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
-            pipeline: Pipeline | None = None, evidence: str | None = None) -> Answer:
-        """Like :meth:`ask`, but return a failed :class:`Answer` instead of raising (for batch work)."""
-        return (pipeline or self.pipeline).run(question, self.db, self.llm, history=history, on_stage=on_stage,
+            pipeline: Pipeline | None = None, evidence: str | None = None,
+            params: Mapping[str, Any] | None = None) -> Answer:
+        """Like :meth:`ask`, but return a failed :class:`Answer` instead of raising (for batch work).
+
+        A row filter's parameter left unbound raises :class:`~sqlweave.errors.PolicyError` before any model time.
+        """
+        db = self._bound(params)
+        return (pipeline or self.pipeline).run(question, db, self.llm, history=history, on_stage=on_stage,
                                                evidence=evidence, knowledge=self.knowledge)
 
     def conversation(self, id: str | None = None, store: "ConversationStore | None" = None) -> "Conversation":
@@ -69,9 +105,9 @@ class Engine:
     def schema(self) -> Schema:
         return self.db.schema()
 
-    def execute(self, sql: str) -> QueryResult:
-        """Run your own read-only SQL with the same safety checks."""
-        return self.db.execute(sql)
+    def execute(self, sql: str, *, params: Mapping[str, Any] | None = None) -> QueryResult:
+        """Run your own read-only SQL with the same safety checks (and the access policy, ``params`` bound)."""
+        return (self.db if params is None else self.db.bind(params)).execute(sql)
 
     def add_example(self, question: str, sql: str) -> "PoolExample":
         """Teach the example pool one of your question/SQL pairs for this database: see :func:`add_example`."""
@@ -129,6 +165,7 @@ def connect(
     max_rows: int = 1000,
     descriptions: str | Path | None = None,
     knowledge: "str | Path | Knowledge | None" = None,
+    policy: "AccessPolicy | Mapping[str, Any] | str | Path | None" = None,
     **llm_options: Any,
 ) -> Engine:
     """Open ``target`` (SQLite/DuckDB file or SQLAlchemy URL) read-only and return an :class:`Engine`.
@@ -139,9 +176,13 @@ def connect(
     :mod:`sqlweave.knowledge`), whose descriptions reach the schema and whose business terms, preferred
     joins and sample questions reach the prompts. Give one of the two files. (A
     :class:`~sqlweave.knowledge.Knowledge` built in code reaches the prompts; its descriptions reach the schema
-    only when it came from a file.)
+    only when it came from a file.) ``policy`` is an access policy (:mod:`sqlweave.policy`: an
+    :class:`~sqlweave.policy.AccessPolicy`, its YAML file, or its mapping) merged with the knowledge file's
+    ``policy:`` section: hidden tables and columns never reach the model, the tools or a result, and row filters
+    hold for every query (bind their parameters with ``engine.ask(..., params=...)`` or :meth:`Engine.bind`).
     """
     from .knowledge import Knowledge, attach_knowledge, load_knowledge
+    from .policy import AccessPolicy
 
     known: Knowledge | None = None
     if knowledge is not None:
@@ -152,7 +193,12 @@ def connect(
                                      hint="Put the descriptions in the knowledge file (its tables: section).")
         known = knowledge if isinstance(knowledge, Knowledge) else load_knowledge(knowledge)
         descriptions = known.source
-    db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
+    if isinstance(policy, Mapping):
+        policy = AccessPolicy.from_mapping(policy)
+    if known is not None and known.policy is not None and known.source is None:  # built in code: not in a file
+        policy = known.policy.merged(policy if isinstance(policy, AccessPolicy) or policy is None
+                                     else AccessPolicy.load(policy))
+    db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions, policy=policy)
     if known is not None:
         attach_knowledge(db, known)
     model = llm if isinstance(llm, LLM) else get_llm(llm, cache=cache, **llm_options)

@@ -191,3 +191,26 @@ class PipelineError(SqlweaveError):
     """A stage was used in a state it cannot handle (a programming error in a custom pipeline)."""
 
     code = "pipeline"
+
+
+# --- access policy ---------------------------------------------------------------
+
+
+class PolicyError(ConfigurationError):
+    """An access policy is malformed or names what the database does not have, or a row filter's parameter
+    is not bound for this request (nothing runs)."""
+
+    code = "policy"
+    default_hint = "Check the access policy file, and bind every parameter its row filters use."
+
+
+class AccessDeniedError(RefusedStatementError):
+    """The SQL reads a table or column that the database's access policy does not show (nothing ran).
+
+    The message never names the hidden table or column."""
+
+    code = "access_denied"
+    default_hint = "Ask only about the tables and columns the schema shows."
+
+    def as_feedback(self) -> str:
+        return f"The SQL was refused: {self.message}. Use only the tables and columns of the schema shown."

@@ -31,7 +31,7 @@ Table and column descriptions reach the schema the way a descriptions file's do 
 terms that fit the question (BM25 over their names and definitions), the preferred joins between the
 tables the prompt shows, the notes, and up to two sample questions of this database that fit. defog's JSON
 metadata (``{"table_metadata": ..., "glossary": ...}``) and the descriptions files sqlweave reads
-(:func:`sqlweave.db.introspect.load_descriptions`) load into the same model.
+(:func:`load_descriptions`) load into the same model.
 
 >>> k = Knowledge.from_yaml('''
 ... terms:
@@ -54,6 +54,7 @@ Domain knowledge for this database:
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 import threading
@@ -63,11 +64,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from .errors import ConfigurationError, SqlweaveError
+from .errors import ConfigurationError, SchemaError, SqlweaveError
 
 if TYPE_CHECKING:
     from .db.connection import Database
     from .db.schema import Schema
+    from .policy import AccessPolicy
     from .retrieval.lexical import BM25Index
 
 #: Suffixes of knowledge files read as YAML.
@@ -81,7 +83,7 @@ RELATIVE_SCORE = 0.4
 #: The line that opens the knowledge block in generation prompts.
 KNOWLEDGE_HEADER = "Domain knowledge for this database:"
 
-_SECTIONS = ("database", "tables", "terms", "joins", "examples", "notes")
+_SECTIONS = ("database", "tables", "terms", "joins", "examples", "notes", "policy")
 _TABLE_KEYS = ("description", "columns")
 _TERM_KEYS = ("name", "definition", "sql")
 _EXAMPLE_KEYS = ("question", "sql")
@@ -195,6 +197,8 @@ class Knowledge:
     notes: tuple[str, ...] = ()
     database: str | None = None
     source: Path | None = None
+    #: the ``policy:`` section (:class:`~sqlweave.policy.AccessPolicy`): applied when the database opens
+    policy: "AccessPolicy | None" = None
 
     def __post_init__(self) -> None:
         for name, kind in (("tables", TableKnowledge), ("terms", Term), ("joins", Join), ("examples", SamplePair)):
@@ -257,7 +261,7 @@ class Knowledge:
 
     @classmethod
     def from_descriptions(cls, described: Mapping[str, Mapping[str, Any]], source: str | Path | None = None) -> "Knowledge":
-        """From what :func:`~sqlweave.db.introspect.load_descriptions` returns
+        """From what :func:`load_descriptions` returns
         (``{table: {"description": str, "columns": {col: str}}}``)."""
         tables = tuple(
             TableKnowledge(str(t), str(info.get("description") or ""),
@@ -269,7 +273,7 @@ class Knowledge:
     # --- use -----------------------------------------------------------------------------------------
 
     def descriptions(self) -> dict[str, dict[str, Any]]:
-        """Table and column descriptions in :func:`~sqlweave.db.introspect.load_descriptions`'s form
+        """Table and column descriptions in :func:`load_descriptions`'s form
         (lower-cased names), which introspection applies to the schema.
 
         >>> Knowledge((TableKnowledge("Orders", "One row per order", {"Total": "in cents"}),)).descriptions()
@@ -424,7 +428,7 @@ def _glossary(text: str) -> tuple[tuple[Term, ...], tuple[str, ...]]:
 
 def load_knowledge(path: str | Path) -> Knowledge:
     """Read a knowledge file: YAML (``.yaml``/``.yml``, see the module docstring), defog's JSON metadata, or
-    a descriptions file :func:`~sqlweave.db.introspect.load_descriptions` reads (JSON, or a folder of BIRD
+    a descriptions file :func:`load_descriptions` reads (JSON, or a folder of BIRD
     CSV files). Problems raise :class:`~sqlweave.errors.ConfigurationError` (a file that cannot be read
     or parsed, naming the line and key) or :class:`~sqlweave.errors.SchemaError` (a descriptions file)."""
     path = Path(path).expanduser()
@@ -443,8 +447,6 @@ def load_knowledge(path: str | Path) -> Knowledge:
     if not path.exists():
         raise ConfigurationError(f"no knowledge file at {str(path)!r}",
                                  hint="Pass a YAML knowledge file, defog's JSON metadata or a descriptions file.")
-    from .db.introspect import load_descriptions
-
     return Knowledge.from_descriptions(load_descriptions(path), source=path)
 
 
@@ -550,10 +552,19 @@ def _parse_yaml(text: str, source: str | Path | None) -> Knowledge:
     examples = _examples(data.get("examples"), problems)
     notes = tuple(n for i, item in enumerate(_list(data.get("notes"), ("notes",), problems))
                   if (n := _text(item, ("notes", i), problems)))
+    policy = None
+    if data.get("policy") is not None:
+        from .policy import AccessPolicy
+
+        try:
+            policy = AccessPolicy.from_mapping(data["policy"], source=source)
+        except SqlweaveError as err:
+            problems.add(("policy",), err.message)
     problems.raise_if_any()
     try:
         return Knowledge(tables=tables, terms=terms, joins=joins, examples=examples, notes=notes,
-                         database=database or None, source=Path(source) if source is not None else None)
+                         database=database or None, source=Path(source) if source is not None else None,
+                         policy=policy)
     except SqlweaveError as err:  # a check the parser above does not make: still the file's problem
         raise ConfigurationError(f"the knowledge file {name}: {err.message}", hint=err.hint) from None
 
@@ -722,6 +733,12 @@ def knowledge_for(db: "Database") -> Knowledge | None:
     >>> knowledge_for(Database.open(demo_database_path())) is None
     True
     """
+    policy = getattr(db, "policy", None)
+    found = _knowledge_for(db)
+    return policy.filter_knowledge(found) if policy is not None else found  # nothing hidden reaches a prompt
+
+
+def _knowledge_for(db: "Database") -> Knowledge | None:
     with _LOCK:
         attached = _ATTACHED.get(db)
     if attached is not None:
@@ -742,3 +759,61 @@ def knowledge_for(db: "Database") -> Knowledge | None:
     with _LOCK:
         _FILES[key] = (mtime, knowledge)
     return knowledge
+
+
+# --- description side files (JSON, defog's JSON, BIRD's CSV folders) --------------------------------------
+
+
+def load_descriptions(path: Path) -> dict[str, dict[str, Any]]:
+    """Read table and column descriptions: ``{table: {"description": str, "columns": {col: str}}}``.
+
+    Accepted: a JSON file ``{"table": {"description": "...", "columns": {"col": "..."}}}``; a JSON file in
+    defog's ``{"table_metadata": {table: [{"column_name", "column_description"}]}}`` form; a BIRD
+    ``database_description/`` folder with one CSV per table; or a YAML knowledge file (``.yaml``/``.yml``,
+    its ``tables`` section: see :mod:`sqlweave.knowledge`). Keys are lower-cased.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise SchemaError(f"no description file at {str(path)!r}",
+                          hint="Pass a JSON file, a YAML knowledge file or a folder of CSV files.")
+    if path.suffix.lower() in (".yaml", ".yml") and path.is_file():
+        return load_knowledge(path).descriptions()
+    try:
+        if path.is_dir():
+            return _bird_descriptions(path)
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, csv.Error) as err:
+        raise SchemaError(f"cannot read descriptions from {str(path)!r}: {err}") from err
+    if not isinstance(data, dict):
+        raise SchemaError(f"descriptions in {str(path)!r} must be a JSON object")
+    out: dict[str, dict[str, Any]] = {}
+    if "table_metadata" in data:
+        for table, cols in data["table_metadata"].items():
+            out[table.lower()] = {
+                "description": "",
+                "columns": {str(c.get("column_name", "")).lower(): c.get("column_description", "") for c in cols},
+            }
+        return out
+    for table, info in data.items():
+        info = info if isinstance(info, dict) else {"description": str(info)}
+        cols = info.get("columns", {}) or {}
+        out[table.lower()] = {
+            "description": str(info.get("description", "")),
+            "columns": {str(k).lower(): str(v) for k, v in cols.items()},
+        }
+    return out
+
+
+def _bird_descriptions(folder: Path) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for f in sorted(folder.glob("*.csv")):
+        cols: dict[str, str] = {}
+        raw = f.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
+        for row in csv.DictReader(raw.splitlines()):
+            name = (row.get("original_column_name") or "").strip()
+            if not name:
+                continue
+            parts = [row.get("column_description") or "", row.get("value_description") or ""]
+            cols[name.lower()] = "; ".join(p.strip() for p in parts if p and p.strip())
+        out[f.stem.lower()] = {"description": "", "columns": cols}
+    return out

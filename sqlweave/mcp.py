@@ -317,17 +317,17 @@ def _sdk() -> dict[str, Any]:
 
             major = 2
         except ImportError:
-            from mcp.server.fastmcp import FastMCP as Server  # mcp 1.x
+            # mcp 1.x; mypy checks against the installed 2.x, whose fastmcp module has no FastMCP
+            from mcp.server.fastmcp import FastMCP as Server  # type: ignore[attr-defined, no-redef]
 
             major = 1
-        from mcp.types import CallToolResult, TextContent, ToolAnnotations
+        import mcp.types  # noqa: F401 - the same in 1.x and 2.x; build_server imports the classes it uses
     except ImportError as err:
         raise MissingDependencyError(
             f"the MCP server needs the MCP Python SDK (mcp), which cannot be imported: {err}",
             hint="Install it with: pip install 'sqlweave[mcp]'",
         ) from err
-    return {"Server": Server, "major": major, "CallToolResult": CallToolResult, "TextContent": TextContent,
-            "ToolAnnotations": ToolAnnotations}
+    return {"Server": Server, "major": major}
 
 
 def build_server(
@@ -350,22 +350,27 @@ def build_server(
     >>> server.run("stdio")                                   # doctest: +SKIP
     """
     sdk = _sdk()
-    CallToolResult, TextContent, ToolAnnotations = sdk["CallToolResult"], sdk["TextContent"], sdk["ToolAnnotations"]
+    # Imported as classes (not looked up in sdk) so that the tools' return annotations below are types.
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
     import anyio
 
     tools = SqlweaveTools(catalog, llm, pipeline_name, max_rows)
 
+    def tool_result(data: dict[str, Any], *, is_error: bool) -> Any:
+        # camelCase: the field names in mcp 1.x, aliases in 2.x (whose typed __init__ has only snake_case)
+        return CallToolResult(  # type: ignore[call-arg]
+            content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+            structuredContent=data, isError=is_error)
+
     def success(result: BaseModel) -> Any:
         data = result.model_dump(mode="json")
         data.pop("error", None)
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
-                              structuredContent=data, isError=False)
+        return tool_result(data, is_error=False)
 
     def failure(err: SqlweaveError, context: dict[str, Any]) -> Any:
         data = {k: v for k, v in context.items() if v is not None}
         data["error"] = ErrorInfo.from_error(err).model_dump()
-        return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
-                              structuredContent=data, isError=True)
+        return tool_result(data, is_error=True)
 
     async def call(fn: Callable[[], BaseModel], **context: Any) -> Any:
         try:
@@ -425,11 +430,12 @@ def build_server(
     for fn, title, description, idempotent in specs:
         server.add_tool(
             fn, name=fn.__name__, title=title, description=f"{description} {UNTRUSTED}",
-            annotations=ToolAnnotations(title=title, readOnlyHint=True, destructiveHint=False,
+            # camelCase: the field names in mcp 1.x, aliases in 2.x (whose typed __init__ has only snake_case)
+            annotations=ToolAnnotations(title=title, readOnlyHint=True, destructiveHint=False,  # type: ignore[call-arg]
                                         idempotentHint=idempotent, openWorldHint=False),
             structured_output=True,
         )
-    server.sqlweave_tools = tools  # type: ignore[attr-defined]  # for tests and embedding
+    server.sqlweave_tools = tools  # for tests and embedding
     return server
 
 

@@ -91,6 +91,9 @@ def renamed(pipe: Pipeline, name: str) -> Pipeline:
 #: The preset used when none is named.
 DEFAULT = "default"
 
+#: The pipelines whose answers vote with the default's in the ``ensemble`` preset.
+ENSEMBLE_VARIANTS = ("pruned+repair", "rag-simplify+repair")
+
 PRESETS: dict[str, Callable[..., Pipeline]] = {
     "default": default,
     "zero-shot": zero_shot,
@@ -145,9 +148,6 @@ PRESETS: dict[str, Callable[..., Pipeline]] = {
         build_pipeline(variant, examples=str(o.get("examples") or default_pool_path()))
         for variant in ENSEMBLE_VARIANTS)), ErrorCorrection(fix_empty=False)),
 }
-
-#: The pipelines whose answers vote with the default's in the ``ensemble`` preset.
-ENSEMBLE_VARIANTS = ("pruned+repair", "rag-simplify+repair")
 
 #: Options :func:`build_pipeline` accepts (a preset that does not use one ignores it).
 OPTIONS = ("examples", "k", "organisation")

@@ -11,7 +11,7 @@ import sqlweave
 from sqlweave.catalog import Catalog
 from sqlweave.db import Database
 from sqlweave.db.demo import demo_database_path
-from sqlweave.db.introspect import load_descriptions
+from sqlweave.knowledge import load_descriptions
 from sqlweave.db.render import RenderedSchema, render_create_table
 from sqlweave.errors import ConfigurationError, SchemaError, SqlweaveError
 from sqlweave.knowledge import Join, Knowledge, Term, attach_knowledge, knowledge_for, load_knowledge

@@ -15,9 +15,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 from urllib.parse import quote
 
 import sqlalchemy as sa
@@ -35,6 +35,7 @@ from ..errors import (
 from ..sql.classify import ensure_read_only
 
 if TYPE_CHECKING:
+    from ..policy import AccessPolicy
     from .schema import Schema
 
 #: sqlglot dialect names for SQLAlchemy backends.
@@ -71,7 +72,9 @@ class Database:
     """A read-only handle on one database.
 
     Use :meth:`open` with a file path or a SQLAlchemy URL. ``timeout_s`` bounds
-    every query's wall-clock time and ``max_rows`` the rows returned.
+    every query's wall-clock time and ``max_rows`` the rows returned. ``policy`` is the database's
+    :class:`~sqlweave.policy.AccessPolicy`: :meth:`schema` shows only what it shows, :meth:`execute` enforces
+    it, and :meth:`bind` gives a handle whose row filters see one request's parameters.
     """
 
     def __init__(
@@ -83,6 +86,7 @@ class Database:
         timeout_s: float = 10.0,
         max_rows: int = 1000,
         descriptions: str | Path | None = None,
+        policy: "AccessPolicy | None" = None,
     ) -> None:
         self.engine = engine
         self.name = name
@@ -92,6 +96,9 @@ class Database:
         self.descriptions = Path(descriptions) if descriptions else None
         self._schema: Schema | None = None
         self._lock = threading.Lock()
+        self.policy = policy
+        #: the row filters' parameters bound for this handle (see :meth:`bind`)
+        self.params: dict[str, Any] = {}
 
     # --- opening ---------------------------------------------------------------
 
@@ -103,8 +110,22 @@ class Database:
         timeout_s: float = 10.0,
         max_rows: int = 1000,
         descriptions: str | Path | None = None,
+        policy: "AccessPolicy | str | Path | None" = None,
     ) -> "Database":
-        """Open ``target`` (a SQLite/DuckDB file path or a SQLAlchemy URL) read-only."""
+        """Open ``target`` (a SQLite/DuckDB file path or a SQLAlchemy URL) read-only.
+
+        ``policy`` is an :class:`~sqlweave.policy.AccessPolicy` or its YAML file; the ``policy:`` section of a
+        YAML knowledge file given as ``descriptions`` applies as well (both merged).
+        """
+        from ..policy import resolve_policy
+
+        db = cls._open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
+        db.policy = resolve_policy(policy, descriptions)
+        return db
+
+    @classmethod
+    def _open(cls, target: str | Path, *, timeout_s: float, max_rows: int,
+              descriptions: str | Path | None) -> "Database":
         text = str(target)
         if "://" not in text:
             path = Path(text).expanduser()
@@ -206,12 +227,54 @@ class Database:
             return self.target
 
     def schema(self) -> "Schema":
-        """The introspected schema (read once, then cached on this handle)."""
+        """The introspected schema (read once, then cached on this handle): under an access policy, only
+        what the policy shows (every prompt, index, tool and door reads the schema from here)."""
         if self._schema is None:
             from .introspect import introspect
 
-            self._schema = introspect(self)
+            schema = introspect(self)
+            self._schema = self.policy.filter_schema(schema) if self.policy is not None else schema
         return self._schema
+
+    def bind(self, params: Mapping[str, Any] | None) -> "Database":
+        """A handle on the same connection pool, schema and knowledge whose row filters use ``params`` (one
+        request's values, e.g. ``{"tenant": "acme"}``); this handle is unchanged.
+
+        >>> from sqlweave.db.demo import demo_database_path
+        >>> from sqlweave.policy import AccessPolicy
+        >>> db = Database.open(demo_database_path(), policy=AccessPolicy.from_yaml(
+        ...     "row_filters: {customers: 'country = :country'}"))
+        >>> france = db.bind({"country": "France"}).execute("SELECT COUNT(*) FROM customers").rows
+        >>> everyone = Database.open(demo_database_path()).execute("SELECT COUNT(*) FROM customers").rows
+        >>> france < everyone
+        True
+        """
+        import copy
+
+        from ..knowledge import _knowledge_for, attach_knowledge
+
+        checked = self.policy.check_params(params) if self.policy is not None else dict(params or {})
+        if self.policy is not None:
+            self.schema()  # read once, shared by every bound handle
+        clone = copy.copy(self)
+        clone.params = checked
+        known = _knowledge_for(self)  # what was attached or given as a YAML file (filtered when read)
+        if known is not None:
+            attach_knowledge(clone, known)
+        return clone
+
+    def check_bound(self) -> None:
+        """Raise :class:`~sqlweave.errors.PolicyError` if a row filter's parameter is not bound on this handle
+        (a door calls it before spending model time on a question)."""
+        if self.policy is None:
+            return
+        missing = self.policy.missing_parameters(self.params)
+        if missing:
+            from ..errors import PolicyError
+
+            raise PolicyError(f"the access policy's row filters need the parameters {', '.join(sorted(missing))}, "
+                              f"which are not bound", hint="Bind them: engine.bind({...}), "
+                              "engine.ask(question, params={...}) or --param NAME=VALUE.")
 
     def quote(self, identifier: str) -> str:
         return self.engine.dialect.identifier_preparer.quote_identifier(identifier)
@@ -226,6 +289,7 @@ class Database:
             QueryTimeoutError: the query ran past ``timeout_s`` and was interrupted.
             ExecutionError: the database rejected the query.
         """
+        original = sql
         ensure_read_only(sql, self.dialect)
         if self.backend == "postgresql" and self._schema is not None:
             # Names with capitals are only found quoted there: quote those the SQL left bare (never changes
@@ -236,11 +300,33 @@ class Database:
             if fixed != sql:
                 ensure_read_only(fixed, self.dialect)
                 sql = fixed
-        return self._run(sql, timeout_s=self.timeout_s if timeout_s is None else timeout_s,
-                         max_rows=self.max_rows if max_rows is None else max_rows)
+        limit = self.timeout_s if timeout_s is None else timeout_s
+        rows = self.max_rows if max_rows is None else max_rows
+        if self.policy is None:
+            return self._exec(sql, timeout_s=limit, max_rows=rows)
+        # The access policy: refuse what reads a hidden part, read protected tables through filtered subqueries.
+        sql = self.policy.enforce(sql, self.schema(), self.dialect, self.params)
+        try:
+            result = self._exec(sql, timeout_s=limit, max_rows=rows)
+        except DatabaseError as err:
+            # The SQL that ran holds the filters and their values: errors keep the caller's SQL, and a message
+            # that names a hidden part is withheld.
+            err.details["sql"] = original
+            if self.policy.mentions_hidden(err.message):
+                raise type(err)("the database rejected the query (its message is withheld by the access policy)",
+                                sql=original) from None
+            raise
+        return replace(result, sql=original)
 
     def _run(self, sql: str, *, timeout_s: float, max_rows: int) -> QueryResult:
-        """Execute SQL that was already classified as read-only. Internal: use :meth:`execute`."""
+        """Execute sqlweave's own SQL (introspection, indexes), which is not classified. Internal: use
+        :meth:`execute`. Under an access policy, SQL that would read a hidden table or column or a
+        row-filtered table is refused (:class:`~sqlweave.errors.AccessDeniedError`)."""
+        if self.policy is not None:
+            self.policy.guard_internal(sql, self.dialect)
+        return self._exec(sql, timeout_s=timeout_s, max_rows=max_rows)
+
+    def _exec(self, sql: str, *, timeout_s: float, max_rows: int) -> QueryResult:
         start = time.perf_counter()
         with self._lock, self.engine.connect() as conn:
             raw = conn.connection.dbapi_connection
@@ -359,6 +445,9 @@ def _postgres_session_read_only(dbapi_connection: Any, _record: Any) -> None:
     cur = dbapi_connection.cursor()
     try:
         cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        # String literals mean what they say (a backslash is a backslash): the access policy binds values as
+        # literals, which must not depend on the server's configuration.
+        cur.execute("SET standard_conforming_strings = on")
     finally:
         cur.close()
     dbapi_connection.commit()

@@ -125,7 +125,7 @@ def build_demo_database(path: Path) -> Path:
         conn.executescript(_SCHEMA)
         conn.executemany("INSERT INTO categories VALUES (?, ?, ?)",
                          [(i + 1, n, d) for i, (n, d) in enumerate(_CATEGORIES)])
-        products = []
+        products: list[tuple[int, str, int, float, int]] = []
         for ci, (cat, _) in enumerate(_CATEGORIES):
             for word in _PRODUCT_WORDS[cat]:
                 products.append((len(products) + 1, word, ci + 1, round(rng.uniform(4, 180), 2), rng.randint(0, 120)))

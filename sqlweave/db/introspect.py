@@ -13,8 +13,6 @@ True
 
 from __future__ import annotations
 
-import csv
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +21,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import SchemaError, SqlweaveError
+from ..knowledge import load_descriptions
 from .schema import Column, ColumnStats, ForeignKey, Schema, Table
 
 if TYPE_CHECKING:
@@ -45,6 +44,13 @@ def introspect(db: "Database") -> Schema:
     if not names:
         raise SchemaError(f"database {db.name!r} has no tables")
     side = load_descriptions(db.descriptions) if db.descriptions else {}
+    policy = getattr(db, "policy", None)
+    if policy is not None:  # a hidden table is never read (its name only checks the policy's spelling)
+        hidden_tables = [n for n in names if policy.hides_table(n)]
+        names = [n for n in names if not policy.hides_table(n)]
+        if not names:
+            raise SchemaError(f"database {db.name!r} has no tables its access policy shows")
+    all_columns: dict[str, list[str]] = {}
 
     tables: list[Table] = []
     fks: list[ForeignKey] = []
@@ -56,7 +62,7 @@ def introspect(db: "Database") -> Schema:
                 pk, raw_fks = duck_keys.get(name, (set(), []))
             else:
                 pk = set((inspector.get_pk_constraint(name) or {}).get("constrained_columns") or [])
-                raw_fks = inspector.get_foreign_keys(name)
+                raw_fks = [dict(fk) for fk in inspector.get_foreign_keys(name)]
             try:
                 comment = (inspector.get_table_comment(name) or {}).get("text") or ""
             except NotImplementedError:
@@ -64,6 +70,9 @@ def introspect(db: "Database") -> Schema:
         except SQLAlchemyError as err:
             raise SchemaError(f"cannot read table {name!r}: {str(err).splitlines()[0]}") from err
         side_t = side.get(name.lower(), {})
+        all_columns[name] = [c["name"] for c in cols]
+        if policy is not None:  # hidden columns are never read, described or linked by a key
+            cols = [c for c in cols if c["name"].lower() not in policy.hidden_columns_of(name)]
         columns = [
             Column(
                 name=c["name"],
@@ -79,7 +88,13 @@ def introspect(db: "Database") -> Schema:
             for src, dst in zip(fk.get("constrained_columns") or [], fk.get("referred_columns") or []):
                 if ref and src and dst:
                     fks.append(ForeignKey(name, src, ref, dst))
-        tables.append(_with_data(db, Table(name, tuple(columns), side_t.get("description", "") or comment)))
+        table = Table(name, tuple(columns), side_t.get("description", "") or comment)
+        if policy is not None and policy.row_filter(name) is not None:
+            tables.append(table)  # no counts, samples or statistics: they would come from every tenant's rows
+        else:
+            tables.append(_with_data(db, table, explicit=policy is not None and len(cols) < len(all_columns[name])))
+    if policy is not None:
+        policy.validate({**all_columns, **{t: [] for t in hidden_tables}})
     return Schema(name=db.name, tables=tuple(tables), foreign_keys=_resolve_fks(fks, tables), dialect=db.dialect)
 
 
@@ -128,13 +143,18 @@ def _resolve_fks(fks: list[ForeignKey], tables: list[Table]) -> tuple[ForeignKey
     return tuple(out)
 
 
-def _with_data(db: "Database", table: Table) -> Table:
-    """Add row count, sample rows, sample values and statistics, each from a bounded query."""
+def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
+    """Add row count, sample rows, sample values and statistics, each from a bounded query (``explicit``: name
+    the table's columns instead of ``*``, for a table some of whose columns are not to be read)."""
     q = db.quote
     t = q(table.name)
+    if explicit and not table.columns:
+        return table
+    shown = ", ".join(q(c.name) for c in table.columns) if explicit else "*"
     try:
         count = db._run(f"SELECT COUNT(*) FROM {t}", timeout_s=db.timeout_s, max_rows=1).rows[0][0]
-        rows = db._run(f"SELECT * FROM {t} LIMIT {SAMPLE_ROWS}", timeout_s=db.timeout_s, max_rows=SAMPLE_ROWS).rows
+        rows = db._run(f"SELECT {shown} FROM {t} LIMIT {SAMPLE_ROWS}", timeout_s=db.timeout_s,
+                       max_rows=SAMPLE_ROWS).rows
     except SqlweaveError:
         return table
     columns = []
@@ -180,61 +200,3 @@ def _short(v: Any) -> Any:
     return v
 
 
-# --- description side files ----------------------------------------------------------
-
-
-def load_descriptions(path: Path) -> dict[str, dict[str, Any]]:
-    """Read table and column descriptions: ``{table: {"description": str, "columns": {col: str}}}``.
-
-    Accepted: a JSON file ``{"table": {"description": "...", "columns": {"col": "..."}}}``; a JSON file in
-    defog's ``{"table_metadata": {table: [{"column_name", "column_description"}]}}`` form; a BIRD
-    ``database_description/`` folder with one CSV per table; or a YAML knowledge file (``.yaml``/``.yml``,
-    its ``tables`` section: see :mod:`sqlweave.knowledge`). Keys are lower-cased.
-    """
-    path = Path(path)
-    if not path.exists():
-        raise SchemaError(f"no description file at {str(path)!r}",
-                          hint="Pass a JSON file, a YAML knowledge file or a folder of CSV files.")
-    if path.suffix.lower() in (".yaml", ".yml") and path.is_file():
-        from ..knowledge import load_knowledge
-
-        return load_knowledge(path).descriptions()
-    try:
-        if path.is_dir():
-            return _bird_descriptions(path)
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, csv.Error) as err:
-        raise SchemaError(f"cannot read descriptions from {str(path)!r}: {err}") from err
-    if not isinstance(data, dict):
-        raise SchemaError(f"descriptions in {str(path)!r} must be a JSON object")
-    out: dict[str, dict[str, Any]] = {}
-    if "table_metadata" in data:
-        for table, cols in data["table_metadata"].items():
-            out[table.lower()] = {
-                "description": "",
-                "columns": {str(c.get("column_name", "")).lower(): c.get("column_description", "") for c in cols},
-            }
-        return out
-    for table, info in data.items():
-        info = info if isinstance(info, dict) else {"description": str(info)}
-        cols = info.get("columns", {}) or {}
-        out[table.lower()] = {
-            "description": str(info.get("description", "")),
-            "columns": {str(k).lower(): str(v) for k, v in cols.items()},
-        }
-    return out
-
-
-def _bird_descriptions(folder: Path) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for f in sorted(folder.glob("*.csv")):
-        cols: dict[str, str] = {}
-        raw = f.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
-        for row in csv.DictReader(raw.splitlines()):
-            name = (row.get("original_column_name") or "").strip()
-            if not name:
-                continue
-            parts = [row.get("column_description") or "", row.get("value_description") or ""]
-            cols[name.lower()] = "; ".join(p.strip() for p in parts if p and p.strip())
-        out[f.stem.lower()] = {"description": "", "columns": cols}
-    return out

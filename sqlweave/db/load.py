@@ -298,7 +298,7 @@ def load_database(
 
     ``lower_names`` defaults to True for PostgreSQL targets; ``numbers_from_text`` (whole numbers stored as text
     become integers) to True for targets other than SQLite. ``descriptions`` (a side file in any format
-    :func:`~sqlweave.db.introspect.load_descriptions` reads) become table and column comments. With
+    :func:`~sqlweave.knowledge.load_descriptions` reads) become table and column comments. With
     ``replace``, tables of the same names are dropped first (a target file is removed).
 
     Raises:
@@ -311,7 +311,7 @@ def load_database(
     else:
         tables = _read_database(source)
     if descriptions:
-        from .introspect import load_descriptions
+        from ..knowledge import load_descriptions
 
         side = load_descriptions(Path(descriptions))
         for t in tables:
@@ -367,6 +367,11 @@ def _write(engine: sa.Engine, tables: list[_SourceTable], report: LoadReport, *,
                 return i
         return None
 
+    def col_indices(t: _SourceTable, names: list[str]) -> list[int] | None:
+        """The positions of the named columns in t, or None when one of them is not found."""
+        found = [col_index(t, c) for c in names]
+        return [i for i in found if i is not None] if None not in found else None
+
     # Whole numbers stored as text ('2014') become integers on engines that, unlike SQLite, do not compare text
     # with numbers ("year = 2014" fails on a text column there); codes with leading zeros stay text.
     if numbers_from_text:
@@ -409,9 +414,9 @@ def _write(engine: sa.Engine, tables: list[_SourceTable], report: LoadReport, *,
     keys: dict[str, list[tuple[str, ...]]] = {}  # table -> unique column tuples (PK first), source names
     pks: dict[str, list[str]] = {}
     for t in tables:
-        pk_idx = [col_index(t, c) for c in t.primary_key]
-        if t.primary_key and None not in pk_idx and unique_in_data(t, pk_idx):  # type: ignore[arg-type]
-            pks[t.name] = [t.columns[i][0] for i in pk_idx]  # type: ignore[index]
+        pk_idx = col_indices(t, t.primary_key)
+        if t.primary_key and pk_idx is not None and unique_in_data(t, pk_idx):
+            pks[t.name] = [t.columns[i][0] for i in pk_idx]
             keys[t.name] = [tuple(pks[t.name])]
         else:
             pks[t.name] = []
@@ -419,11 +424,11 @@ def _write(engine: sa.Engine, tables: list[_SourceTable], report: LoadReport, *,
             if t.primary_key:
                 report.notes.append(f"{t.name}: primary key ({', '.join(t.primary_key)}) not unique in the data; left out")
         for u in t.uniques:
-            idx = [col_index(t, c) for c in u]
-            if None not in idx and unique_in_data(t, idx):  # type: ignore[arg-type]
-                cols = tuple(t.columns[i][0] for i in idx)  # type: ignore[index]
-                if cols not in keys[t.name]:
-                    keys[t.name].append(cols)
+            idx = col_indices(t, u)
+            if idx is not None and unique_in_data(t, idx):
+                key_cols = tuple(t.columns[i][0] for i in idx)
+                if key_cols not in keys[t.name]:
+                    keys[t.name].append(key_cols)
 
     # Foreign keys: resolved case-insensitively; the referred columns must be a key (or unique in the data).
     fks: list[tuple[_SourceTable, list[str], _SourceTable, list[str], bool]] = []
@@ -441,28 +446,28 @@ def _write(engine: sa.Engine, tables: list[_SourceTable], report: LoadReport, *,
                 else:
                     report.notes.append(f"foreign key {label}: referred columns not found; left out")
                     continue
-            src_idx = [col_index(t, c) for c in cols]
-            ref_idx = [col_index(ref, c) for c in ref_cols]
-            if None in src_idx or None in ref_idx:
+            src_idx = col_indices(t, cols)
+            ref_idx = col_indices(ref, ref_cols)
+            if src_idx is None or ref_idx is None:
                 report.notes.append(f"foreign key {label}: columns not found; left out")
                 continue
-            ref_tuple = tuple(ref.columns[i][0] for i in ref_idx)  # type: ignore[index]
-            src_tuple = [t.columns[i][0] for i in src_idx]  # type: ignore[index]
-            if any(_COMPATIBLE[plans[t.name][i].kind] != _COMPATIBLE[plans[ref.name][j].kind]  # type: ignore[index]
+            ref_tuple = tuple(ref.columns[i][0] for i in ref_idx)
+            src_tuple = [t.columns[i][0] for i in src_idx]
+            if any(_COMPATIBLE[plans[t.name][i].kind] != _COMPATIBLE[plans[ref.name][j].kind]
                    for i, j in zip(src_idx, ref_idx)):
                 report.notes.append(f"foreign key {label}: column types differ in the data; left out")
                 continue
             if ref_tuple not in keys[ref.name]:
-                if unique_in_data(ref, ref_idx):  # type: ignore[arg-type]
+                if unique_in_data(ref, ref_idx):
                     keys[ref.name].append(ref_tuple)
                     report.notes.append(f"{ref.name}({', '.join(ref_tuple)}): UNIQUE added for a foreign key")
                 else:
                     report.notes.append(f"foreign key {label}: referred columns not unique; left out")
                     continue
-            pairs += [(plans[t.name][i], plans[ref.name][j]) for i, j in zip(src_idx, ref_idx)]  # type: ignore[index]
-            present = {tuple(r[j] for j in ref_idx) for r in converted[ref.name]}  # type: ignore[misc]
+            pairs += [(plans[t.name][i], plans[ref.name][j]) for i, j in zip(src_idx, ref_idx)]
+            present = {tuple(r[j] for j in ref_idx) for r in converted[ref.name]}
             valid = all(None in k or k in present
-                        for k in (tuple(r[i] for i in src_idx) for r in converted[t.name]))  # type: ignore[misc]
+                        for k in (tuple(r[i] for i in src_idx) for r in converted[t.name]))
             fks.append((t, src_tuple, ref, list(ref_tuple), valid))
 
     # Both ends of a key get the same type (DuckDB insists): integers of both sizes become BIGINT, texts TEXT.
@@ -494,23 +499,23 @@ def _write(engine: sa.Engine, tables: list[_SourceTable], report: LoadReport, *,
     sa_tables: dict[str, sa.Table] = {}
     for t in tables:
         cn = cnames[t.name]
-        cols = [sa.Column(cn[c], plans[t.name][i].type, primary_key=c in pks[t.name], autoincrement=False,
-                          nullable=c not in pks[t.name], comment=t.column_descriptions.get(c) or None)
-                for i, (c, _) in enumerate(t.columns)]
+        sa_cols = [sa.Column(cn[c], plans[t.name][i].type, primary_key=c in pks[t.name], autoincrement=False,
+                             nullable=c not in pks[t.name], comment=t.column_descriptions.get(c) or None)
+                   for i, (c, _) in enumerate(t.columns)]
         extra: list[Any] = [sa.UniqueConstraint(*[cn[c] for c in u]) for u in keys[t.name][1 if pks[t.name] else 0:]]
         if inline_fks:
             for src, cols_, ref, ref_cols, _ in fks:
                 if src is t:
                     extra.append(sa.ForeignKeyConstraint(
                         [cn[c] for c in cols_], [f"{tnames[ref.name]}.{cnames[ref.name][c]}" for c in ref_cols]))
-        sa_tables[t.name] = sa.Table(tnames[t.name], md, *cols, *extra, comment=t.description or None)
+        sa_tables[t.name] = sa.Table(tnames[t.name], md, *sa_cols, *extra, comment=t.description or None)
 
     prep = engine.dialect.identifier_preparer
     with engine.begin() as conn, _no_pandas_lookups(backend):
         if replace:
-            for t in reversed(order):
+            for name in reversed(order):
                 cascade = " CASCADE" if backend == "postgresql" else ""
-                conn.exec_driver_sql(f"DROP TABLE IF EXISTS {prep.quote(tnames[t])}{cascade}")
+                conn.exec_driver_sql(f"DROP TABLE IF EXISTS {prep.quote(tnames[name])}{cascade}")
         for name in order:
             sa_tables[name].create(conn)
             _comments(conn, backend, sa_tables[name])

@@ -341,10 +341,10 @@ def exact_match_parsed(gold: SpiderSQL, pred: SpiderSQL | None, schema: SchemaDi
     """Exact-set-match of two queries already read by :func:`parse_spider` (``pred`` None: rejected)."""
     g = copy.deepcopy(gold)
     p = copy.deepcopy(pred) if pred is not None else empty_sql()
-    g = rebuild_sql_col(build_valid_col_units(g["from"]["table_units"], schema), rebuild_sql_val(g), kmap)
-    p = rebuild_sql_col(build_valid_col_units(p["from"]["table_units"], schema), rebuild_sql_val(p), kmap)
-    assert g is not None and p is not None
-    return _exact(p, g)
+    g_rebuilt = rebuild_sql_col(build_valid_col_units(g["from"]["table_units"], schema), rebuild_sql_val(g), kmap)
+    p_rebuilt = rebuild_sql_col(build_valid_col_units(p["from"]["table_units"], schema), rebuild_sql_val(p), kmap)
+    assert g_rebuilt is not None and p_rebuilt is not None  # both rebuild_* return a dict they are given
+    return _exact(p_rebuilt, g_rebuilt)
 
 
 def _guess_schema(*sqls: str, dialect: str = "sqlite") -> SchemaDict:

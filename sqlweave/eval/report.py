@@ -130,7 +130,7 @@ def html_report(title: str, runs: Sequence[tuple[str, list[QuestionResult]]]) ->
         _histogram("Seconds per question", [(n, [r.seconds for r in rs]) for n, rs in runs]),
     ]
     table = markdown_table(summaries)
-    rows_html = []
+    rows_html: list[str] = []
     for line in table.strip().splitlines():
         if not line.startswith("|") or set(line.replace("|", "").strip()) <= {"-"}:
             continue

@@ -23,7 +23,7 @@ Columns are named ``table.column`` (lower case, aliases resolved) instead of num
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -35,10 +35,12 @@ AGG_OPS = ("none", "max", "min", "count", "sum", "avg")
 WHERE_OPS = ("not", "between", "=", ">", "<", ">=", "<=", "!=", "in", "like", "is", "exists")
 UNIT_OPS = ("none", "-", "+", "*", "/")
 
-_AGG = {exp.Max: 1, exp.Min: 2, exp.Count: 3, exp.Sum: 4, exp.Avg: 5}
-_UNIT = {exp.Sub: 1, exp.Add: 2, exp.Mul: 3, exp.Div: 4}
-_CMP = {exp.EQ: 2, exp.GT: 3, exp.LT: 4, exp.GTE: 5, exp.LTE: 6, exp.NEQ: 7, exp.In: 8, exp.Like: 9,
-        exp.Is: 10, exp.Exists: 11, exp.Between: 1}
+# Keyed by node class, looked up with type(node): typed with the Expression base so that any node may be looked up.
+_AGG: dict[type[exp.Expression], int] = {exp.Max: 1, exp.Min: 2, exp.Count: 3, exp.Sum: 4, exp.Avg: 5}
+_UNIT: dict[type[exp.Expression], int] = {exp.Sub: 1, exp.Add: 2, exp.Mul: 3, exp.Div: 4}
+_CMP: dict[type[exp.Expression], int] = {
+    exp.EQ: 2, exp.GT: 3, exp.LT: 4, exp.GTE: 5, exp.LTE: 6, exp.NEQ: 7, exp.In: 8, exp.Like: 9,
+    exp.Is: 10, exp.Exists: 11, exp.Between: 1}
 
 SpiderSQL = dict[str, Any]
 
@@ -50,7 +52,8 @@ def to_spider(sql: str | exp.Expression, dialect: str = "sqlite", schema: dict[s
     FROM that has them, as Spider's parser does.
     """
     try:
-        tree = sqlglot.parse_one(sql, read=dialect) if isinstance(sql, str) else sql
+        # sqlglot 30 types parse_one() with its Expr base; every node it parses is a concrete Expression.
+        tree = cast(exp.Expression, sqlglot.parse_one(sql, read=dialect)) if isinstance(sql, str) else sql
     except SqlglotError as err:
         raise SQLParseError(str(err).splitlines()[0], sql=sql) from err
     try:
@@ -95,9 +98,9 @@ class _Builder:
 
     def _flatten_set(self, node: exp.Expression, parts: list[exp.Expression], ops: list[str]) -> None:
         if isinstance(node, exp.SetOperation):
-            self._flatten_set(node.left, parts, ops)
+            self._flatten_set(node.this, parts, ops)  # .this/.expression: the left/right sides, as Expression
             ops.append({exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}[type(node)])
-            self._flatten_set(node.right, parts, ops)
+            self._flatten_set(node.expression, parts, ops)
         else:
             while isinstance(node, exp.Subquery):
                 node = node.this
@@ -188,7 +191,7 @@ class _Builder:
     def val_unit(self, node: exp.Expression) -> tuple[int, Any, Any]:
         node = _unparen(node)
         if type(node) in _UNIT:
-            return (_UNIT[type(node)], self.col_unit(node.left), self.col_unit(node.right))
+            return (_UNIT[type(node)], self.col_unit(node.this), self.col_unit(node.expression))
         return (0, self.col_unit(node), None)
 
     def select_item(self, node: exp.Expression) -> tuple[int, tuple[int, Any, Any]]:
@@ -244,7 +247,7 @@ class _Builder:
         node = _unparen(node)
         if isinstance(node, (exp.And, exp.Or)):
             word = "and" if isinstance(node, exp.And) else "or"
-            return self.conditions(node.left) + [word] + self.conditions(node.right)
+            return self.conditions(node.this) + [word] + self.conditions(node.expression)
         return [self.cond_unit(node)]
 
     def order(self, node: exp.Expression | None) -> Any:

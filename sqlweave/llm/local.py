@@ -58,7 +58,7 @@ def _state_cached_llama_class() -> Any:
     from llama_cpp import Llama
     from llama_cpp.llama import LlamaState
 
-    class StateCachedLlama(Llama):  # type: ignore[misc]
+    class StateCachedLlama(Llama):
         def save_state(self) -> Any:
             size = llama_cpp.llama_state_get_size(self._ctx.ctx)
             buf = (ctypes.c_uint8 * int(size))()

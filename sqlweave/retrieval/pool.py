@@ -25,7 +25,7 @@ import json
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence, cast
 
 import numpy as np
 import sqlglot
@@ -69,7 +69,8 @@ class PoolExample:
 def _literals(sql: str) -> list[str]:
     """The values in ``sql``, including double-quoted strings, which SQLite's grammar reads as names."""
     try:
-        tree = quoted_values_to_strings(sqlglot.parse_one(sql, read="sqlite"))
+        # sqlglot 30 types parse_one() with its Expr base; every node it parses is a concrete Expression.
+        tree = quoted_values_to_strings(cast(exp.Expression, sqlglot.parse_one(sql, read="sqlite")))
         return [lit.this for lit in tree.find_all(exp.Literal)]
     except (sqlglot.errors.SqlglotError, ValueError):
         return []

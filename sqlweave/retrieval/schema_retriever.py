@@ -121,11 +121,11 @@ def query_elements(sql: str, schema: Schema, dialect: str = "sqlite", *,
         return set()
     aliases: dict[str, str] = {}
     tables = []
-    for t in tree.find_all(exp.Table):
-        if schema.has_table(t.name):
-            real = schema.table(t.name).name
+    for node in tree.find_all(exp.Table):
+        if schema.has_table(node.name):
+            real = schema.table(node.name).name
             tables.append(real)
-            aliases[(t.alias_or_name).lower()] = real
+            aliases[(node.alias_or_name).lower()] = real
     found: set[tuple[str, str | None]] = {(t, None) for t in tables}
     for col in tree.find_all(exp.Column):
         name = col.name
@@ -223,7 +223,7 @@ def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, a
         keep.setdefault(t, set()).add(c)
     if not keep:
         return schema
-    return schema.subset(_with_join_keys(schema, keep))
+    return schema.subset({t: cols for t, cols in _with_join_keys(schema, keep).items()})
 
 
 def _lexical_keep(schema: Schema, question: str, *, method: str, k: int, approx_sql: str | None, factor: float,
@@ -239,10 +239,10 @@ def _lexical_keep(schema: Schema, question: str, *, method: str, k: int, approx_
             break
         t, c = idx.columns[i]
         keep.setdefault(t, set()).add(c)
-    for t, c in approx:
+    for t, col in approx:
         keep.setdefault(t, set())
-        if c:
-            keep[t].add(c)
+        if col:
+            keep[t].add(col)
     return keep
 
 

@@ -480,7 +480,8 @@ def _sse(event: str, data: Any) -> dict[str, str]:
 # --- the app ----------------------------------------------------------------------------------------------
 
 
-_ERRORS = {s: {"model": m.ErrorBody} for s in (400, 401, 404, 409, 413, 422, 429, 500, 502, 503, 504)}
+_ERRORS: dict[int | str, dict[str, Any]] = {  # the type FastAPI's responses= takes
+    s: {"model": m.ErrorBody} for s in (400, 401, 404, 409, 413, 422, 429, 500, 502, 503, 504)}
 
 
 def build_app(settings: ServerSettings, *, llm: LLM | None = None,
@@ -552,7 +553,7 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
     # --- asking ---
 
     @app.post("/api/ask", response_model=m.AnswerOut, tags=["questions"], responses=_ERRORS)
-    async def ask(body: m.AskIn, request: Request) -> dict[str, Any]:
+    async def ask(body: m.AskIn, request: Request) -> dict[str, Any] | Response:
         received = time.perf_counter()
         job = await state.prepare_ask(body, received)
         ticket = state.gate.enter()
@@ -619,7 +620,7 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
                                                                 "X-Accel-Buffering": "no"})
 
     @app.post("/api/explain", response_model=m.ExplainOut, tags=["questions"], responses=_ERRORS)
-    async def explain(body: m.ExplainIn, request: Request) -> dict[str, Any]:
+    async def explain(body: m.ExplainIn, request: Request) -> dict[str, Any] | Response:
         from ..db.render import render_schema
         from ..prompts import render
         from ..sql.classify import ensure_read_only
@@ -712,9 +713,11 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
     # --- conversations ---
 
-    @app.get("/api/conversations", response_model=m.ConversationsOut, tags=["conversations"], responses=_ERRORS)
-    async def conversations(database: str | None = Query(None, max_length=64),
-                            limit: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
+    # Not named conversations: that is build_app's parameter. name= keeps the route's name (and operationId).
+    @app.get("/api/conversations", response_model=m.ConversationsOut, tags=["conversations"], responses=_ERRORS,
+             name="conversations")
+    async def list_conversations(database: str | None = Query(None, max_length=64),
+                                 limit: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
         if database:
             state.catalog.entry(database)
         items = await run_in_threadpool(state.conversations.summaries, database or None, limit)

@@ -34,7 +34,7 @@ import threading
 import time
 from collections import deque
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from typing import Any, AsyncIterator
 
 from ..errors import SqlweaveError
 
@@ -46,7 +46,7 @@ class ServerBusyError(SqlweaveError):
     retryable = True
     default_hint = "The server is answering other questions; retry after the number of seconds in Retry-After."
 
-    def __init__(self, message: str, *, retry_after: int = 5, **details: object) -> None:
+    def __init__(self, message: str, *, retry_after: int = 5, **details: Any) -> None:  # details may carry hint=
         super().__init__(message, **details)
         self.retry_after = max(1, int(retry_after))
 

@@ -14,6 +14,7 @@ False
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
@@ -61,7 +62,7 @@ _UNSAFE_BY_DIALECT: dict[str, frozenset[str]] = {
         "query", "query_table", "sniff_csv", "getenv", "duckdb_secrets", "which_secret", "st_read",
         "st_read_meta", "st_drivers", "arrow_scan", "pandas_scan", "python_map_function", "sqlite_scan",
         "sqlite_attach", "postgres_scan", "postgres_attach", "postgres_query", "postgres_execute", "mysql_query",
-        "mysql_execute", "load_aws_credentials", "httpfs", "checkpoint", "force_checkpoint",
+        "mysql_execute", "load_aws_credentials", "httpfs", "checkpoint", "force_checkpoint", "sleep_ms",
     }),
 }
 
@@ -86,7 +87,8 @@ def _unsafe(name: str, dialect: str | None) -> bool:
 
 def _parse(sql: str, dialect: str | None) -> list[exp.Expression | None]:
     try:
-        return sqlglot.parse(sql, read=dialect)
+        # sqlglot 30 types parse() with its Expr base; every node it parses is a concrete Expression.
+        return cast("list[exp.Expression | None]", sqlglot.parse(sql, read=dialect))
     except SqlglotError as err:
         raise SQLParseError(str(err).splitlines()[0], hint="Check the SQL syntax.", sql=sql) from err
 

@@ -24,12 +24,14 @@ _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOT
 # Words that may begin a statement. Writes are included on purpose: a model that answers
 # "DROP TABLE x" must be shown to the safety check and refused, not reported as "no SQL".
 _STATEMENT_START = re.compile(
-    r"(?<![\w.])(SELECT|WITH|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|PRAGMA|ATTACH|DETACH|REPLACE|TRUNCATE|VALUES)\b",
+    r"(?<![\w.])(SELECT|WITH|INSERT|UPDATE|DELETE|DROP|CREATE|ALTER|PRAGMA|ATTACH|DETACH|REPLACE|TRUNCATE|VALUES"
+    r"|GRANT|REVOKE|MERGE|COPY|SET)\b",
     re.IGNORECASE,
 )
 _STATEMENT_TYPES = (
     exp.Select, exp.SetOperation, exp.Subquery, exp.Values, exp.Insert, exp.Update, exp.Delete,
     exp.Drop, exp.Create, exp.Alter, exp.Pragma, exp.Attach, exp.Detach, exp.TruncateTable, exp.Merge,
+    exp.Grant, exp.Revoke, exp.Copy, exp.Set,
 )
 _MAX_TRIES = 60
 

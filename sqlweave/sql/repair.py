@@ -183,9 +183,10 @@ def _fix_join_conditions(scope: Scope, schema: Schema, tables: dict[str, Table],
         on = join.args.get("on")
         if not isinstance(on, exp.EQ) or not all(isinstance(x, exp.Column) and x.table for x in (on.this, on.expression)):
             continue
-        sides = [lower.get(x.table.lower()) for x in (on.this, on.expression)]
-        if None in sides or sides[0] == sides[1]:
+        left, right = (lower.get(x.table.lower()) for x in (on.this, on.expression))
+        if left is None or right is None or left == right:
             continue
+        sides = (left, right)
         cols = [tables[a].has_column(x.name) for a, x in zip(sides, (on.this, on.expression))]
         if all(cols):
             continue

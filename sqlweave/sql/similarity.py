@@ -53,7 +53,7 @@ def ast_similarity(a: str | exp.Expression, b: str | exp.Expression, dialect: st
         return 0.0
     if ta == tb:
         return 1.0
-    matchings = [(ta, tb)] if type(ta) is type(tb) else None
+    matchings: list[tuple[exp.Expr, exp.Expr]] | None = [(ta, tb)] if type(ta) is type(tb) else None
     return _score(diff(ta, tb, matchings, dialect=dialect))
 
 

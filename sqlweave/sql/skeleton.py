@@ -38,7 +38,9 @@ def sql_skeleton(sql: str | exp.Expression, dialect: str | None = "sqlite") -> s
             return exp.var(_MASK)
         return node
 
-    return tree.transform(unalias).transform(mask).sql(dialect=dialect)
+    unaliased = tree.transform(unalias)
+    assert unaliased is not None  # the root is a statement, never a TableAlias (and sqlglot asserts a root)
+    return unaliased.transform(mask).sql(dialect=dialect)
 
 
 def sql_entities(sql: str | exp.Expression, dialect: str | None = "sqlite") -> tuple[set[str], set[str]]:

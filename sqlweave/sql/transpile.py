@@ -21,7 +21,7 @@ SQLite targets are never touched.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import sqlglot
 from sqlglot import exp
@@ -50,7 +50,8 @@ def _parse(sql: str, dialect: str) -> exp.Expression | None:
         trees = [t for t in sqlglot.parse(sql, read=dialect) if t is not None]
     except (SqlglotError, ValueError, RecursionError):
         return None
-    return trees[0] if len(trees) == 1 else None
+    # sqlglot 30 types parse() with its Expr base; every node it parses is a concrete Expression.
+    return cast(exp.Expression, trees[0]) if len(trees) == 1 else None
 
 
 def _foreign(tree: exp.Expression, target: str) -> bool:

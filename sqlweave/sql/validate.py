@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
@@ -29,7 +31,8 @@ def parse_one(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
         raise SQLParseError(str(err).splitlines()[0], sql=sql) from err
     if len(trees) != 1:
         raise SQLParseError(f"expected one statement, found {len(trees)}", sql=sql)
-    return trees[0]
+    # sqlglot 30 types parse() with its Expr base; every node it parses is a concrete Expression.
+    return cast(exp.Expression, trees[0])
 
 
 def schema_issues(sql: str | exp.Expression, schema: Schema, dialect: str | None = "sqlite") -> list[str]:
@@ -43,10 +46,11 @@ def schema_issues(sql: str | exp.Expression, schema: Schema, dialect: str | None
             issues.append(f"unknown table {name}")
     if issues:
         return sorted(set(issues))
+    mapping: dict[str, object] = dict(schema.to_sqlglot_mapping())  # qualify() takes dict[str, object]
     try:
         qualify(
             tree.copy(),
-            schema=schema.to_sqlglot_mapping(),
+            schema=mapping,
             dialect=dialect,
             validate_qualify_columns=True,
             identify=False,

@@ -192,6 +192,8 @@ class DecomposedCorrection:
         if self.skeleton and current.sql is not None:
             system, user = render("dac_skeleton", question=state.question)
             out = state.complete([Message("system", system), Message("user", user)], temperature=0.0, max_tokens=200)
+            parsed: str | None  # None: either side does not parse
+            mine: str | None
             try:
                 parsed = sql_skeleton(extract_sql(out.text, dialect), dialect)
                 mine = sql_skeleton(current.sql, dialect)

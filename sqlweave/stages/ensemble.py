@@ -31,6 +31,7 @@ class _GivenApproximation:
     sql: str | None
     name: str = "approximate"
     recovers: ClassVar[bool] = False
+    requires: ClassVar[tuple[str, ...]] = ()
     provides: ClassVar[tuple[str, ...]] = ("approx_sql",)
 
     def __call__(self, state: State) -> None:

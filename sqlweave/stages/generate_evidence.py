@@ -57,7 +57,7 @@ def clean_evidence(text: str, max_sentences: int = 2) -> str:
     sentences; ``""`` when the answer is a SQL query or empty."""
     if _SQL.search(text.strip()):
         return ""
-    lines = []
+    lines: list[str] = []
     for line in _FENCE.sub("", text).splitlines():
         line = _LABEL.sub("", line).strip()
         if not line:

@@ -132,9 +132,9 @@ class SelectExamples:
             query, chosen = self._ast_rerank(state, pool, exclude)
         elif self.method == "dense_skeleton":
             query, chosen = self._dense_skeleton(state, pool, exclude)
-        elif self.method == "sql_skeleton" and (state.sql or state.approx_sql):
+        elif self.method == "sql_skeleton" and (so_far := state.sql or state.approx_sql):
             try:  # the skeleton of the SQL so far, or of the approximated query (paper 001's preliminary SQL)
-                query = sql_skeleton(state.sql or state.approx_sql, state.db.dialect)
+                query = sql_skeleton(so_far, state.db.dialect)
             except SqlweaveError:
                 query = state.question
             chosen = pool.search("sql_skeleton", query, self.k, exclude)
@@ -149,7 +149,7 @@ class SelectExamples:
         cands = pool.search("question", state.question, self.candidates, exclude)
         approx = state.approx_sql or state.sql
         ranked = rerank_by_ast(approx, cands, pool, state.db.dialect) if approx else None
-        if ranked is None:
+        if not approx or ranked is None:  # ranked is None whenever approx is empty
             state.note(rerank="skipped: " + ("the approximated query does not parse" if approx
                                              else "no approximated query (approx_sql or sql)") + "; BM25 order kept",
                        candidates=len(cands))

@@ -284,7 +284,7 @@ def values_text(matches: Iterable[ValueMatch]) -> str:
     return "\n".join(f"- {t}.{c}: {', '.join(vs)}" for (t, c), vs in by_col.items())
 
 
-_INDEXES: "OrderedDict[tuple[str, float, int], ValueIndex]" = OrderedDict()
+_INDEXES: "OrderedDict[tuple[str, float, int, object], ValueIndex]" = OrderedDict()  # (target, mtime, size, policy)
 _LOCK = threading.Lock()
 _MAX_INDEXES = 8
 

@@ -36,13 +36,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, ClassVar
 
 from ..errors import LLMError
-from ..llm.base import Completion, Message
+from ..files import append_jsonl
+from ..llm.base import LLM, Completion, Message
 from ..pipeline import State, check_options
 from ..prompts import render
 from ..question import detect_language
+from ..retrieval.pool import ExamplePool
+from ..retrieval.simplified import load_simplified, recorded, simplified_file
 
 _PREFIX = re.compile(r"^\s*(?:\*\*)?(?:simplified|simpler|simple|rewritten|new|clear|clearer)?\s*(?:question|version|"
                      r"rewrite|answer)?\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
@@ -61,7 +65,8 @@ def clean_simplification(text: str) -> str:
     if not lines:
         return ""
     line = lines[0]
-    if _PREFIX.match(line) and _PREFIX.match(line).group(0).strip():
+    label = _PREFIX.match(line)
+    if label and label.group(0).strip():
         rest = _PREFIX.sub("", line, count=1).strip()
         if not rest and len(lines) > 1:  # the label on its own line
             rest = lines[1]
@@ -153,3 +158,50 @@ class SimplifyQuestion:
         if used:
             state.prompt_question = f"{simplified}\n(Original wording: {original})"
         state.note(simplified=simplified, used_for_generation=used)
+
+
+# --- the example pool's questions, simplified once and kept (Guo et al., section 3.1.2) ---------------------
+
+
+@dataclass(frozen=True)
+class SimplifyReport:
+    """What :func:`simplify_pool` did: questions asked, answers accepted and rejected, questions already done."""
+
+    asked: int
+    accepted: int
+    rejected: int
+    already_done: int
+
+
+def simplify_pool(pool: ExamplePool, llm: LLM, *, limit: int | None = None, path: Path | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> SimplifyReport:
+    """Simplify the pool's questions that have no recorded simplification yet (at most ``limit``),
+    appending each answer to ``path`` (default :func:`~sqlweave.retrieval.simplified.simplified_file`) as it
+    comes, then attach the accepted ones to ``pool``.
+
+    >>> from sqlweave.llm.fake import FakeLLM
+    >>> from sqlweave.retrieval.pool import ExamplePool
+    >>> import tempfile, pathlib
+    >>> pool = ExamplePool([])
+    >>> pool.add("Give me the tally of singers.", "SELECT count(*) FROM singer", schema_names=["singer"])
+    >>> store = pathlib.Path(tempfile.mkdtemp()) / "simplified.jsonl"
+    >>> simplify_pool(pool, FakeLLM(["How many singers are there?"]), path=store)
+    SimplifyReport(asked=1, accepted=1, rejected=0, already_done=0)
+    """
+    path = path or simplified_file()
+    done = recorded(path)
+    todo = list(dict.fromkeys(e.question for e in pool.examples if e.question not in done))
+    if limit is not None:
+        todo = todo[:max(0, limit)]
+    accepted = rejected = 0
+    for i, question in enumerate(todo, 1):
+        simplified, reason = simplify_question(question, llm.complete)
+        # one line per answer, written as it comes: an interruption loses at most the question in flight
+        append_jsonl(path, [{"question": question, "simplified": simplified, "rejected": reason,
+                             "model": llm.model_id}])
+        accepted += reason is None
+        rejected += reason is not None
+        if progress:
+            progress(i, len(todo))
+    pool.attach_simplified(load_simplified(path))
+    return SimplifyReport(len(todo), accepted, rejected, len(done))

@@ -11,7 +11,8 @@ from sqlweave.errors import LLMTimeoutError
 from sqlweave.llm import FakeLLM
 from sqlweave.retrieval.dense import embeddings_available
 from sqlweave.retrieval.pool import ExamplePool
-from sqlweave.retrieval.simplified import load_simplified, simplified_file, simplify_pool
+from sqlweave.retrieval.simplified import load_simplified, simplified_file
+from sqlweave.stages.simplify import simplify_pool
 
 PAIRS = [
     ("Give me the tally of singers.", "SELECT count(*) FROM singer", ["singer"]),

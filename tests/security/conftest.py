@@ -1,0 +1,47 @@
+"""Fixtures of the security suite: the tenant shop on SQLite, DuckDB and PostgreSQL (the live server of
+tests/db/conftest.py, started once per session for this folder as well)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tests.db.conftest import PostgresServer, pg_server  # noqa: F401 - the session's live PostgreSQL
+
+from . import tenants
+
+ENGINES = ("sqlite", "duckdb", "postgres")
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def tenant_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("tenants")
+    return {"sqlite": tenants.build_sqlite(folder / "tenants.sqlite"),
+            "duckdb": tenants.build_duckdb(folder / "tenants.duckdb"),
+            "oracle": tenants.build_oracle(folder / "oracle.sqlite")}
+
+
+@pytest.fixture(scope="session")
+def tenant_pg(pg_server: PostgresServer) -> str:  # noqa: F811
+    pg_server.admin("DROP DATABASE IF EXISTS tenants")
+    pg_server.admin("CREATE DATABASE tenants")
+    pg_server.admin(tenants.postgres_script(), "tenants")
+    pg_server.admin("COMMENT ON COLUMN users.password_hash IS 'CANARY bcrypt hash'", "tenants")
+    return pg_server.url("tenants")
+
+
+@pytest.fixture(scope="session")
+def tenant_targets(tenant_files: dict[str, Path], tenant_pg: str) -> dict[str, str]:
+    return {"sqlite": str(tenant_files["sqlite"]), "duckdb": str(tenant_files["duckdb"]), "postgres": tenant_pg}
+
+
+@pytest.fixture(params=ENGINES)
+def engine_name(request: pytest.FixtureRequest) -> Iterator[str]:
+    yield request.param

@@ -1,0 +1,52 @@
+"""The hostile-input corpus (tests/security/corpus.py) on SQLite, DuckDB and PostgreSQL: every case reaches the
+outcome it must (refused, answered safely, or stopped by the time limit), leaves the database and its folder
+byte-for-byte unchanged, and shows no hidden table, column or value in any output or prompt."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from . import corpus
+from .conftest import PostgresServer
+from .hostile_run import Outcome, build_file, folder_state, open_corpus, postgres_script, postgres_state, run_case
+
+CASES = corpus.cases()
+
+
+def test_the_corpus_is_large_and_covers_every_kind_on_every_engine() -> None:
+    assert len(CASES) >= 300
+    per = Counter((c.kind, c.engine) for c in CASES)
+    assert all(per[(k, e)] > 0 for k in corpus.KINDS for e in corpus.ENGINES), per
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.fixture(scope="module")
+def corpus_dbs(tmp_path_factory: pytest.TempPathFactory, pg_server: PostgresServer):
+    out = {}
+    for engine in ("sqlite", "duckdb"):
+        folder = tmp_path_factory.mktemp(f"corpus-{engine}") / "db"
+        target = str(build_file(engine, folder))
+        out[engine] = (open_corpus(target, engine, folder), folder, target, lambda f=folder: folder_state(f))
+    pg_server.admin("DROP DATABASE IF EXISTS corpus")
+    pg_server.admin("CREATE DATABASE corpus")
+    pg_server.admin(postgres_script(), "corpus")
+    folder = tmp_path_factory.mktemp("corpus-postgres")
+    url = pg_server.url("corpus")
+    digest = postgres_state(url)
+    out["postgres"] = (open_corpus(url, "postgres", folder), folder, url, lambda: (digest(), folder_state(folder)))
+    yield out
+    for db, *_ in out.values():
+        db.close()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_case(case: corpus.Case, corpus_dbs) -> None:
+    db, folder, target, state = corpus_dbs[case.engine]
+    result: Outcome = run_case(case, db, folder, target, state=state)
+    assert result.unchanged, f"{case.sql!r} changed the database"
+    assert not result.leaks, f"{result.leaks} in the output of {case.id}"
+    assert result.seen, "the model was never shown the injected text: the case tests nothing"
+    assert result.outcome == case.expect, f"{case.sql!r}: {result.outcome} ({result.error}) {result.detail}"
