@@ -105,14 +105,16 @@ def ensure_read_only(sql: str, dialect: str | None = "sqlite") -> exp.Expression
     ...
     sqlweave.errors.RefusedStatementError: 2 statements given; only one SELECT may run (...)
     """
-    statements = [s for s in _parse(sql, dialect) if s is not None]
+    # a comment after the last semicolon comes back as an empty statement holding it: not a statement
+    statements = [s for s in _parse(sql, dialect) if s is not None and not isinstance(s, exp.Semicolon)]
     if not statements:
         raise SQLParseError("no SQL statement found", sql=sql)
     if len(statements) > 1:
         raise RefusedStatementError(f"{len(statements)} statements given; only one SELECT may run", sql=sql)
     tree = statements[0]
     if not isinstance(tree, _READ_ROOTS):
-        kind = tree.key.upper()
+        # sqlglot keeps statements it has no model for (VACUUM, REPLACE INTO, ...) as a Command: name the command
+        kind = str(tree.this).split()[0].upper() if isinstance(tree, exp.Command) and tree.this else tree.key.upper()
         raise RefusedStatementError(f"{kind} statements are not allowed", sql=sql)
     for node in tree.walk():
         if isinstance(node, _WRITE_NODES):

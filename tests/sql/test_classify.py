@@ -76,3 +76,21 @@ def test_refusal_renders_feedback_for_the_model() -> None:
         ensure_read_only("DROP TABLE singer")
     assert "single SELECT" in info.value.as_feedback()
     assert info.value.details["sql"] == "DROP TABLE singer"
+
+
+def test_a_comment_after_the_semicolon_is_not_a_second_statement() -> None:
+    from sqlweave.sql.classify import ensure_read_only
+
+    for sql in ("SELECT 1; -- done", "SELECT 1; /* the answer */", "SELECT 1;\n-- why: counts them\n"):
+        assert ensure_read_only(sql, "sqlite").sql() == "SELECT 1"
+    with pytest.raises(RefusedStatementError, match="2 statements"):
+        ensure_read_only("SELECT 1; -- done\nDELETE FROM t", "sqlite")
+
+
+@pytest.mark.parametrize("sql,kind", [("VACUUM", "VACUUM"), ("REPLACE INTO t VALUES (1)", "REPLACE"),
+                                      ("vacuum into '/tmp/x.db'", "VACUUM")])
+def test_commands_sqlglot_keeps_whole_are_refused_by_their_own_name(sql: str, kind: str) -> None:
+    from sqlweave.sql.classify import ensure_read_only
+
+    with pytest.raises(RefusedStatementError, match=f"^{kind} statements are not allowed"):
+        ensure_read_only(sql, "sqlite")
