@@ -549,7 +549,9 @@ def _summary_table(title: str, summary) -> RichTable:
     if summary.test_suite is not None:
         extra += f", test-suite {summary.test_suite:.1f}% ({summary.ts_n})"
     t.caption = (f"EX with DISTINCT kept {summary.ex_keep_distinct:.1f}%{extra}, executable {summary.executable:.1f}%; "
-                 f"per question: median {summary.median_seconds:.2f} s, {summary.median_prompt_tokens:.0f} prompt + "
+                 f"per question: median {summary.median_cost_seconds:.2f} s of model and database time (cached answers "
+                 f"at what they first cost; {summary.median_seconds:.2f} s this run), "
+                 f"{summary.median_prompt_tokens:.0f} prompt + "
                  f"{summary.median_completion_tokens:.0f} output tokens, {summary.mean_model_calls:.2f} model calls")
     return t
 

@@ -18,7 +18,7 @@ from typing import Sequence
 from .exact_match import OFFICIAL as EXACT_OFFICIAL
 from .hardness import LEVELS
 from .metrics import BIRD_EXEC_OFFICIAL, SPIDER_EXEC_OFFICIAL
-from .runner import QuestionResult, Summary, summarize
+from .runner import QuestionResult, Summary, cost, summarize
 
 #: Which official script (repository @ commit, files) each metric reproduces, question by question.
 OFFICIAL_SCRIPTS: dict[str, str] = {
@@ -62,7 +62,7 @@ def markdown_table(runs: Sequence[tuple[str, Summary]]) -> str:
         ("exact match", lambda s: "-" if s.exact_match is None else f"{s.exact_match:.1f}"),
         ("test-suite", lambda s: "-" if s.test_suite is None else f"{s.test_suite:.1f} ({s.ts_n})"),
         ("executable %", lambda s: f"{s.executable:.1f}"),
-        ("median s / question", lambda s: f"{s.median_seconds:.2f}"),
+        ("median s / question", lambda s: f"{s.median_cost_seconds:.2f}"),  # cached answers at their first cost
         ("median prompt tokens", lambda s: f"{s.median_prompt_tokens:.0f}"),
         ("median output tokens", lambda s: f"{s.median_completion_tokens:.0f}"),
         ("model calls / question", lambda s: f"{s.mean_model_calls:.2f}"),
@@ -127,7 +127,7 @@ def html_report(title: str, runs: Sequence[tuple[str, list[QuestionResult]]]) ->
         _bars("Execution accuracy by hardness (%)", levels + ["all"],
               [(name, [s.by_level.get(lv, (0, 0.0))[1] for lv in levels] + [s.ex]) for name, s in summaries], top=100.0),
         _histogram("Prompt + output tokens per question", [(n, [r.prompt_tokens + r.completion_tokens for r in rs]) for n, rs in runs]),
-        _histogram("Seconds per question", [(n, [r.seconds for r in rs]) for n, rs in runs]),
+        _histogram("Seconds per question", [(n, [cost(r) for r in rs]) for n, rs in runs]),
     ]
     table = markdown_table(summaries)
     rows_html: list[str] = []
@@ -146,7 +146,7 @@ def html_report(title: str, runs: Sequence[tuple[str, list[QuestionResult]]]) ->
             for r in wrong)
         misses.append(f"<details><summary>{html.escape(name)}: first {len(wrong)} misses</summary><ol>{items}</ol></details>")
     sources = "".join(f"<li>{html.escape(m)}: <code>{html.escape(src)}</code></li>" for m, src in OFFICIAL_SCRIPTS.items())
-    medians = ", ".join(f"{n}: {statistics.median([r.seconds for r in rs]):.2f} s" for n, rs in runs if rs)
+    medians = ", ".join(f"{n}: {statistics.median([cost(r) for r in rs]):.2f} s" for n, rs in runs if rs)
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;color:#222}}
 table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:4px 10px;text-align:right}}

@@ -213,3 +213,17 @@ def test_bird_layout_and_rule(tmp_path: Path) -> None:
     llm = FakeLLM(responder=lambda m, o: answers[m[-1].content.rsplit("Question: ", 1)[1]])
     results = run_eval(ds, ds.examples, build_pipeline("zero-shot"), llm, tmp_path / "run")
     assert [(r.hardness, r.match) for r in results] == [("moderate", True), ("simple", False)]
+
+
+def test_summaries_count_cached_answers_at_their_first_cost() -> None:
+    from dataclasses import replace as dc_replace
+
+    from sqlweave.eval.report import markdown_table
+    from sqlweave.eval.runner import QuestionResult, summarize
+
+    base = QuestionResult(id="q", db_id="d", question="q", gold="SELECT 1", prediction="SELECT 1", hardness="easy",
+                          match=True, match_keep_distinct=True, executable=True, error=None, prompt_tokens=10,
+                          completion_tokens=5, model_calls=1, seconds=0.01, trace_ref=None, cost_seconds=12.0)
+    s = summarize([base, dc_replace(base, id="r", cost_seconds=14.0)])
+    assert s.median_seconds == 0.01 and s.median_cost_seconds == 13.0  # a rerun from the cache took 0.01 s
+    assert "| median s / question | 2 | 13.00 |" in markdown_table([("run", s)])
