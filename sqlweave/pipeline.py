@@ -119,8 +119,8 @@ class State:
     stage may narrow it). ``prompt`` is the generation conversation, which correction
     stages extend (so the model's prefix cache is reused). ``sql`` is the current best SQL; ``candidates`` are all
     the SQL texts produced so far. What optional stages add (examples, selected values, an approximated query,
-    ...) has a typed slot each; ``extras`` is left for stages written outside the package. ``history`` holds the earlier turns of a
-    conversation (oldest first) that generation prompts show before the question. ``evidence`` is text
+    ...) has a typed slot each; ``extras`` is left for stages written outside the package. ``history`` holds the
+    earlier turns of a conversation (oldest first) that generation prompts show before the question. ``evidence`` is text
     that helps answer this one question (BIRD's evidence: the user's, or a ``generate_evidence`` stage's);
     ``knowledge`` is the database's domain knowledge (:class:`~sqlweave.knowledge.Knowledge`: business
     terms, preferred joins, sample questions), of which generation prompts show what the question needs.
