@@ -65,6 +65,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from .errors import ConfigurationError, SchemaError, SqlweaveError
+from .sql.names import split_column
 
 if TYPE_CHECKING:
     from .db.connection import Database
@@ -87,14 +88,6 @@ _SECTIONS = ("database", "tables", "terms", "joins", "examples", "notes", "polic
 _TABLE_KEYS = ("description", "columns")
 _TERM_KEYS = ("name", "definition", "sql")
 _EXAMPLE_KEYS = ("question", "sql")
-_PART = r'"[^"]+"|`[^`]+`|\[[^\]]+\]|[^\s.="`\[\]]+'
-_SIDE = re.compile(rf"^\s*({_PART})\s*\.\s*({_PART})\s*$")
-
-
-def _unquote(name: str) -> str:
-    return name[1:-1] if name[:1] in "\"`[" and len(name) > 1 else name
-
-
 # --- the model ----------------------------------------------------------------------------------------
 
 
@@ -162,10 +155,10 @@ class Join:
     @classmethod
     def parse(cls, text: str) -> "Join":
         left, sep, right = str(text).partition("=")
-        a, b = _SIDE.match(left), _SIDE.match(right)
+        a, b = split_column(left), split_column(right)
         if not sep or a is None or b is None:
             raise ConfigurationError(f"{text!r} is not a join", hint="Write a join as table.column = table.column.")
-        return cls(_unquote(a.group(1)), _unquote(a.group(2)), _unquote(b.group(1)), _unquote(b.group(2)))
+        return cls(*a, *b)
 
     def __str__(self) -> str:
         return f"{self.table}.{self.column} = {self.ref_table}.{self.ref_column}"

@@ -67,6 +67,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from .errors import AccessDeniedError, PolicyError, SqlweaveError
+from .sql.names import split_column
 
 if TYPE_CHECKING:
     from .db.schema import Schema
@@ -97,14 +98,6 @@ _TABLE_FUNCTIONS = frozenset({
 #: Schema qualifiers that name the database's own default schema.
 _DEFAULT_SCHEMAS = frozenset({"main", "public"})
 _PARAM_VALUE_TYPES = (str, int, float, bool, type(None))
-_NAME_PART = r'"[^"]+"|`[^`]+`|\[[^\]]+\]|[^\s."`\[\]]+'
-_COLUMN_REF = re.compile(rf"^\s*({_NAME_PART})\s*\.\s*({_NAME_PART})\s*$")
-
-
-def _unquote(name: str) -> str:
-    return name[1:-1] if name[:1] in "\"`[" and len(name) > 1 else name
-
-
 @dataclass(frozen=True)
 class RowFilter:
     """The condition a table's rows must meet (SQL, ``:name`` parameters bound per request).
@@ -269,10 +262,10 @@ class AccessPolicy:
         tables = _names(data.get("hidden_tables"), "hidden_tables", name)
         columns = []
         for ref in _names(data.get("hidden_columns"), "hidden_columns", name):
-            m = _COLUMN_REF.match(ref)
-            if m is None:
+            column = split_column(ref)
+            if column is None:
                 raise PolicyError(f"the access policy {name}: hidden column {ref!r} is not table.column")
-            columns.append((_unquote(m.group(1)), _unquote(m.group(2))))
+            columns.append(column)
         filters_raw = data.get("row_filters") or {}
         if not isinstance(filters_raw, Mapping):
             raise PolicyError(f"the access policy {name}: row_filters must map table names to conditions")
