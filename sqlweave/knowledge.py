@@ -643,6 +643,13 @@ def _tables(value: Any, problems: _Problems) -> tuple[TableKnowledge, ...]:
     return tuple(out)
 
 
+def _term_body(entry: dict[str, Any], path: tuple[Any, ...], problems: _Problems) -> tuple[str, str | None]:
+    """A term's definition and SQL (the definition may be left out when the SQL is given)."""
+    definition = _text(entry.get("definition"), path + ("definition",), problems, optional="sql" in entry)
+    sql = _text(entry.get("sql"), path + ("sql",), problems) if "sql" in entry else None
+    return definition, sql
+
+
 def _terms(value: Any, problems: _Problems) -> tuple[Term, ...]:
     out = []
     if isinstance(value, dict):  # {name: definition} or {name: {definition, sql}}
@@ -651,9 +658,7 @@ def _terms(value: Any, problems: _Problems) -> tuple[Term, ...]:
             name = _text(term, path, problems)
             if isinstance(entry, dict):
                 _keys(entry, path, ("definition", "sql"), problems)
-                definition = _text(entry.get("definition"), path + ("definition",), problems,
-                                   optional="sql" in entry)
-                sql = _text(entry.get("sql"), path + ("sql",), problems) if "sql" in entry else None
+                definition, sql = _term_body(entry, path, problems)
             else:
                 definition, sql = _text(entry, path, problems), None
             if name and (definition or sql):
@@ -666,8 +671,7 @@ def _terms(value: Any, problems: _Problems) -> tuple[Term, ...]:
             continue
         _keys(entry, path, _TERM_KEYS, problems)
         name = _text(entry.get("name"), path + ("name",), problems)
-        definition = _text(entry.get("definition"), path + ("definition",), problems, optional="sql" in entry)
-        sql = _text(entry.get("sql"), path + ("sql",), problems) if "sql" in entry else None
+        definition, sql = _term_body(entry, path, problems)
         if name and (definition or sql):
             out.append(Term(name, definition, sql or None))
     return tuple(out)
