@@ -278,15 +278,19 @@ class ResultFrame:
     def positions(self, label: str) -> list[int]:
         return [i for i, c in enumerate(self.columns) if c == label]
 
-    def select(self, labels: Sequence[str]) -> "ResultFrame":
-        """``df[labels]``: every column of each label (a label that is missing raises)."""
+    def label_positions(self, labels: Sequence[str], where: str = "the result") -> list[int]:
+        """The positions of every column of each label, in order (a label that is missing raises)."""
         positions = []
         for label in labels:
             found = self.positions(label)
             if not found:
-                raise ResultComparisonError(f"no column {label!r} in the result")
+                raise ResultComparisonError(f"no column {label!r} in {where}")
             positions += found
-        return self.pick(positions)
+        return positions
+
+    def select(self, labels: Sequence[str]) -> "ResultFrame":
+        """``df[labels]``: every column of each label (a label that is missing raises)."""
+        return self.pick(self.label_positions(labels))
 
 
 def drop_duplicate_rows(frame: ResultFrame) -> ResultFrame:
@@ -543,12 +547,7 @@ def frame_subset(gold: ResultFrame, pred: ResultFrame, query_category: str, ques
         else:
             return False
     # The matched names are looked up in the prediction as it came: a renamed repeated name is not there.
-    positions = []
-    for label in matched:
-        found = pred.positions(label)
-        if not found:
-            raise ResultComparisonError(f"no column {label!r} in the prediction (its column names repeat)")
-        positions += found
+    positions = pred.label_positions(matched, "the prediction (its column names repeat)")
     if len(positions) != len(gold.columns):
         return False
     pred_matched = pred.pick(positions, gold.columns)
