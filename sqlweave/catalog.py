@@ -226,29 +226,25 @@ class Catalog:
         with self._lock:
             db = self._open.get(name)
             if db is None:
-                knowledge = None
-                if entry.knowledge:
-                    from .knowledge import load_knowledge
+                from .engine import open_database
+                from .knowledge import load_knowledge
 
-                    knowledge = load_knowledge(entry.knowledge)  # a malformed file fails here, before opening
+                # a malformed knowledge file, then a malformed policy, fail here, before opening
+                knowledge = load_knowledge(entry.knowledge) if entry.knowledge else None
                 policy = None
                 if entry.policy:
                     from .policy import AccessPolicy
 
-                    for file in entry.policy:  # a malformed policy fails here, before opening
+                    for file in entry.policy:
                         policy = AccessPolicy.load(file).merged(policy)
-                db = Database.open(entry.target, timeout_s=entry.timeout_s, max_rows=entry.max_rows,
-                                   descriptions=entry.knowledge or entry.descriptions, policy=policy)
+                db, _ = open_database(entry.target, timeout_s=entry.timeout_s, max_rows=entry.max_rows,
+                                      descriptions=entry.descriptions, knowledge=knowledge, policy=policy)
                 if db.policy is not None:
                     try:
                         db.schema()  # read and reduced to what the policy shows before the first request
                     except BaseException:
                         db.close()
                         raise
-                if knowledge is not None:
-                    from .knowledge import attach_knowledge
-
-                    attach_knowledge(db, knowledge)
                 self._open[name] = db
             return db
 

@@ -185,18 +185,14 @@ def _open_database(db: str, *, timeout: float = 10.0, max_rows: int = 1000, desc
                    params: list[str] | None = None) -> Database:
     """Open ``db`` read-only with its descriptions or domain knowledge attached (a malformed file fails first),
     under the access policy (``policy`` and a knowledge file's ``policy:`` section) with ``params`` bound."""
-    if knowledge is None:
-        database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions, policy=policy)
-        return database.bind(_params(params)) if params else database
+    from .engine import open_database
     from .errors import ConfigurationError
-    from .knowledge import attach_knowledge, load_knowledge
 
-    if descriptions is not None:
+    if knowledge is not None and descriptions is not None:  # named as the flags the user gave
         raise ConfigurationError("both --descriptions and --knowledge were given",
                                  hint="Put the descriptions in the knowledge file (its tables: section).")
-    known = load_knowledge(knowledge)
-    database = Database.open(db, timeout_s=timeout, max_rows=max_rows, descriptions=known.source, policy=policy)
-    attach_knowledge(database, known)
+    database, _ = open_database(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions,
+                                knowledge=knowledge, policy=policy)
     return database.bind(_params(params)) if params else database
 
 

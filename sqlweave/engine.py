@@ -155,6 +155,46 @@ def add_example(db: Database, question: str, sql: str) -> "PoolExample":
     return example
 
 
+def open_database(
+    target: str | Path,
+    *,
+    timeout_s: float = 10.0,
+    max_rows: int = 1000,
+    descriptions: str | Path | None = None,
+    knowledge: "str | Path | Knowledge | None" = None,
+    policy: "AccessPolicy | Mapping[str, Any] | str | Path | None" = None,
+) -> "tuple[Database, Knowledge | None]":
+    """Open ``target`` read-only with its side files (see :func:`connect`): the domain knowledge is attached and
+    returned, the access policy in force. A malformed knowledge or policy file fails before the database opens.
+
+    >>> from sqlweave.db.demo import demo_database_path
+    >>> db, known = open_database(demo_database_path())
+    >>> db.dialect, known
+    ('sqlite', None)
+    """
+    from .knowledge import Knowledge, attach_knowledge, load_knowledge
+    from .policy import AccessPolicy
+
+    known: Knowledge | None = None
+    if knowledge is not None:
+        if descriptions is not None:
+            from .errors import ConfigurationError
+
+            raise ConfigurationError("both a descriptions file and a knowledge file were given",
+                                     hint="Put the descriptions in the knowledge file (its tables: section).")
+        known = knowledge if isinstance(knowledge, Knowledge) else load_knowledge(knowledge)
+        descriptions = known.source
+    if isinstance(policy, Mapping):
+        policy = AccessPolicy.from_mapping(policy)
+    if known is not None and known.policy is not None and known.source is None:  # built in code: not in a file
+        policy = known.policy.merged(policy if isinstance(policy, AccessPolicy) or policy is None
+                                     else AccessPolicy.load(policy))
+    db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions, policy=policy)
+    if known is not None:
+        attach_knowledge(db, known)
+    return db, known
+
+
 def connect(
     target: str | Path,
     *,
@@ -181,26 +221,8 @@ def connect(
     ``policy:`` section: hidden tables and columns never reach the model, the tools or a result, and row filters
     hold for every query (bind their parameters with ``engine.ask(..., params=...)`` or :meth:`Engine.bind`).
     """
-    from .knowledge import Knowledge, attach_knowledge, load_knowledge
-    from .policy import AccessPolicy
-
-    known: Knowledge | None = None
-    if knowledge is not None:
-        if descriptions is not None:
-            from .errors import ConfigurationError
-
-            raise ConfigurationError("both a descriptions file and a knowledge file were given",
-                                     hint="Put the descriptions in the knowledge file (its tables: section).")
-        known = knowledge if isinstance(knowledge, Knowledge) else load_knowledge(knowledge)
-        descriptions = known.source
-    if isinstance(policy, Mapping):
-        policy = AccessPolicy.from_mapping(policy)
-    if known is not None and known.policy is not None and known.source is None:  # built in code: not in a file
-        policy = known.policy.merged(policy if isinstance(policy, AccessPolicy) or policy is None
-                                     else AccessPolicy.load(policy))
-    db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions, policy=policy)
-    if known is not None:
-        attach_knowledge(db, known)
+    db, known = open_database(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions,
+                              knowledge=knowledge, policy=policy)
     model = llm if isinstance(llm, LLM) else get_llm(llm, cache=cache, **llm_options)
     pipe = pipeline if isinstance(pipeline, Pipeline) else build_pipeline(pipeline)
     return Engine(db, model, pipe, knowledge=known)
