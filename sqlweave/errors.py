@@ -118,12 +118,63 @@ class QueryTimeoutError(DatabaseError):
 
 
 class ExecutionError(DatabaseError):
-    """The database rejected the query (unknown column, syntax, type error, ...)."""
+    """The database rejected the query (unknown column, syntax, type error, ...).
+
+    The database layer raises the most specific subclass its dialect lets it tell (see
+    :mod:`sqlweave.db.diagnose`): correction stages read the type, never the message.
+    """
 
     code = "execution"
 
     def as_feedback(self) -> str:
         return f"Executing the SQL failed: {self.message}"
+
+
+class DatabaseSyntaxError(ExecutionError):
+    """The database could not parse the SQL (sqlglot accepted it, the dialect did not)."""
+
+    code = "database_syntax"
+
+
+class NamedObjectError(ExecutionError):
+    """The SQL names something the database cannot resolve; ``name`` is that name as the database reported it
+    (``None`` when the message did not say, or was withheld by an access policy)."""
+
+    code = "named_object"
+
+    def __init__(self, message: str, *, name: str | None = None, hint: str | None = None, **details: Any) -> None:
+        super().__init__(message, hint=hint, **details)
+        self.name = name
+
+
+class SchemaLinkError(NamedObjectError):
+    """A table or column name is wrong: unknown, or ambiguous between tables (a schema-linking mistake)."""
+
+    code = "schema_link"
+
+
+class UnknownTableError(SchemaLinkError):
+    """The SQL names a table (or view) the database does not have."""
+
+    code = "unknown_table"
+
+
+class UnknownColumnError(SchemaLinkError):
+    """The SQL names a column no table in scope has."""
+
+    code = "unknown_column"
+
+
+class AmbiguousColumnError(SchemaLinkError):
+    """The SQL names a column without its table, and more than one table in scope has it."""
+
+    code = "ambiguous_column"
+
+
+class UnknownFunctionError(NamedObjectError):
+    """The SQL calls a function (or a function with those argument types) the dialect does not have."""
+
+    code = "unknown_function"
 
 
 # --- SQL handling --------------------------------------------------------------

@@ -84,7 +84,7 @@ def test_bad_questions_cost_no_model_call(singer_db: Path, question: str) -> Non
 def test_execution_error_keeps_the_sql(singer_db: Path) -> None:
     answer = sqlweave.connect(singer_db, llm=FakeLLM(["SELECT nme FROM singer"]), pipeline="zero-shot").run("names?")
     assert answer.sql == "SELECT nme FROM singer"
-    assert answer.error is not None and answer.error.code == "execution"
+    assert answer.error is not None and answer.error.code == "unknown_column"
     assert answer.trace[3].notes["schema_issues"] == ["unknown column nme"]
 
 

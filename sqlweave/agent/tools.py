@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, SchemaError, SqlweaveError
+from ..errors import ConfigurationError, SchemaError, SchemaLinkError, SqlweaveError
 
 if TYPE_CHECKING:
     from ..db.connection import Database, QueryResult
@@ -287,10 +287,7 @@ class Toolkit:
 
         try:
             return self.db.execute(sql)
-        except SqlweaveError as err:
-            msg = err.message.lower()
-            if not any(k in msg for k in ("no such column", "no such table", "ambiguous column", "does not exist")):
-                raise
+        except SchemaLinkError as err:
             fixed = repair_schema_links(sql, self.schema, self.db.dialect)
             if not fixed.changed:
                 raise

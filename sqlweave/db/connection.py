@@ -33,6 +33,7 @@ from ..errors import (
     QueryTimeoutError,
 )
 from ..sql.classify import ensure_read_only
+from .diagnose import diagnose, first_line
 
 if TYPE_CHECKING:
     from ..policy import AccessPolicy
@@ -206,7 +207,7 @@ class Database:
             with engine.connect():
                 pass
         except SQLAlchemyError as err:
-            raise DatabaseNotFoundError(f"cannot connect to {db._safe_target()}: {_first_line(err)}") from err
+            raise DatabaseNotFoundError(f"cannot connect to {db._safe_target()}: {first_line(err)}") from err
         return db
 
     # --- facts -------------------------------------------------------------------
@@ -318,13 +319,21 @@ class Database:
             raise
         return replace(result, sql=original)
 
-    def _run(self, sql: str, *, timeout_s: float, max_rows: int) -> QueryResult:
-        """Execute sqlweave's own SQL (introspection, indexes), which is not classified. Internal: use
-        :meth:`execute`. Under an access policy, SQL that would read a hidden table or column or a
-        row-filtered table is refused (:class:`~sqlweave.errors.AccessDeniedError`)."""
+    def trusted_read(self, sql: str, *, timeout_s: float | None = None, max_rows: int | None = None) -> QueryResult:
+        """Run SQL that sqlweave wrote itself (introspection, value sampling, a benchmark's gold query): the
+        read-only classifier is skipped, nothing else is. The connection stays read-only (a write fails in the
+        database), the time limit and row cap hold, and under an access policy SQL that would read a hidden
+        table or column or a row-filtered table is refused (:class:`~sqlweave.errors.AccessDeniedError`).
+        Never pass it text from a user or a model: that goes through :meth:`execute`.
+
+        >>> from sqlweave.db.demo import demo_database_path
+        >>> Database.open(demo_database_path()).trusted_read("SELECT COUNT(*) FROM customers").rows[0][0] > 0
+        True
+        """
         if self.policy is not None:
             self.policy.guard_internal(sql, self.dialect)
-        return self._exec(sql, timeout_s=timeout_s, max_rows=max_rows)
+        return self._exec(sql, timeout_s=self.timeout_s if timeout_s is None else timeout_s,
+                          max_rows=self.max_rows if max_rows is None else max_rows)
 
     def _exec(self, sql: str, *, timeout_s: float, max_rows: int) -> QueryResult:
         start = time.perf_counter()
@@ -339,9 +348,9 @@ class Database:
             except DBAPIError as err:
                 if self._timed_out(err, start, timeout_s):
                     raise QueryTimeoutError(f"query interrupted after {timeout_s:g} s", sql=sql) from err
-                raise ExecutionError(_first_line(err.orig or err), sql=sql) from err
+                raise diagnose(self.backend, err.orig or err, sql=sql) from err
             except SQLAlchemyError as err:
-                raise ExecutionError(_first_line(err), sql=sql) from err
+                raise ExecutionError(first_line(err), sql=sql) from err
             finally:
                 cancel()
                 if self.backend == "postgresql":
@@ -451,8 +460,3 @@ def _postgres_session_read_only(dbapi_connection: Any, _record: Any) -> None:
     finally:
         cur.close()
     dbapi_connection.commit()
-
-
-def _first_line(err: object) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__

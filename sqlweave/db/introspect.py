@@ -100,7 +100,7 @@ def introspect(db: "Database") -> Schema:
 
 def _duckdb_keys(db: "Database") -> dict[str, tuple[set[str], list[dict[str, Any]]]]:
     """Primary and foreign keys from DuckDB's own catalog (its SQLAlchemy driver cannot reflect them)."""
-    rows = db._run(
+    rows = db.trusted_read(
         "SELECT table_name, constraint_type, constraint_column_names, referenced_table, referenced_column_names "
         "FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')",
         timeout_s=db.timeout_s, max_rows=100_000,
@@ -152,8 +152,8 @@ def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
         return table
     shown = ", ".join(q(c.name) for c in table.columns) if explicit else "*"
     try:
-        count = db._run(f"SELECT COUNT(*) FROM {t}", timeout_s=db.timeout_s, max_rows=1).rows[0][0]
-        rows = db._run(f"SELECT {shown} FROM {t} LIMIT {SAMPLE_ROWS}", timeout_s=db.timeout_s,
+        count = db.trusted_read(f"SELECT COUNT(*) FROM {t}", timeout_s=db.timeout_s, max_rows=1).rows[0][0]
+        rows = db.trusted_read(f"SELECT {shown} FROM {t} LIMIT {SAMPLE_ROWS}", timeout_s=db.timeout_s,
                        max_rows=SAMPLE_ROWS).rows
     except SqlweaveError:
         return table
@@ -161,12 +161,12 @@ def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
     for col in table.columns:
         c = q(col.name)
         try:
-            samples = db._run(
+            samples = db.trusted_read(
                 f"SELECT DISTINCT {c} FROM (SELECT {c} FROM {t} LIMIT {STATS_SAMPLE}) AS s "
                 f"WHERE {c} IS NOT NULL LIMIT {SAMPLE_VALUES}",
                 timeout_s=db.timeout_s, max_rows=SAMPLE_VALUES,
             ).rows
-            stats = db._run(
+            stats = db.trusted_read(
                 f"SELECT COUNT(DISTINCT {c}), SUM(CASE WHEN {c} IS NULL THEN 1 ELSE 0 END), MIN({c}), MAX({c}) "
                 f"FROM (SELECT {c} FROM {t} LIMIT {STATS_SAMPLE}) AS s",
                 timeout_s=db.timeout_s, max_rows=1,

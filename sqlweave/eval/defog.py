@@ -642,7 +642,7 @@ def _execute(db: "Database", sql: str, timeout_s: float, max_rows: int,
     except (SQLParseError, RefusedStatementError):
         if not trusted:
             raise
-        result = db._run(sql, timeout_s=timeout_s, max_rows=max_rows)
+        result = db.trusted_read(sql, timeout_s=timeout_s, max_rows=max_rows)
     if result.truncated:
         raise ResultComparisonError(f"the result has more than {max_rows} rows")
     return tuple(result.columns), result.rows

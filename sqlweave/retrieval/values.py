@@ -75,7 +75,7 @@ def similarity(query: str, value: str) -> float:
 
 
 def _fingerprint(db: "Database", table: str, columns: tuple[str, ...]) -> str:
-    count = db._run(f"SELECT COUNT(*) FROM {db.quote(table)}", timeout_s=db.timeout_s, max_rows=1).rows[0][0]
+    count = db.trusted_read(f"SELECT COUNT(*) FROM {db.quote(table)}", timeout_s=db.timeout_s, max_rows=1).rows[0][0]
     return hashlib.sha256(json.dumps([INDEX_VERSION, columns, count]).encode()).hexdigest()[:16]
 
 
@@ -182,7 +182,7 @@ def _table_values(db: "Database", table: str, columns: tuple[str, ...], limit: i
     for col in columns:
         c = db.quote(col)
         try:
-            rows = db._run(f"SELECT DISTINCT {c} FROM {db.quote(table)} WHERE {c} IS NOT NULL LIMIT {limit}",
+            rows = db.trusted_read(f"SELECT DISTINCT {c} FROM {db.quote(table)} WHERE {c} IS NOT NULL LIMIT {limit}",
                            timeout_s=db.timeout_s, max_rows=limit).rows
         except SqlweaveError:
             continue

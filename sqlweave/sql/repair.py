@@ -293,6 +293,8 @@ def repair_schema_links(sql: str, schema: Schema, dialect: str = "sqlite") -> Re
             if len(changes) == before:
                 break
         out = tree.sql(dialect=dialect)
-    except (SqlglotError, SqlweaveError, KeyError, ValueError, AttributeError, TypeError, RecursionError):
+    except (SqlglotError, SqlweaveError, RecursionError):
+        # sqlglot's scope analysis rejects some valid trees, a schema lookup can fail, and a deeply nested
+        # query can exhaust the stack: each means "no single reading". Anything else is a bug and is raised.
         return Repair(sql)
     return Repair(out, list(dict.fromkeys(changes))) if changes else Repair(sql)

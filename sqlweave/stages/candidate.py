@@ -15,10 +15,12 @@ from sqlglot import exp
 
 from ..db.connection import QueryResult
 from ..errors import (
+    DatabaseSyntaxError,
     ExecutionError,
     NoSQLInOutputError,
     QueryTimeoutError,
     RefusedStatementError,
+    SchemaLinkError,
     SQLParseError,
     SqlweaveError,
 )
@@ -56,10 +58,9 @@ class Attempt:
             return "syntax"
         if isinstance(err, QueryTimeoutError):
             return "timeout"
-        msg = err.message.lower()
-        if "syntax error" in msg or "incomplete input" in msg:
+        if isinstance(err, DatabaseSyntaxError):
             return "syntax"
-        if self.issues or "no such column" in msg or "no such table" in msg or "ambiguous column" in msg:
+        if self.issues or isinstance(err, SchemaLinkError):
             return "schema_linking"
         return "execution"
 

@@ -91,7 +91,7 @@ def test_repeated_action_is_pointed_out(singer_db: Path) -> None:
 
 def test_failing_last_query_is_the_answers_error(singer_db: Path) -> None:
     answer, _ = run(singer_db, ['Action: ExecuteSQL("SELECT nope FROM singer")', "Action: Done"])
-    assert not answer.ok and answer.error is not None and answer.error.code == "execution"
+    assert not answer.ok and answer.error is not None and answer.error.code == "unknown_column"
     assert answer.sql == "SELECT nope FROM singer"
 
 

@@ -86,7 +86,7 @@ def test_connection_is_read_only_even_past_the_classifier(singer_db: Path) -> No
     before = file_digest(singer_db)
     db = Database.open(singer_db)
     with pytest.raises(ExecutionError, match="readonly|read-only|attempt to write"):
-        db._run("DELETE FROM singer", timeout_s=5, max_rows=10)
+        db.trusted_read("DELETE FROM singer", timeout_s=5, max_rows=10)
     db.close()
     assert file_digest(singer_db) == before
     assert sqlite3.connect(singer_db).execute("SELECT count(*) FROM singer").fetchone()[0] == 6

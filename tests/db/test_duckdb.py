@@ -127,7 +127,7 @@ def test_file_access_extensions_and_writes_are_refused_and_the_file_is_unchanged
     # Past the classifier, the handle itself is read-only and has no access outside its file (what still runs
     # there only reads or sets this session: glob of paths, an environment variable, profiling, a checkpoint).
     try:
-        db._run(sql, timeout_s=5, max_rows=10)
+        db.trusted_read(sql, timeout_s=5, max_rows=10)
     except (ExecutionError, QueryTimeoutError):
         pass
     else:

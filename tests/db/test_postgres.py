@@ -189,7 +189,7 @@ def test_past_the_classifier_writes_fail_inside_the_read_only_transaction(pg_ser
                                                                           sql: str) -> None:
     before = _counts(pg_server)
     with pytest.raises(ExecutionError, match="read-only transaction|multiple commands|transaction block"):
-        db._run(sql, timeout_s=5, max_rows=10)
+        db.trusted_read(sql, timeout_s=5, max_rows=10)
     assert _counts(pg_server) == before
     assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
 
@@ -202,7 +202,7 @@ def test_statement_timeout_stops_a_runaway_query(pg_url: str) -> None:
     assert time.perf_counter() - start < 2.0
     start = time.perf_counter()
     with pytest.raises(QueryTimeoutError):
-        db._run("SELECT pg_sleep(30)", timeout_s=1, max_rows=1)  # past the classifier, which refuses pg_sleep
+        db.trusted_read("SELECT pg_sleep(30)", timeout_s=1, max_rows=1)  # past the classifier, which refuses pg_sleep
     assert time.perf_counter() - start < 2.0
     assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
     db.close()

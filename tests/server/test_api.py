@@ -222,7 +222,7 @@ def test_a_failed_answer_is_still_a_200_with_the_error(make):
                                       "preset": "zero-shot"})
     assert r.status_code == 200
     a = r.json()
-    assert a["error"]["code"] in ("schema", "execution") and a["rows"] == [] and a["chart"]["kind"] == "none"
+    assert a["error"]["code"] in ("schema", "unknown_column") and a["rows"] == [] and a["chart"]["kind"] == "none"
     conv = client.get(f"/api/conversations/{a['conversation_id']}").json()
     assert conv["turns"][0]["ok"] is False and conv["turns"][0]["error_code"] == a["error"]["code"]
 
@@ -491,7 +491,7 @@ def test_refused_statements_are_400_and_change_nothing(make, tmp_path):
 def test_execution_errors_are_400(make):
     client, _, _ = make()
     assert_error(client.post("/api/sql", json={"database": "shop", "sql": "SELECT nope FROM customers"}), 400,
-                 "execution")
+                 "unknown_column")
 
 
 def test_slow_queries_time_out_with_504(make, tmp_path):

@@ -72,3 +72,26 @@ def test_never_makes_a_self_join_condition(schema) -> None:
     fixed = repair_schema_links("SELECT T1.Name FROM singer AS T1 JOIN concert AS T2 ON T1.Singer_ID = T2.Singer_ID",
                                 schema)
     assert "T1.Singer_ID = T1.Singer_ID" not in fixed.sql
+
+
+@pytest.mark.parametrize("bug", [AttributeError, TypeError, KeyError])
+def test_a_bug_in_the_rules_is_raised_not_read_as_no_repair(schema, monkeypatch, bug) -> None:
+    # "no single reading" is what sqlglot's scope analysis or a schema lookup reports; a programming error in
+    # the rules must surface in tests instead of quietly switching the repair off.
+    import sqlweave.sql.repair as repair
+
+    def broken(*_args: object) -> None:
+        raise bug("a bug")
+
+    monkeypatch.setattr(repair, "_fix_columns", broken)
+    with pytest.raises(bug):
+        repair_schema_links("SELECT T2.Name FROM singer AS T1 JOIN concert AS T2", schema)
+
+
+def test_rules_do_not_fail_on_broken_names(schema) -> None:
+    # Names misspelt, qualifiers dropped or swapped, tables renamed: each gives a repair or none, never an error.
+    for sql in ["SELECT T2.Name FROM singer AS T1 JOIN concert AS T2 ON T1.Singer_ID = T2.Singer_ID",
+                "SELECT Nam FROM singers WHERE Ag > 3", "SELECT T9.x FROM singer AS T1",
+                "SELECT count(*) FROM (SELECT Name FROM singr) AS sub GROUP BY sub.Nme",
+                "WITH c AS (SELECT Name FROM singer) SELECT c.Age FROM c JOIN concert ON c.id = concert.x"]:
+        assert repair_schema_links(sql, schema).sql

@@ -1,0 +1,121 @@
+"""Turn a driver's error into sqlweave's typed execution errors, per dialect.
+
+Each database says "no such column" its own way: SQLite in its message, PostgreSQL with a SQLSTATE code,
+DuckDB with an exception class and a message. This module is the one place that reads them; everything
+above the database layer reads the type (:class:`~sqlweave.errors.UnknownColumnError`,
+:class:`~sqlweave.errors.UnknownTableError`, :class:`~sqlweave.errors.AmbiguousColumnError`,
+:class:`~sqlweave.errors.UnknownFunctionError`, :class:`~sqlweave.errors.DatabaseSyntaxError`, or the plain
+:class:`~sqlweave.errors.ExecutionError` for the rest) and the ``name`` it carries.
+
+>>> import sqlite3
+>>> try:
+...     sqlite3.connect(":memory:").execute("SELECT nope")
+... except sqlite3.Error as raw:
+...     err = diagnose("sqlite", raw, sql="SELECT nope")
+>>> type(err).__name__, err.name
+('UnknownColumnError', 'nope')
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from ..errors import (
+    AmbiguousColumnError,
+    DatabaseSyntaxError,
+    ExecutionError,
+    NamedObjectError,
+    UnknownColumnError,
+    UnknownFunctionError,
+    UnknownTableError,
+)
+
+_Rule = tuple[type[ExecutionError], "re.Pattern[str]"]
+
+#: SQLite puts everything in the message.
+_SQLITE: tuple[_Rule, ...] = (
+    (UnknownColumnError, re.compile(r"^no such column: (?P<name>.+)$")),
+    (UnknownTableError, re.compile(r"^no such table: (?P<name>.+)$")),
+    (AmbiguousColumnError, re.compile(r"^ambiguous column name: (?P<name>.+)$")),
+    (UnknownFunctionError, re.compile(r"^no such function: (?P<name>.+)$")),
+    (DatabaseSyntaxError, re.compile(r"syntax error|^incomplete input$")),
+)
+
+#: DuckDB: the exception class says Binder/Catalog/Parser, the message says which.
+_DUCKDB: tuple[_Rule, ...] = (
+    (UnknownColumnError, re.compile(r'^Binder Error: Referenced column "(?P<name>[^"]+)" not found')),
+    (UnknownColumnError, re.compile(r'^Binder Error: Table "[^"]+" does not have a column named "(?P<name>[^"]+)"')),
+    (UnknownColumnError, re.compile(r'^Binder Error: Values list "[^"]+" does not have a column named '
+                                    r'"(?P<name>[^"]+)"')),
+    (UnknownTableError, re.compile(r"^Catalog Error: (?:Table|View|Table Function) with name (?P<name>\S+) does "
+                                   r"not exist")),
+    (UnknownTableError, re.compile(r'^Binder Error: Referenced table "(?P<name>[^"]+)" not found')),
+    (AmbiguousColumnError, re.compile(r'^Binder Error: Ambiguous reference to column name "(?P<name>[^"]+)"')),
+    (UnknownFunctionError, re.compile(r"^Catalog Error: (?:Scalar |Aggregate )?Function with name (?P<name>\S+) "
+                                      r"does not exist")),
+    (UnknownFunctionError, re.compile(r"^Binder Error: No function matches the given name and argument types "
+                                      r"'(?P<name>[^(']+)")),
+    (DatabaseSyntaxError, re.compile(r"^Parser Error: ")),
+)
+
+#: PostgreSQL: the SQLSTATE code says what, the message's first quoted (or dotted) name says which.
+_POSTGRES_CODES: dict[str, type[ExecutionError]] = {
+    "42703": UnknownColumnError,  # undefined_column
+    "42P01": UnknownTableError,  # undefined_table
+    "42702": AmbiguousColumnError,  # ambiguous_column
+    "42883": UnknownFunctionError,  # undefined_function
+    "42601": DatabaseSyntaxError,  # syntax_error
+}
+_POSTGRES_NAME = re.compile(r'^(?:column reference|column|relation|function) (?:"(?P<quoted>[^"]+)"|(?P<bare>[^\s(]+))')
+
+
+def diagnose(backend: str, raw: BaseException, *, sql: str, message: str | None = None) -> ExecutionError:
+    """The typed :class:`~sqlweave.errors.ExecutionError` for ``raw``, the driver's exception for ``sql`` on a
+    ``backend`` database (SQLAlchemy's backend name: ``sqlite``, ``postgresql``, ``duckdb``, ...).
+
+    ``message`` is the text the error shows (default: the first line of ``raw``)."""
+    text = message if message is not None else first_line(raw)
+    reader = _READERS.get(backend)
+    if reader is not None:
+        found = reader(raw, text)
+        if found is not None:
+            cls, name = found
+            if issubclass(cls, NamedObjectError):
+                return cls(text, name=name, sql=sql)
+            return cls(text, sql=sql)
+    return ExecutionError(text, sql=sql)
+
+
+def _by_message(rules: tuple[_Rule, ...]) -> Callable[[BaseException, str], tuple[type[ExecutionError], str | None]
+                                                                                 | None]:
+    def read(_raw: BaseException, text: str) -> tuple[type[ExecutionError], str | None] | None:
+        for cls, pattern in rules:
+            m = pattern.search(text)
+            if m:
+                return cls, m.groupdict().get("name")
+        return None
+
+    return read
+
+
+def _postgres(raw: BaseException, text: str) -> tuple[type[ExecutionError], str | None] | None:
+    code = getattr(raw, "sqlstate", None) or getattr(raw, "pgcode", None)  # psycopg 3, psycopg2
+    cls = _POSTGRES_CODES.get(code or "")
+    if cls is None:
+        return None
+    m = _POSTGRES_NAME.search(text)
+    return cls, (m.group("quoted") or m.group("bare")) if m else None
+
+
+_READERS: dict[str, Callable[[BaseException, str], tuple[type[ExecutionError], str | None] | None]] = {
+    "sqlite": _by_message(_SQLITE),
+    "duckdb": _by_message(_DUCKDB),
+    "postgresql": _postgres,
+}
+
+
+def first_line(err: object) -> str:
+    """The first line of an error's text (drivers append context lines, carets and hints)."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
