@@ -9,7 +9,7 @@ import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -21,9 +21,13 @@ from rich.text import Text
 from . import __version__, display
 from .db.connection import Database
 from .errors import SqlweaveError
+from .eval.datasets import DATASETS, load_dataset
 from .llm.base import LLM
 from .pipeline import Answer
 from .text import visible
+
+if TYPE_CHECKING:
+    from .engine import Engine
 
 app = typer.Typer(
     name="sqlweave",
@@ -61,22 +65,41 @@ def _errors() -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | None, quiet: bool) -> LLM:
+def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | None, quiet: bool,
+               load: bool = True) -> LLM:
+    """The model backend every command uses; the embedded model is assembled and loaded now (with progress) unless
+    ``load`` is false (a server loads it in the background once it is listening)."""
     from .llm.registry import get_llm
 
     opts: dict[str, Any] = {}
     if spec.startswith("openai"):
-        if base_url:
-            opts["base_url"] = base_url
-        if api_key:
-            opts["api_key"] = api_key
+        opts.update({k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v})
     llm = get_llm(spec, cache=cache, **opts)
     inner = getattr(llm, "inner", llm)
     from .llm.local import LocalLLM
 
-    if isinstance(inner, LocalLLM):
+    if load and isinstance(inner, LocalLLM):
         _prepare_local(inner, quiet=quiet)
     return llm
+
+
+def _engine(db: str, *, model: str, pipeline: str, english_only: bool = False, examples: Path | None = None,
+            timeout: float = 10.0, max_rows: int = 1000, descriptions: Path | None = None,
+            knowledge: Path | None = None, policy: Path | None = None, params: list[str] | None = None,
+            no_cache: bool = False, base_url: str | None = None, api_key: str | None = None,
+            quiet: bool = False) -> "Engine":
+    """The one way the CLI builds an engine: the preset first (a typo fails at once), then the database with its
+    side files (a malformed file, a missing database or an unbound row-filter parameter fails before the model
+    loads), then the model."""
+    from .engine import Engine
+
+    pipe = _pipeline(pipeline, english_only=english_only, examples=examples)
+    database = _open_database(db, timeout=timeout, max_rows=max_rows, descriptions=descriptions,
+                              knowledge=knowledge, policy=policy, params=params)
+    database.schema()
+    database.check_bound()
+    llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=quiet)
+    return Engine(database, llm, pipe)
 
 
 def _prepare_local(llm: Any, *, quiet: bool) -> None:
@@ -152,10 +175,10 @@ def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = 
     return pipe
 
 
-def _ask(db: Database, llm: LLM, question: str, pipe, *, as_json: bool, trace: bool, as_csv: bool = False,
-         raw_csv: bool = False, evidence: str | None = None) -> None:
-    db.check_bound()
-    answer = pipe.run(question, db, llm, evidence=evidence)
+def _answer(engine: "Engine", question: str, *, as_json: bool, trace: bool, as_csv: bool = False,
+            raw_csv: bool = False, evidence: str | None = None) -> None:
+    """Answer one question, show the answer, and raise its error (after showing what there is)."""
+    answer = engine.run(question, evidence=evidence)
     _show_answer(answer, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv)
     answer.raise_for_error()
 
@@ -227,15 +250,11 @@ def ask(
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
-        pipe = _pipeline(pipeline, english_only=english_only, examples=examples)
-        database = _open_database(db, timeout=timeout, max_rows=max_rows, descriptions=descriptions,
-                                  knowledge=knowledge, policy=policy, params=param)
-        database.schema()
-        database.check_bound()  # an unbound row-filter parameter fails before the model loads
-        llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key,
+        engine = _engine(db, model=model, pipeline=pipeline, english_only=english_only, examples=examples,
+                         timeout=timeout, max_rows=max_rows, descriptions=descriptions, knowledge=knowledge,
+                         policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
                          quiet=as_json or as_csv or raw_csv)
-        _ask(database, llm, question, pipe, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv,
-             evidence=evidence)
+        _answer(engine, question, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv, evidence=evidence)
 
 
 @app.command()
@@ -304,9 +323,8 @@ def demo(
         if not as_json:
             console.print(display.label("Demo database: ", path, style="bold"))
             console.print(display.label("Question: ", q, style="bold"))
-        database = Database.open(path)
-        llm = _build_llm(model, cache=True, base_url=None, api_key=None, quiet=as_json)
-        _ask(database, llm, q, _pipeline("default"), as_json=as_json, trace=trace)
+        engine = _engine(str(path), model=model, pipeline="default", quiet=as_json)
+        _answer(engine, q, as_json=as_json, trace=trace)
 
 
 @app.command()
@@ -332,16 +350,11 @@ def chat(
     ends. Conversations are saved: --resume ID continues one.
     """
     from .conversation import ConversationStore
-    from .engine import Engine
 
     with _errors():
-        pipe = _pipeline(pipeline)
-        database = _open_database(db, timeout=timeout, max_rows=max_rows, knowledge=knowledge, policy=policy,
-                                  params=param)
-        database.schema()
-        database.check_bound()
-        llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=False)
-        engine = Engine(database, llm, pipe)
+        engine = _engine(db, model=model, pipeline=pipeline, timeout=timeout, max_rows=max_rows, knowledge=knowledge,
+                         policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key)
+        database = engine.db
         conversations = ConversationStore(store)
         conv = engine.conversation(id=resume, store=conversations)
         _chat_history(load=True)
@@ -486,12 +499,9 @@ def mcp_command(
             raise ConfigurationError(f"the MCP HTTP transport has no authentication and will not bind to {host!r}",
                                      hint="Keep --host 127.0.0.1 and put an authenticating proxy in front of it.")
         catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy)
-        from .llm.registry import get_llm
-
-        opts: dict[str, Any] = {}
-        if model.startswith("openai"):
-            opts.update({k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v})
-        llm = get_llm(model, cache=not no_cache, **opts)  # loads in the background once serving starts
+        _pipeline(pipeline)  # an unknown preset fails before serving starts
+        # the embedded model loads in the background once serving starts (stdio must stay silent)
+        llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=True, load=False)
         mcp_door.run(catalog, llm, "http" if transport == "http" else transport,  # type: ignore[arg-type]
                      host=host, port=port, pipeline_name=pipeline, max_rows=max_rows)
 
@@ -517,21 +527,15 @@ eval_app = typer.Typer(help="Evaluate pipelines on benchmarks (Spider, BIRD) wit
                        invoke_without_command=True, no_args_is_help=False)
 app.add_typer(eval_app, name="eval")
 
-DATASETS = {"spider-dev": ("spider", "dev"), "spider-train": ("spider", "train"), "bird-dev": ("bird", "dev")}
-
-
-def _load_dataset(name: str, data_dir: Path):
-    from .errors import ConfigurationError
-    from .eval.datasets import load_bird, load_spider
-
-    if name not in DATASETS:
-        raise ConfigurationError(f"unknown dataset {name!r}", hint=f"Use one of: {', '.join(DATASETS)}.")
-    kind, split = DATASETS[name]
-    return load_spider(data_dir, split) if kind == "spider" else load_bird(data_dir, split)
+DatasetOption = typer.Option("spider-dev", "--dataset", help=f"One of: {', '.join(DATASETS)}.")
+DataDirOption = typer.Option(None, "--data-dir", help="Folder of the dataset (default: the dataset's folder "
+                             "in ../shared/data).")
 
 
 def _summary_table(title: str, summary) -> RichTable:
     """EX by hardness, with costs and the other metrics in the caption."""
+    from .eval.report import summary_caption
+
     t = RichTable(title=Text(visible(title)), header_style="bold", min_width=90)
     t.add_column("hardness")
     t.add_column("n", justify="right")
@@ -539,24 +543,15 @@ def _summary_table(title: str, summary) -> RichTable:
     for lv, (n, ex) in summary.by_level.items():
         t.add_row(lv, str(n), f"{ex:.1f}")
     t.add_row(Text("all", style="bold"), str(summary.n), Text(f"{summary.ex:.1f}", style="bold"))
-    extra = ""
-    if summary.exact_match is not None:
-        extra += f", exact match {summary.exact_match:.1f}%"
-    if summary.test_suite is not None:
-        extra += f", test-suite {summary.test_suite:.1f}% ({summary.ts_n})"
-    t.caption = (f"EX with DISTINCT kept {summary.ex_keep_distinct:.1f}%{extra}, executable {summary.executable:.1f}%; "
-                 f"per question: median {summary.median_cost_seconds:.2f} s of model and database time (cached answers "
-                 f"at what they first cost; {summary.median_seconds:.2f} s this run), "
-                 f"{summary.median_prompt_tokens:.0f} prompt + "
-                 f"{summary.median_completion_tokens:.0f} output tokens, {summary.mean_model_calls:.2f} model calls")
+    t.caption = summary_caption(summary)
     return t
 
 
 @eval_app.callback()
 def eval_run(
     ctx: typer.Context,
-    dataset: str = typer.Option("spider-dev", "--dataset", help=f"One of: {', '.join(DATASETS)}."),
-    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir", help="Folder of the dataset."),
+    dataset: str = DatasetOption,
+    data_dir: Optional[Path] = DataDirOption,
     pipeline: str = typer.Option("zero-shot", "--pipeline", "-p", help="Pipeline preset."),
     model: str = ModelOption,
     limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N questions (after --sample)."),
@@ -575,7 +570,7 @@ def eval_run(
     from .presets import build_pipeline
 
     with _errors():
-        ds = _load_dataset(dataset, data_dir)
+        ds = load_dataset(dataset, data_dir)
         for p in ds.problems:
             _say(f"Note: {p}", style="yellow", err=True)
         questions = list(ds.examples)
@@ -609,47 +604,38 @@ def eval_run(
 @eval_app.command("compare")
 def eval_compare(run_a: Path, run_b: Path, show: int = typer.Option(10, "--show", help="Flipped questions to list.")) -> None:
     """Per-hardness deltas between two runs, and the questions that flipped either way."""
-    from .eval.runner import load_results, summarize
+    from .eval.compare import compare_runs
+    from .eval.runner import load_results
 
     with _errors():
-        a, b = load_results(run_a), load_results(run_b)
-        common = {r.id for r in a} & {r.id for r in b}
-        a = [r for r in a if r.id in common]
-        b = [r for r in b if r.id in common]
-        sa, sb = summarize(a), summarize(b)
-        t = RichTable(title=Text(visible(f"{run_a.name} -> {run_b.name} ({len(common)} common questions)")),
+        c = compare_runs(load_results(run_a), load_results(run_b))
+        t = RichTable(title=Text(visible(f"{run_a.name} -> {run_b.name} ({c.common} common questions)")),
                       header_style="bold")
-        for c in ("hardness", "n", "EX A", "EX B", "delta"):
-            t.add_column(c, justify="right")
-        for lv in sa.by_level:
-            n, ea = sa.by_level[lv]
-            eb = sb.by_level.get(lv, (0, 0.0))[1]
-            t.add_row(lv, str(n), f"{ea:.1f}", f"{eb:.1f}", f"{eb - ea:+.1f}")
-        t.add_row("all", str(sa.n), f"{sa.ex:.1f}", f"{sb.ex:.1f}", f"{sb.ex - sa.ex:+.1f}")
+        for col in ("hardness", "n", "EX A", "EX B", "delta"):
+            t.add_column(col, justify="right")
+        for level, n, ex_a, ex_b in c.rows():
+            t.add_row(level, str(n), f"{ex_a:.1f}", f"{ex_b:.1f}", f"{ex_b - ex_a:+.1f}")
         console.print(t)
-        by_b = {r.id: r for r in b}
-        gained = [r for r in a if not r.match and by_b[r.id].match]
-        lost = [r for r in a if r.match and not by_b[r.id].match]
-        console.print(f"wrong -> right: {len(gained)}   right -> wrong: {len(lost)}")
-        for label, rows in (("wrong -> right", gained), ("right -> wrong", lost)):
-            for r in rows[:show]:
-                _say(f"{label} {r.id} [{r.hardness}] {r.question}")
-                _say(f"    A: {r.prediction}\n    B: {by_b[r.id].prediction}")
+        console.print(f"wrong -> right: {len(c.gained)}   right -> wrong: {len(c.lost)}")
+        for label, pairs in (("wrong -> right", c.gained), ("right -> wrong", c.lost)):
+            for ra, rb in pairs[:show]:
+                _say(f"{label} {ra.id} [{ra.hardness}] {ra.question}")
+                _say(f"    A: {ra.prediction}\n    B: {rb.prediction}")
 
 
 @eval_app.command("sample")
 def eval_sample(
     n: int = typer.Option(200, "--n"),
     seed: int = typer.Option(0, "--seed"),
-    dataset: str = typer.Option("spider-dev", "--dataset"),
-    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir"),
+    dataset: str = DatasetOption,
+    data_dir: Optional[Path] = DataDirOption,
     out: Path = typer.Option(..., "--out"),
 ) -> None:
     """Write a fixed, stratified (by hardness) sample of DATASET."""
     from .eval.sample import stratified_sample, write_sample
 
     with _errors():
-        ds = _load_dataset(dataset, data_dir)
+        ds = load_dataset(dataset, data_dir)
         chosen = stratified_sample(ds.examples, n, seed)
         write_sample(out, dataset, chosen, seed)
         _say(f"wrote {len(chosen)} question ids to {out}")
@@ -657,14 +643,14 @@ def eval_sample(
 
 @eval_app.command("check")
 def eval_check(
-    dataset: str = typer.Option("spider-dev", "--dataset"),
-    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir"),
+    dataset: str = DatasetOption,
+    data_dir: Optional[Path] = DataDirOption,
 ) -> None:
     """Report missing databases and gold queries that fail on their own database."""
     from .eval.runner import check_gold
 
     with _errors():
-        ds = _load_dataset(dataset, data_dir)
+        ds = load_dataset(dataset, data_dir)
         _say(f"{ds.name}: {ds.total} entries, {len(ds.examples)} with a database")
         for p in ds.problems:
             _say(p, style="yellow")
@@ -677,8 +663,8 @@ def eval_check(
 @eval_app.command("score")
 def eval_score(
     predictions: Path = typer.Option(..., "--predictions", help="One predicted query per line (Spider's format)."),
-    dataset: str = typer.Option("spider-dev", "--dataset"),
-    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir"),
+    dataset: str = DatasetOption,
+    data_dir: Optional[Path] = DataDirOption,
     suite_dir: Optional[Path] = typer.Option(None, "--suite-dir", help="Test-suite databases: <dir>/<db_id>/*.sqlite."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write per-question results (JSONL) here."),
 ) -> None:
@@ -690,7 +676,7 @@ def eval_score(
     from .eval.score import read_predictions, score_predictions
 
     with _errors():
-        ds = _load_dataset(dataset, data_dir)
+        ds = load_dataset(dataset, data_dir)
         start = time.perf_counter()
         results = score_predictions(ds, read_predictions(predictions), suite_dir)
         elapsed = time.perf_counter() - start
@@ -708,8 +694,8 @@ def eval_score(
 @eval_app.command("ablate")
 def eval_ablate(
     pipelines: str = typer.Option(..., "--pipelines", help="Comma-separated presets, e.g. zero-shot,zero-shot-compact."),
-    dataset: str = typer.Option("spider-dev", "--dataset"),
-    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir"),
+    dataset: str = DatasetOption,
+    data_dir: Optional[Path] = DataDirOption,
     model: str = ModelOption,
     sample: Optional[Path] = typer.Option(None, "--sample"),
     limit: Optional[int] = typer.Option(None, "--limit"),
@@ -726,7 +712,7 @@ def eval_ablate(
     from .presets import build_pipeline
 
     with _errors():
-        ds = _load_dataset(dataset, data_dir)
+        ds = load_dataset(dataset, data_dir)
         questions = read_sample(sample, ds.examples) if sample else list(ds.examples)
         questions = questions[:limit] if limit else questions
         names = [p.strip() for p in pipelines.split(",") if p.strip()]
@@ -774,7 +760,7 @@ def eval_report(
 @eval_app.command("stages")
 def eval_stages(
     run: Path = typer.Argument(..., help="A run folder (its traces record each stage's SQL)."),
-    data_dir: Path = typer.Option(Path("../shared/data/spider"), "--data-dir", help="Folder of the run's dataset."),
+    data_dir: Optional[Path] = DataDirOption,
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Per stage: how often it ran, was skipped, changed the SQL, and turned a right answer wrong or back."""
@@ -784,7 +770,7 @@ def eval_stages(
     from .eval.stage_effects import stage_effects
 
     with _errors():
-        effects = stage_effects(_load_dataset(read_run_meta(run)["dataset"], data_dir), run)
+        effects = stage_effects(load_dataset(read_run_meta(run)["dataset"], data_dir), run)
         if as_json:
             sys.stdout.write(json.dumps([{**asdict(e), "net": e.net} for e in effects]) + "\n")
             return

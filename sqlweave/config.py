@@ -1,22 +1,57 @@
-"""Where sqlweave keeps data that lasts: assembled model weights, the response cache, demo data.
+"""Where sqlweave keeps data that lasts, and the other settings read from the environment, in one frozen object.
 
-The directory is ``$SQLWEAVE_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/sqlweave``, else ``~/.cache/sqlweave``.
+:class:`Settings` is read once (``Settings.from_env()``) by whoever owns the work: an
+:class:`~sqlweave.engine.Engine`'s :class:`~sqlweave.resources.Resources`, the evaluation runner, a door. The cache
+directory is ``$SQLWEAVE_CACHE_DIR`` when set, else ``$XDG_CACHE_HOME/sqlweave``, else ``~/.cache/sqlweave``.
 
->>> import os; os.environ["SQLWEAVE_CACHE_DIR"] = "/tmp/sqlweave-doc"; str(cache_dir())
-'/tmp/sqlweave-doc'
->>> del os.environ["SQLWEAVE_CACHE_DIR"]
+>>> s = Settings.from_env({"SQLWEAVE_CACHE_DIR": "/tmp/sqlweave-doc"})
+>>> str(s.cache_dir), str(s.model_dir), s.examples
+('/tmp/sqlweave-doc', '/tmp/sqlweave-doc/models', None)
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything sqlweave reads from the environment.
+
+    Attributes:
+        cache_dir: data that lasts (weights, response cache, value indexes, conversations, user examples).
+        model_dir: assembled model weights (``$SQLWEAVE_MODEL_DIR``, else ``<cache_dir>/models``).
+        examples: the default example pool, a Spider-format train.json (``$SQLWEAVE_EXAMPLES``).
+        embed_model: a sentence-transformers model folder to use instead of the bundled MiniLM
+            (``$SQLWEAVE_EMBED_MODEL``).
+    """
+
+    cache_dir: Path
+    model_dir: Path
+    examples: Path | None = None
+    embed_model: Path | None = None
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
+        """The settings the environment gives (``environ`` defaults to ``os.environ``)."""
+        env = os.environ if environ is None else environ
+
+        def path(name: str) -> Path | None:
+            value = env.get(name)
+            return Path(value).expanduser() if value else None
+
+        cache = path("SQLWEAVE_CACHE_DIR")
+        if cache is None:
+            xdg = path("XDG_CACHE_HOME")
+            cache = (xdg if xdg is not None else Path.home() / ".cache") / "sqlweave"
+        return cls(cache_dir=cache, model_dir=path("SQLWEAVE_MODEL_DIR") or cache / "models",
+                   examples=path("SQLWEAVE_EXAMPLES"), embed_model=path("SQLWEAVE_EMBED_MODEL"))
 
 
 def cache_dir() -> Path:
-    """The cache directory (created on first use by whoever writes into it)."""
-    env = os.environ.get("SQLWEAVE_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "sqlweave"
+    """The cache directory the environment names now (created on first use by whoever writes into it). Code that
+    serves an engine reads ``resources.settings.cache_dir`` instead."""
+    return Settings.from_env().cache_dir

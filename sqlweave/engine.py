@@ -19,6 +19,7 @@ from .llm.base import LLM
 from .llm.registry import get_llm
 from .pipeline import Answer, Pipeline, PriorTurn, StageCallback
 from .presets import build_pipeline
+from .resources import Resources, shared_resources
 
 if TYPE_CHECKING:
     from .conversation import Conversation, ConversationStore
@@ -33,13 +34,17 @@ class Engine:
     ``knowledge`` is the database's domain knowledge (:class:`~sqlweave.knowledge.Knowledge`); without it,
     pipelines use what is attached to ``db`` or given as its YAML descriptions file. The database's access
     policy (``db.policy``, :mod:`sqlweave.policy`) holds for everything the engine does; its row filters'
-    parameters are bound per call (``params=``) or for good with :meth:`bind`.
+    parameters are bound per call (``params=``) or for good with :meth:`bind`. ``resources`` holds what the
+    pipeline loads once and reuses (example pools, value indexes, embedders; :mod:`sqlweave.resources`); engines
+    share the process's :func:`~sqlweave.resources.shared_resources` unless given their own.
     """
 
-    def __init__(self, db: Database, llm: LLM, pipeline: Pipeline, knowledge: "Knowledge | None" = None) -> None:
+    def __init__(self, db: Database, llm: LLM, pipeline: Pipeline, knowledge: "Knowledge | None" = None,
+                 resources: Resources | None = None) -> None:
         self.db = db
         self.llm = llm
         self.pipeline = pipeline
+        self.resources = resources if resources is not None else shared_resources()
         policy = getattr(db, "policy", None)
         self.knowledge = policy.filter_knowledge(knowledge) if policy is not None else knowledge
         if policy is not None:
@@ -61,7 +66,8 @@ class Engine:
         >>> engine.bind({"country": "Japan"}).ask("How many customers?").result.rows
         ((3,),)
         """
-        return Engine(self.db.bind(params), self.llm, self.pipeline, knowledge=self.knowledge)
+        return Engine(self.db.bind(params), self.llm, self.pipeline, knowledge=self.knowledge,
+                      resources=self.resources)
 
     def _bound(self, params: Mapping[str, Any] | None) -> Database:
         db = self.db if params is None else self.db.bind(params)
@@ -91,7 +97,7 @@ class Engine:
         """
         db = self._bound(params)
         return (pipeline or self.pipeline).run(question, db, self.llm, history=history, on_stage=on_stage,
-                                               evidence=evidence, knowledge=self.knowledge)
+                                               evidence=evidence, knowledge=self.knowledge, resources=self.resources)
 
     def conversation(self, id: str | None = None, store: "ConversationStore | None" = None) -> "Conversation":
         """A conversation with this database: follow-up questions see the earlier turns (see
@@ -111,7 +117,7 @@ class Engine:
 
     def add_example(self, question: str, sql: str) -> "PoolExample":
         """Teach the example pool one of your question/SQL pairs for this database: see :func:`add_example`."""
-        return add_example(self.db, question, sql)
+        return add_example(self.db, question, sql, resources=self.resources)
 
     def close(self) -> None:
         self.db.close()
@@ -123,12 +129,13 @@ class Engine:
         self.close()
 
 
-def add_example(db: Database, question: str, sql: str) -> "PoolExample":
+def add_example(db: Database, question: str, sql: str, *, resources: Resources | None = None) -> "PoolExample":
     """Teach the example pool one of your question/SQL pairs for this database (persisted on disk).
 
     The SQL must be a single read that names only tables and columns of this database and runs;
     otherwise the typed error says what is wrong and nothing is stored. Pipelines that select
-    examples (``rag``, ``rag-ast``, ...) see it from the next question on.
+    examples (``rag``, ``rag-ast``, ...) with the same ``resources`` (default: the shared ones) see it from the
+    next question on; others when they next load their pool.
 
     >>> from sqlweave.db.demo import demo_database_path
     >>> from sqlweave.errors import SchemaError
@@ -151,7 +158,8 @@ def add_example(db: Database, question: str, sql: str) -> "PoolExample":
                           hint="Use the names `sqlweave schema --db ...` shows.")
     db.execute(sql)
     names = list(schema.table_names) + [c.name for t in schema.tables for c in t.columns]
-    example: PoolExample = add_user_example(question, sql, db_id=schema.name, schema_names=names)
+    example: PoolExample = add_user_example(question, sql, db_id=schema.name, schema_names=names,
+                                            resources=resources)
     return example
 
 
@@ -206,6 +214,7 @@ def connect(
     descriptions: str | Path | None = None,
     knowledge: "str | Path | Knowledge | None" = None,
     policy: "AccessPolicy | Mapping[str, Any] | str | Path | None" = None,
+    resources: Resources | None = None,
     **llm_options: Any,
 ) -> Engine:
     """Open ``target`` (SQLite/DuckDB file or SQLAlchemy URL) read-only and return an :class:`Engine`.
@@ -220,9 +229,12 @@ def connect(
     :class:`~sqlweave.policy.AccessPolicy`, its YAML file, or its mapping) merged with the knowledge file's
     ``policy:`` section: hidden tables and columns never reach the model, the tools or a result, and row filters
     hold for every query (bind their parameters with ``engine.ask(..., params=...)`` or :meth:`Engine.bind`).
+    ``resources`` (:class:`~sqlweave.resources.Resources`) owns the loaded model, pools and indexes and the
+    settings they were read with; by default the process's shared ones.
     """
+    res = resources if resources is not None else shared_resources()
     db, known = open_database(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions,
                               knowledge=knowledge, policy=policy)
-    model = llm if isinstance(llm, LLM) else get_llm(llm, cache=cache, **llm_options)
+    model = llm if isinstance(llm, LLM) else get_llm(llm, cache=cache, resources=res, **llm_options)
     pipe = pipeline if isinstance(pipeline, Pipeline) else build_pipeline(pipeline)
-    return Engine(db, model, pipe, knowledge=known)
+    return Engine(db, model, pipe, knowledge=known, resources=res)

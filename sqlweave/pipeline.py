@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, r
 
 from .errors import PipelineError, SqlweaveError
 from .llm.base import LLM, Completion, GenerationOptions, Message, Usage
+from .resources import Resources, shared_resources
 
 if TYPE_CHECKING:
     from .db.connection import Database, QueryResult
@@ -124,6 +125,8 @@ class State:
     that helps answer this one question (BIRD's evidence: the user's, or a ``generate_evidence`` stage's);
     ``knowledge`` is the database's domain knowledge (:class:`~sqlweave.knowledge.Knowledge`: business
     terms, preferred joins, sample questions), of which generation prompts show what the question needs.
+    ``resources`` holds what stages load once and reuse (:mod:`sqlweave.resources`: example pools, value
+    indexes, embedders).
     """
 
     question: str
@@ -155,6 +158,7 @@ class State:
     history: tuple[PriorTurn, ...] = ()
     evidence: str | None = None
     knowledge: "Knowledge | None" = None
+    resources: Resources = field(default_factory=shared_resources)  # pools, value indexes, embedders, models
     trace: list[TraceEntry] = field(default_factory=list)
     _calls: list[ModelCall] = field(default_factory=list, repr=False)
     _notes: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -356,6 +360,7 @@ class Pipeline:
         on_stage: StageCallback | None = None,
         evidence: str | None = None,
         knowledge: "Knowledge | None" = None,
+        resources: Resources | None = None,
     ) -> Answer:
         """Run the stages on ``question`` and return the :class:`Answer`.
 
@@ -365,14 +370,16 @@ class Pipeline:
         ``on_stage`` receives each stage's :class:`TraceEntry` as soon as the stage is done. ``evidence`` is
         text that helps with this question (blank counts as none); ``knowledge`` is the database's domain
         knowledge, by default what was attached to ``db`` or given as its YAML descriptions file
-        (:func:`sqlweave.knowledge.knowledge_for`).
+        (:func:`sqlweave.knowledge.knowledge_for`). ``resources`` is what stages load once and reuse (default:
+        :func:`~sqlweave.resources.shared_resources`).
         """
         from .knowledge import knowledge_for
 
         full = schema if schema is not None else db.schema()
         state = State(question=question, db=db, llm=llm, schema=full, prompt_schema=full, history=tuple(history),
                       evidence=(evidence.strip() or None) if evidence else None,
-                      knowledge=knowledge if knowledge is not None else knowledge_for(db))
+                      knowledge=knowledge if knowledge is not None else knowledge_for(db),
+                      resources=resources if resources is not None else shared_resources())
         for stage in self.stages:
             if state.error is not None and not getattr(stage, "recovers", False):
                 continue

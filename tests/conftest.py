@@ -5,20 +5,36 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
+
+if TYPE_CHECKING:
+    from sqlweave.resources import Store
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
-@pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Model weights stay where they are (large, verified once); every other cached thing is per test.
-    from sqlweave.llm.weights import model_dir
+#: Models in memory, shared by every test's resources: each model loads once per test session.
+_MODELS: "Store | None" = None
 
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    # Model weights stay where they are (large, verified once); every other cached thing is per test, and so are
+    # the shared resources (pools, value indexes, embedders), whose settings are read once.
+    from sqlweave.llm.weights import model_dir
+    from sqlweave.resources import Resources, Store, set_shared_resources
+
+    global _MODELS
     monkeypatch.setenv("SQLWEAVE_MODEL_DIR", str(model_dir()))
     monkeypatch.setenv("SQLWEAVE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    if _MODELS is None:
+        _MODELS = Store()
+    previous = set_shared_resources(Resources(models=_MODELS))
+    yield
+    set_shared_resources(previous)
 
 
 @pytest.fixture

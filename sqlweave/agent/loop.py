@@ -85,7 +85,7 @@ class AgentLoop:
         if self.mode == "json" and not state.llm.supports_json_schema:
             raise PipelineError(f"the model backend {state.llm.model_id!r} cannot constrain output to JSON",
                                 hint="Use the agent with mode='text' (the default) for this backend.")
-        kit: Toolkit = state.extras.setdefault("toolkit", Toolkit(state.db))
+        kit: Toolkit = state.extras.setdefault("toolkit", Toolkit(state.db, resources=state.resources))
         system, user = render("agent", dialect=dialect_name(state.db.dialect), question=state.question,
                               schema_block=self._schema_block(state))
         if self.mode == "json":

@@ -25,6 +25,7 @@ from ..errors import ConfigurationError, SchemaError, SchemaLinkError, SqlweaveE
 if TYPE_CHECKING:
     from ..db.connection import Database, QueryResult
     from ..db.schema import Column, Schema, Table
+    from ..resources import Resources
     from ..retrieval.dense import DenseIndex, Embedder
     from ..retrieval.values import ValueHit, ValueIndex
 
@@ -152,11 +153,13 @@ def join_graph(schema: "Schema") -> Any:
 
 @dataclass
 class Toolkit:
-    """The four tools over one database; indexes are built lazily and kept for the toolkit's life."""
+    """The four tools over one database; indexes are built lazily and kept for the toolkit's life. The embedder
+    and the value index come from ``resources`` (default: :func:`~sqlweave.resources.shared_resources`)."""
 
     db: "Database"
     embedder: "Embedder | None" = None
     max_rows: int = MAX_OBSERVATION_ROWS
+    resources: "Resources | None" = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _columns: "DenseIndex | None" = field(default=None, repr=False)
     _column_keys: list[tuple[str, str]] = field(default_factory=list, repr=False)
@@ -183,7 +186,7 @@ class Toolkit:
                     for c in t.columns:
                         keys.append((t.name, c.name))
                         texts.append(column_sentence(t, c))
-                self._columns = DenseIndex(texts, self.embedder or get_embedder())
+                self._columns = DenseIndex(texts, self.embedder or get_embedder(resources=self.resources))
                 self._column_keys = keys
         out = []
         for i, score in self._columns.search(semantic, k=k):
@@ -198,9 +201,9 @@ class Toolkit:
     def value_index(self) -> "ValueIndex":
         with self._lock:
             if self._values is None:
-                from ..retrieval.values import ValueIndex
+                from ..stages.select_values import value_index
 
-                self._values = ValueIndex.build(self.db)
+                self._values = value_index(self.db, self.resources)
             return self._values
 
     def search_value(self, value: str, table: str | None = None, column: str | None = None,

@@ -100,3 +100,35 @@ def load_bird(root: str | Path, split: str = "dev") -> Dataset:
                                 gold_sql=item["SQL"], evidence=item.get("evidence", ""),
                                 difficulty=item.get("difficulty")),
     )
+
+
+#: The datasets sqlweave evaluates on by name: (format, split, folder when none is given).
+DATASETS: dict[str, tuple[str, str, str]] = {
+    "spider-dev": ("spider", "dev", "../shared/data/spider"),
+    "spider-train": ("spider", "train", "../shared/data/spider"),
+    "bird-dev": ("bird", "dev", "../shared/data/bird"),
+}
+
+
+def default_data_dir(name: str) -> Path:
+    """The folder dataset ``name`` is read from when none is given."""
+    return Path(_spec(name)[2])
+
+
+def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
+    """Dataset ``name`` (one of :data:`DATASETS`) from ``data_dir`` (default: :func:`default_data_dir`).
+
+    >>> load_dataset("spider-test")
+    Traceback (most recent call last):
+    ...
+    sqlweave.errors.ConfigurationError: unknown dataset 'spider-test' (Use one of: spider-dev, spider-train, bird-dev.)
+    """
+    kind, split, folder = _spec(name)
+    root = Path(data_dir) if data_dir is not None else Path(folder)
+    return load_spider(root, split) if kind == "spider" else load_bird(root, split)
+
+
+def _spec(name: str) -> tuple[str, str, str]:
+    if name not in DATASETS:
+        raise ConfigurationError(f"unknown dataset {name!r}", hint=f"Use one of: {', '.join(DATASETS)}.")
+    return DATASETS[name]

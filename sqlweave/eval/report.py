@@ -42,6 +42,20 @@ def provenance(rule: str | None = None) -> str:
     return "\n".join(f"- {m}: {src}" for m, src in keep) + "\n"
 
 
+def summary_caption(summary: Summary) -> str:
+    """One paragraph under a run's EX table: the other metrics and what a question cost."""
+    extra = ""
+    if summary.exact_match is not None:
+        extra += f", exact match {summary.exact_match:.1f}%"
+    if summary.test_suite is not None:
+        extra += f", test-suite {summary.test_suite:.1f}% ({summary.ts_n})"
+    return (f"EX with DISTINCT kept {summary.ex_keep_distinct:.1f}%{extra}, executable {summary.executable:.1f}%; "
+            f"per question: median {summary.median_cost_seconds:.2f} s of model and database time (cached answers "
+            f"at what they first cost; {summary.median_seconds:.2f} s this run), "
+            f"{summary.median_prompt_tokens:.0f} prompt + "
+            f"{summary.median_completion_tokens:.0f} output tokens, {summary.mean_model_calls:.2f} model calls")
+
+
 def _levels(summaries: Sequence[Summary]) -> list[str]:
     seen = [lv for lv in LEVELS if any(lv in s.by_level for s in summaries)]
     return seen + sorted({lv for s in summaries for lv in s.by_level} - set(seen))

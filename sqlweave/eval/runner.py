@@ -18,7 +18,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from ..db.connection import Database
 from ..errors import ConfigurationError, SqlweaveError
@@ -29,6 +29,10 @@ from .exact_match import exact_match, kmap_for, official_prediction, sqlite_sche
 from .hardness import LEVELS, hardness
 from .metrics import (bird_result_eq, order_matters, postprocess, replace_cur_year, spider_result_eq,
                       strip_distinct, undecodable)
+
+if TYPE_CHECKING:
+    from ..pipeline import Answer
+    from ..resources import Resources
 
 EVAL_TIMEOUT_S = 30.0
 EVAL_MAX_ROWS = 10_000_000
@@ -136,7 +140,7 @@ def suite_paths(suite_dir: Path | None, db_id: str) -> list[Path]:
     return sorted((Path(suite_dir) / db_id).glob("*.sqlite"))
 
 
-def test_suite_match(paths: list[Path], gold_sql: str, pred_sql: str) -> bool:
+def suite_match(paths: list[Path], gold_sql: str, pred_sql: str) -> bool:
     """Correct only if the prediction matches gold on every database of the suite."""
     for path in paths:
         with Database.open(path, timeout_s=EVAL_TIMEOUT_S) as db:
@@ -154,6 +158,12 @@ class Scores:
     error: str | None
     exact: bool
     ts_match: bool | None
+    executable: bool = False  # the prediction ran on the question's database when it was scored
+
+    @classmethod
+    def none(cls, error: str | None = None, ts_match: bool | None = None) -> "Scores":
+        """The scores of a question with no prediction."""
+        return cls(False, False, error, False, ts_match, False)
 
 
 def spider_exact(db: Database, gold_sql: str, pred_sql: str) -> bool:
@@ -178,14 +188,40 @@ def score_sql(db: Database, ex: Example, pred: str, gold_cache: GoldCache, rule:
     error = None
     try:
         match, error = execution_match(db, ex.gold_sql, pred, gold_cache, rule=rule)
+        executable = error is None
         same = strip_distinct(ex.gold_sql) == ex.gold_sql and strip_distinct(pred) == pred  # both modes run the same SQL
         match_kd = (execution_match(db, ex.gold_sql, pred, gold_cache, keep_distinct=True, rule=rule)[0]
                     if rule == "spider" and not same else match)
     except SqlweaveError as err:
         error = f"gold failed: {err.code}: {err.message}"
+        executable = _runs(db, pred)
     suite = suite_paths(suite_dir, ex.db_id)
     return Scores(match, match_kd, error, spider_exact(db, ex.gold_sql, pred),
-                  test_suite_match(suite, ex.gold_sql, pred) if suite else None)
+                  suite_match(suite, ex.gold_sql, pred) if suite else None, executable)
+
+
+def _runs(db: Database, sql: str) -> bool:
+    try:
+        db.execute(sql, timeout_s=EVAL_TIMEOUT_S, max_rows=1)
+    except SqlweaveError:
+        return False
+    return True
+
+
+def question_result(ex: Example, prediction: str | None, scores: Scores, *, error: str | None = None,
+                    answer: "Answer | None" = None) -> QuestionResult:
+    """The one record of a scored question, for pipeline runs (``answer`` gives the costs and the trace) and for
+    files of predictions alike: ``executable`` means the prediction ran when it was scored, in both."""
+    return QuestionResult(
+        id=ex.id, db_id=ex.db_id, question=ex.question, gold=ex.gold_sql, prediction=prediction,
+        hardness=example_hardness(ex), match=scores.match, match_keep_distinct=scores.match_keep_distinct,
+        executable=prediction is not None and scores.executable, error=error or scores.error,
+        prompt_tokens=answer.usage.prompt_tokens if answer else 0,
+        completion_tokens=answer.usage.completion_tokens if answer else 0,
+        model_calls=answer.model_calls if answer else 0, seconds=round(answer.seconds, 4) if answer else 0.0,
+        cost_seconds=round(answer.cost_seconds, 4) if answer else None,
+        trace_ref=f"traces.jsonl#{ex.id}" if answer else "", exact=scores.exact, ts_match=scores.ts_match,
+    )
 
 
 class DatabasePool:
@@ -300,8 +336,12 @@ def run_eval(
     concurrency: int = 1,
     on_result: Callable[[QuestionResult], None] | None = None,
     suite_dir: Path | None = None,
+    resources: "Resources | None" = None,
 ) -> list[QuestionResult]:
-    """Answer and score every example not already in ``out``; return all results in example order."""
+    """Answer and score every example not already in ``out``; return all results in example order.
+
+    ``resources`` holds what the pipeline loads once for the whole run (example pool, value indexes, embedders;
+    default: :func:`~sqlweave.resources.shared_resources`)."""
     todo_all = list(examples)
     store = ResultStore(out, {"dataset": dataset.name, "pipeline": pipeline.name, "model": llm.model_id,
                               "questions": len(todo_all), "created": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -315,22 +355,14 @@ def run_eval(
 
     def one(ex: Example) -> None:
         db = dbs.get(ex.db_id)
-        answer = pipeline.run(ex.question, db, llm, schema=db.schema(), evidence=ex.evidence or None)
+        answer = pipeline.run(ex.question, db, llm, schema=db.schema(), evidence=ex.evidence or None,
+                              resources=resources)
         error = None if answer.error is None else f"{answer.error.code}: {answer.error.message}"
         if answer.sql is not None:
             scores = score_sql(db, ex, answer.sql, gold_cache, rule, suite_dir)
-            error = error or scores.error
         else:
-            scores = Scores(False, False, None, False, False if suite_paths(suite_dir, ex.db_id) else None)
-        result = QuestionResult(
-            id=ex.id, db_id=ex.db_id, question=ex.question, gold=ex.gold_sql, prediction=answer.sql,
-            hardness=example_hardness(ex), match=scores.match, match_keep_distinct=scores.match_keep_distinct,
-            executable=answer.sql is not None and answer.result is not None, error=error,
-            prompt_tokens=answer.usage.prompt_tokens, completion_tokens=answer.usage.completion_tokens,
-            model_calls=answer.model_calls, seconds=round(answer.seconds, 4),
-            cost_seconds=round(answer.cost_seconds, 4), trace_ref=f"traces.jsonl#{ex.id}",
-            exact=scores.exact, ts_match=scores.ts_match,
-        )
+            scores = Scores.none(ts_match=False if suite_paths(suite_dir, ex.db_id) else None)
+        result = question_result(ex, answer.sql, scores, error=error, answer=answer)
         store.add(result, [e.as_dict() for e in answer.trace])
         if on_result:
             on_result(result)

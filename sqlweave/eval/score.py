@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import ConfigurationError
 from .datasets import Dataset
-from .runner import DatabasePool, GoldCache, QuestionResult, Scores, comparison_rule, example_hardness, score_sql
+from .runner import DatabasePool, GoldCache, QuestionResult, Scores, comparison_rule, question_result, score_sql
 
 
 def read_predictions(path: Path) -> list[str]:
@@ -41,12 +41,6 @@ def score_predictions(dataset: Dataset, predictions: list[str], suite_dir: Path 
             if pred:
                 scores = score_sql(dbs.get(ex.db_id), ex, pred, cache, rule, suite_dir)
             else:
-                scores = Scores(False, False, "no prediction", False, None)
-            out.append(QuestionResult(
-                id=ex.id, db_id=ex.db_id, question=ex.question, gold=ex.gold_sql, prediction=pred or None,
-                hardness=example_hardness(ex), match=scores.match, match_keep_distinct=scores.match_keep_distinct,
-                executable=bool(pred) and scores.error is None,
-                error=scores.error, prompt_tokens=0, completion_tokens=0, model_calls=0, seconds=0.0, trace_ref="",
-                exact=scores.exact, ts_match=scores.ts_match,
-            ))
+                scores = Scores.none("no prediction")
+            out.append(question_result(ex, pred or None, scores))
     return out

@@ -1,6 +1,7 @@
 """The embedded local model: a GGUF file run on the CPU by llama.cpp (``llama-cpp-python``).
 
-Loads are cached per process, so building several pipelines costs one load.
+A load is kept in the model store of the resources given (the process's shared ones by default,
+:mod:`sqlweave.resources`), so building several pipelines costs one load.
 Prompts that share a prefix (instructions, schema, examples) reuse llama.cpp's evaluated
 prefix, so keep the question last. Besides the prefix llama.cpp holds, the evaluated states
 of recent prompts are kept in memory (``state_cache_mb``), so alternating prompt kinds (a
@@ -13,27 +14,18 @@ resume from their own longest cached prefix instead of evaluating the schema aga
 
 from __future__ import annotations
 
-import atexit
 import os
 import threading
 import time
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError, ModelUnavailableError
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .weights import MODELS, Progress, ensure_weights
 from ..text import well_formed
 
-_LOADED: dict[tuple[str, int, int, int], Any] = {}
-_LOAD_LOCK = threading.Lock()
-
-
-@atexit.register
-def _close_models() -> None:
-    """Free models while llama.cpp is still loaded (freeing them during interpreter shutdown errors)."""
-    while _LOADED:
-        _, llama = _LOADED.popitem()
-        llama.close()
+if TYPE_CHECKING:
+    from ..resources import Resources
 
 
 def default_threads() -> int:
@@ -84,10 +76,14 @@ def _state_cached_llama_class() -> Any:
 
 
 def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None = None,
-               on_load: Callable[[str], None] | None = None, state_cache_mb: int = DEFAULT_STATE_CACHE_MB) -> Any:
-    """The ``llama_cpp.Llama`` for model ``key``, loaded once per process.
+               on_load: Callable[[str], None] | None = None, state_cache_mb: int = DEFAULT_STATE_CACHE_MB,
+               resources: "Resources | None" = None) -> Any:
+    """The ``llama_cpp.Llama`` for model ``key``, loaded once per ``resources`` model store (default: the
+    process's shared resources, :func:`~sqlweave.resources.shared_resources`).
 
     ``state_cache_mb`` > 0 keeps that much memory of evaluated prompt states for prefix reuse."""
+    from ..resources import shared_resources
+
     try:
         from llama_cpp import Llama, LlamaRAMCache
     except ImportError as err:
@@ -95,21 +91,22 @@ def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None =
             "the embedded model runtime (llama-cpp-python) is not installed",
             hint="Install it with: pip install 'sqlweave[local]'",
         ) from err
-    cache_key = (key, n_ctx, n_threads, state_cache_mb)
-    with _LOAD_LOCK:
-        if cache_key not in _LOADED:
-            path = ensure_weights(key, progress)
-            if on_load:
-                on_load(MODELS[key].name)
-            try:
-                cls = _state_cached_llama_class() if state_cache_mb > 0 else Llama
-                llama = cls(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False)
-                if state_cache_mb > 0:
-                    llama.set_cache(LlamaRAMCache(capacity_bytes=state_cache_mb << 20))
-                _LOADED[cache_key] = llama
-            except (ValueError, RuntimeError) as err:
-                raise ModelUnavailableError(f"llama.cpp could not load {path}: {err}") from err
-        return _LOADED[cache_key]
+    res = resources if resources is not None else shared_resources()
+
+    def build() -> Any:
+        path = ensure_weights(key, progress, directory=res.settings.model_dir)
+        if on_load:
+            on_load(MODELS[key].name)
+        try:
+            cls = _state_cached_llama_class() if state_cache_mb > 0 else Llama
+            llama = cls(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False)
+            if state_cache_mb > 0:
+                llama.set_cache(LlamaRAMCache(capacity_bytes=state_cache_mb << 20))
+            return llama
+        except (ValueError, RuntimeError) as err:
+            raise ModelUnavailableError(f"llama.cpp could not load {path}: {err}") from err
+
+    return res.get("llama", (key, n_ctx, n_threads, state_cache_mb, str(res.settings.model_dir)), build)
 
 
 class ContextLengthError(LLMError):
@@ -141,6 +138,7 @@ class LocalLLM(LLM):
         state_cache_mb: int = DEFAULT_STATE_CACHE_MB,
         progress: Progress | None = None,
         on_load: Callable[[str], None] | None = None,
+        resources: "Resources | None" = None,
     ) -> None:
         super().__init__()
         if model not in MODELS:
@@ -152,11 +150,13 @@ class LocalLLM(LLM):
         self.state_cache_mb = state_cache_mb
         self._progress = progress
         self._on_load = on_load
+        self.resources = resources
         self._lock = threading.Lock()
 
     @property
     def llama(self) -> Any:
-        return load_llama(self.key, self.n_ctx, self.n_threads, self._progress, self._on_load, self.state_cache_mb)
+        return load_llama(self.key, self.n_ctx, self.n_threads, self._progress, self._on_load, self.state_cache_mb,
+                          self.resources)
 
     def count_tokens(self, text: str) -> tuple[int, bool]:
         return len(self.llama.tokenize(well_formed(text).encode("utf-8"), add_bos=False, special=False)), True

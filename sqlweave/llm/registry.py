@@ -12,11 +12,14 @@ compatible server with ``base_url=``), ``fake`` (tests).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..config import cache_dir
+from ..config import Settings
 from ..errors import ConfigurationError
 from .base import LLM
+
+if TYPE_CHECKING:
+    from ..resources import Resources
 
 BackendFactory = Callable[..., LLM]
 BACKENDS: dict[str, BackendFactory] = {}
@@ -52,8 +55,11 @@ register_backend("openai", _openai)
 register_backend("fake", _fake)
 
 
-def get_llm(spec: str = "local", *, cache: bool | Path = False, **options: Any) -> LLM:
-    """Build the backend named by ``spec``; ``cache=True`` (or a path) adds the persistent response cache."""
+def get_llm(spec: str = "local", *, cache: bool | Path = False, resources: "Resources | None" = None,
+            **options: Any) -> LLM:
+    """Build the backend named by ``spec``; ``cache=True`` (or a path) adds the persistent response cache (in the
+    cache directory of ``resources``' settings). The embedded model loads into ``resources``' model store
+    (default: :func:`~sqlweave.resources.shared_resources`)."""
     name, _, arg = spec.partition(":")
     try:
         factory = BACKENDS[name]
@@ -61,10 +67,13 @@ def get_llm(spec: str = "local", *, cache: bool | Path = False, **options: Any) 
         raise ConfigurationError(
             f"unknown model backend {name!r}", hint=f"Use one of: {', '.join(sorted(BACKENDS))} (e.g. local:1.5b)."
         ) from None
+    if resources is not None and name == "local":
+        options = {**options, "resources": resources}
     llm = factory(arg or None, **options)
     if cache:
         from .cache import CachedLLM
 
-        path = cache if isinstance(cache, Path) else cache_dir() / "responses.sqlite"
+        root = resources.settings.cache_dir if resources is not None else Settings.from_env().cache_dir
+        path = cache if isinstance(cache, Path) else root / "responses.sqlite"
         llm = CachedLLM(llm, path)
     return llm

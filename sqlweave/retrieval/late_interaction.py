@@ -22,12 +22,15 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
-from ..config import cache_dir
+from ..config import Settings
 from .dense import Embedder, get_embedder, open_cache
+
+if TYPE_CHECKING:
+    from ..resources import Resources
 
 _STOP = frozenset("""a an the of and or in on at for to from by with as is are was were be been do does did what which who
 whom whose how many much when where why that this these those there their its it his her them they we you i me my
@@ -37,11 +40,13 @@ our your all each every any some list show give find return tell me please than 
 class TokenEmbedder:
     """Per-token unit vectors of texts (special tokens removed) from ``embedder``'s model."""
 
-    def __init__(self, embedder: Embedder | None = None, *, cache: bool = True) -> None:
+    def __init__(self, embedder: Embedder | None = None, *, cache: bool = True,
+                 settings: Settings | None = None) -> None:
         self.embedder = embedder or get_embedder()
         self._memory: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
-        self._cache_path = cache_dir() / "token_embeddings.sqlite" if cache else None
+        root = (settings if settings is not None else Settings.from_env()).cache_dir
+        self._cache_path = root / "token_embeddings.sqlite" if cache else None
         self._db: sqlite3.Connection | None = None
 
     @property
@@ -127,14 +132,11 @@ class TokenEmbedder:
         return float((query @ doc.T).max(axis=1).mean())
 
 
-_TOKEN_EMBEDDERS: dict[str, TokenEmbedder] = {}
-_TE_LOCK = threading.Lock()
+def get_token_embedder(embedder: Embedder | None = None, resources: "Resources | None" = None) -> TokenEmbedder:
+    """The :class:`TokenEmbedder` for ``embedder`` (the bundled MiniLM by default) that ``resources`` holds
+    (default: :func:`~sqlweave.resources.shared_resources`), made on first use."""
+    from ..resources import shared_resources
 
-
-def get_token_embedder(embedder: Embedder | None = None) -> TokenEmbedder:
-    """The process-wide :class:`TokenEmbedder` for ``embedder`` (the bundled MiniLM by default)."""
-    emb = embedder or get_embedder()
-    with _TE_LOCK:
-        if emb.model_id not in _TOKEN_EMBEDDERS:
-            _TOKEN_EMBEDDERS[emb.model_id] = TokenEmbedder(emb)
-        return _TOKEN_EMBEDDERS[emb.model_id]
+    res = resources if resources is not None else shared_resources()
+    emb = embedder or get_embedder(resources=res)
+    return res.get("token_embedder", emb.model_id, lambda: TokenEmbedder(emb, settings=res.settings))

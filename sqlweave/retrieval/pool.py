@@ -31,7 +31,7 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from ..config import cache_dir
+from ..config import Settings
 from ..errors import ConfigurationError, SqlweaveError
 from ..files import append_jsonl
 from ..sql.normalize import normalize_ast, normalized_sql, quoted_values_to_strings
@@ -40,6 +40,7 @@ from .lexical import BM25Index
 from .question_skeleton import question_skeleton
 
 if TYPE_CHECKING:
+    from ..resources import Resources
     from .dense import DenseIndex, Embedder
 
 #: Bumped whenever a derived field changes, so cached lines of an older version are derived again.
@@ -120,8 +121,11 @@ class ExamplePool:
 
     @classmethod
     def from_spider(cls, train_file: str | Path, *, tables_file: str | Path | None = None,
-                    progress: Callable[[int, int], None] | None = None, include_user: bool = True) -> "ExamplePool":
-        """Load ``train.json`` (db_id, question, query) and derive skeletons, reusing cached ones."""
+                    progress: Callable[[int, int], None] | None = None, include_user: bool = True,
+                    settings: Settings | None = None) -> "ExamplePool":
+        """Load ``train.json`` (db_id, question, query) and derive skeletons, reusing cached ones (in the cache
+        directory of ``settings``, read from the environment when not given)."""
+        settings = settings if settings is not None else Settings.from_env()
         train_file = Path(train_file)
         try:
             data = json.loads(train_file.read_text(encoding="utf-8"))
@@ -133,7 +137,7 @@ class ExamplePool:
         if tables_file.exists():
             for db in json.loads(tables_file.read_text(encoding="utf-8")):
                 names[db["db_id"]] = list(db["table_names_original"]) + [c for _, c in db["column_names_original"] if c != "*"]
-        cache = cache_dir() / "pool" / "derived.jsonl"
+        cache = settings.cache_dir / "pool" / "derived.jsonl"
         known: dict[str, PoolExample] = {}
         if cache.exists():
             for line in cache.read_text(encoding="utf-8").splitlines():
@@ -157,10 +161,10 @@ class ExamplePool:
                 progress(i + 1, len(data))
         if fresh:
             append_jsonl(cache, ({"key": k, **asdict(ex)} for k, ex in fresh))
-        pool = cls(examples, user_file=user_pool_file())
+        pool = cls(examples, user_file=user_pool_file(settings))
         pool.names = names
         if include_user:
-            pool.examples.extend(user_examples())
+            pool.examples.extend(user_examples(settings))
         return pool
 
     def add(self, question: str, sql: str, db_id: str = "user", schema_names: Iterable[str] = (),
@@ -279,18 +283,14 @@ class ExamplePool:
         return len(self.examples)
 
 
-_POOLS: dict[str, ExamplePool] = {}
-_POOLS_LOCK = threading.Lock()
-
-
-def user_pool_file() -> Path:
+def user_pool_file(settings: Settings | None = None) -> Path:
     """Where the user's own examples are kept (one JSON line each): ``<cache_dir>/pool/user.jsonl``."""
-    return cache_dir() / "pool" / "user.jsonl"
+    return (settings if settings is not None else Settings.from_env()).cache_dir / "pool" / "user.jsonl"
 
 
-def user_examples() -> list[PoolExample]:
+def user_examples(settings: Settings | None = None) -> list[PoolExample]:
     """The user's own examples, oldest first (lines that cannot be read are skipped)."""
-    path = user_pool_file()
+    path = user_pool_file(settings)
     out: list[PoolExample] = []
     if not path.exists():
         return out
@@ -305,8 +305,11 @@ def user_examples() -> list[PoolExample]:
     return out
 
 
-def add_user_example(question: str, sql: str, *, db_id: str = "user", schema_names: Iterable[str] = ()) -> PoolExample:
-    """Persist one of the user's question/SQL pairs; every pool loaded in this process gets it at once.
+def add_user_example(question: str, sql: str, *, db_id: str = "user", schema_names: Iterable[str] = (),
+                     resources: "Resources | None" = None) -> PoolExample:
+    """Persist one of the user's question/SQL pairs in the user pool file of ``resources``' settings; the pools
+    ``resources`` has loaded get it at once (default: :func:`~sqlweave.resources.shared_resources`), other
+    resources' pools when they next load.
 
     >>> ex = add_user_example("How many singers?", "SELECT count(*) FROM singer", db_id="concert_singer",
     ...                       schema_names=["singer"])   # doctest: +SKIP
@@ -316,23 +319,28 @@ def add_user_example(question: str, sql: str, *, db_id: str = "user", schema_nam
     if not question.strip() or not sql.strip():
         raise ConfigurationError("an example needs a question and its SQL", hint="Give both, e.g. "
                                  "add_user_example('How many singers?', 'SELECT count(*) FROM singer').")
+    from ..resources import shared_resources
+
+    res = resources if resources is not None else shared_resources()
     names = list(schema_names)
     ex = derive(question, sql, db_id, names, source="user")
-    append_jsonl(user_pool_file(), [asdict(ex)])
-    with _POOLS_LOCK:
-        for pool in _POOLS.values():
-            pool.insert(ex)
+    append_jsonl(user_pool_file(res.settings), [asdict(ex)])
+    for pool in res.items("pool"):
+        pool.insert(ex)
     return ex
 
 
-def load_pool(train_file: str | Path) -> ExamplePool:
-    """The pool for ``train_file``, loaded once per process."""
-    key = str(Path(train_file).resolve())
-    with _POOLS_LOCK:
-        if key not in _POOLS:
-            pool = ExamplePool.from_spider(train_file)
-            from .simplified import load_simplified
+def load_pool(train_file: str | Path, resources: "Resources | None" = None) -> ExamplePool:
+    """The pool for ``train_file`` that ``resources`` holds (default: :func:`~sqlweave.resources.shared_resources`),
+    loaded on first use with the user's examples and the recorded simplifications of its settings."""
+    from ..resources import shared_resources
+    from .simplified import load_simplified, simplified_file
 
-            pool.attach_simplified(load_simplified())
-            _POOLS[key] = pool
-        return _POOLS[key]
+    res = resources if resources is not None else shared_resources()
+
+    def build() -> ExamplePool:
+        pool = ExamplePool.from_spider(train_file, settings=res.settings)
+        pool.attach_simplified(load_simplified(simplified_file(res.settings)))
+        return pool
+
+    return res.get("pool", str(Path(train_file).resolve()), build)

@@ -25,11 +25,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..config import cache_dir
+from ..config import Settings
 
-def simplified_file() -> Path:
+
+def simplified_file(settings: Settings | None = None) -> Path:
     """Where pool simplifications are kept: ``<cache_dir>/pool/simplified.jsonl`` (one JSON line each)."""
-    return cache_dir() / "pool" / "simplified.jsonl"
+    return (settings if settings is not None else Settings.from_env()).cache_dir / "pool" / "simplified.jsonl"
 
 
 def _rows(path: Path) -> dict[str, dict]:

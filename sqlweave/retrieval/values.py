@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
-from ..config import cache_dir
+from ..config import Settings
 from ..errors import SchemaError, SqlweaveError
 
 if TYPE_CHECKING:
@@ -96,10 +96,12 @@ class ValueIndex:
 
     @classmethod
     def build(cls, db: "Database", *, max_per_column: int = 5000, persist: bool = True,
-              progress: Callable[[int, int], None] | None = None) -> "ValueIndex":
-        """Read the distinct text values of every text column of ``db`` (reusing unchanged tables from disk)."""
+              progress: Callable[[int, int], None] | None = None, settings: Settings | None = None) -> "ValueIndex":
+        """Read the distinct text values of every text column of ``db`` (reusing unchanged tables from disk, in
+        the cache directory of ``settings``, read from the environment when not given)."""
         schema = db.schema()
-        folder = cache_dir() / "values" / _db_key(db) if persist else None
+        root = (settings if settings is not None else Settings.from_env()).cache_dir
+        folder = root / "values" / _db_key(db) if persist else None
         entries: list[tuple[str, str, str]] = []
         tables = schema.tables
         for i, table in enumerate(tables):

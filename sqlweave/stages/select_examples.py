@@ -15,11 +15,11 @@ from other databases get their table and column names copied into the answer).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from ..config import Settings
 from ..errors import ConfigurationError, SqlweaveError
 from ..pipeline import State
 from ..retrieval.pool import ExamplePool, PoolExample, load_pool
@@ -31,14 +31,16 @@ from ..sql.skeleton import sql_skeleton
 METHODS = ("bm25", "question_skeleton", "sql_skeleton", "ast_rerank", "dense_skeleton")
 
 
-def default_pool_path() -> Path:
-    env = os.environ.get("SQLWEAVE_EXAMPLES")
-    if not env:
+def default_pool_path(settings: Settings | None = None) -> Path:
+    """The example pool the settings name (``$SQLWEAVE_EXAMPLES``), or a :class:`ConfigurationError` that says how
+    to give one."""
+    path = (settings if settings is not None else Settings.from_env()).examples
+    if path is None:
         raise ConfigurationError(
             "no example pool given",
             hint="Pass --examples PATH/TO/train.json (Spider format), or set SQLWEAVE_EXAMPLES.",
         )
-    return Path(env)
+    return path
 
 
 ORGANISATIONS = ("pairs", "skeleton", "masked")
@@ -121,7 +123,7 @@ class SelectExamples:
                                          hint=f"Pass a whole number >= {least} for {option}.")
 
     def __call__(self, state: State) -> None:
-        pool = load_pool(self.pool or default_pool_path())
+        pool = load_pool(self.pool or default_pool_path(state.resources.settings), state.resources)
         same_db = state.schema.name.lower()
         exclude = (lambda e: e.db_id.lower() == same_db)  # never show the answer's own database's pairs
         if self.method == "question_skeleton":

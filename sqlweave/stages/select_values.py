@@ -30,8 +30,6 @@ from __future__ import annotations
 
 import difflib
 import re
-import threading
-from collections import OrderedDict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable
@@ -42,6 +40,7 @@ from ..pipeline import State, check_options
 if TYPE_CHECKING:
     from ..db.connection import Database
     from ..db.schema import Schema
+    from ..resources import Resources
     from ..retrieval.values import ValueIndex
 
 #: Words that never start or end a value span: English function words and the words questions use
@@ -284,32 +283,25 @@ def values_text(matches: Iterable[ValueMatch]) -> str:
     return "\n".join(f"- {t}.{c}: {', '.join(vs)}" for (t, c), vs in by_col.items())
 
 
-_INDEXES: "OrderedDict[tuple[str, float, int, object], ValueIndex]" = OrderedDict()  # (target, mtime, size, policy)
-_LOCK = threading.Lock()
-_MAX_INDEXES = 8
+#: Value indexes kept in memory per resources (the values themselves are persisted on disk).
+MAX_INDEXES = 8
 
 
-def value_index(db: "Database") -> "ValueIndex":
-    """The database's :class:`~sqlweave.retrieval.values.ValueIndex`, kept in memory for the last few databases
-    (the values themselves are persisted on disk by ``ValueIndex.build``)."""
+def value_index(db: "Database", resources: "Resources | None" = None) -> "ValueIndex":
+    """The database's :class:`~sqlweave.retrieval.values.ValueIndex` that ``resources`` holds (default:
+    :func:`~sqlweave.resources.shared_resources`), for the last :data:`MAX_INDEXES` databases (the values
+    themselves are persisted on disk by ``ValueIndex.build``)."""
+    from ..resources import shared_resources
     from ..retrieval.values import ValueIndex
 
+    res = resources if resources is not None else shared_resources()
     target = db.target
     stamp: tuple[float, int] = (0.0, 0)
     if "://" not in target and Path(target).exists():
         st = Path(target).stat()
         stamp = (st.st_mtime, st.st_size)
     key = (target, *stamp, getattr(db, "policy", None))  # an access policy's index holds only what it shows
-    with _LOCK:
-        if key in _INDEXES:
-            _INDEXES.move_to_end(key)
-            return _INDEXES[key]
-    idx = ValueIndex.build(db)
-    with _LOCK:
-        _INDEXES[key] = idx
-        while len(_INDEXES) > _MAX_INDEXES:
-            _INDEXES.popitem(last=False)
-    return idx
+    return res.get("value_index", key, lambda: ValueIndex.build(db, settings=res.settings), keep=MAX_INDEXES)
 
 
 @dataclass(frozen=True)
@@ -352,7 +344,7 @@ class SelectValues:
         state.values = []
         state.values_text = ""
         try:
-            index = value_index(state.db)
+            index = value_index(state.db, state.resources)
         except SqlweaveError as err:
             state.note(values=[], skipped=f"{err.code}: {err.message}")
             return

@@ -1,0 +1,137 @@
+"""What is expensive to build and worth sharing: loaded models, embedders, example pools, value indexes.
+
+A :class:`Resources` owns them for whoever holds it: an :class:`~sqlweave.engine.Engine`, the evaluation
+runner, a server's catalog of engines. Each thing is built once, on first use, by the module that knows how
+(``retrieval.pool.load_pool``, ``stages.select_values.value_index``, ``retrieval.dense.get_embedder``, the
+local model backend), and kept under a kind and a key. Sharing is explicit: engines made by
+:func:`sqlweave.connect` use :func:`shared_resources` unless given their own; two engines with their own
+resources see their own pools (a user example taught to one does not reach the other's loaded pool).
+
+Model weights in memory (``models``) can be shared between resources with different settings, which is what
+a test suite does to load each model once.
+
+>>> res = Resources(Settings.from_env({"SQLWEAVE_CACHE_DIR": "/tmp/sqlweave-doc"}))
+>>> res.get("squares", 4, lambda: 16), res.get("squares", 4, lambda: 0)
+(16, 16)
+>>> str(res.settings.cache_dir)
+'/tmp/sqlweave-doc'
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from typing import Any, Callable, Hashable, TypeVar
+
+from .config import Settings
+
+T = TypeVar("T")
+
+#: Kinds kept in the model store (weights in memory, independent of the settings' folders).
+MODEL_KINDS = frozenset({"llama", "sentence_transformer"})
+
+
+class Store:
+    """A thread-safe map (kind, key) -> built object, each built once; ``keep`` bounds a kind (least recently
+    used first out). Objects with a ``close()`` method are closed when the store closes (and at exit)."""
+
+    def __init__(self) -> None:
+        self._items: "OrderedDict[tuple[str, Hashable], Any]" = OrderedDict()
+        self._lock = threading.RLock()
+        self._building: dict[tuple[str, Hashable], threading.Lock] = {}
+        weakref.finalize(self, _close_all, self._items)  # at exit too: llama.cpp must free models while loaded
+
+    def get(self, kind: str, key: Hashable, build: Callable[[], T], keep: int | None = None) -> T:
+        slot = (kind, key)
+        with self._lock:
+            if slot in self._items:
+                self._items.move_to_end(slot)
+                return self._items[slot]
+            gate = self._building.setdefault(slot, threading.Lock())
+        with gate:  # one build per slot; other slots build in parallel
+            with self._lock:
+                if slot in self._items:
+                    return self._items[slot]
+            made = build()
+            with self._lock:
+                self._items[slot] = made
+                self._building.pop(slot, None)
+                if keep is not None:  # dropped, not closed: a caller may still be using it
+                    mine = [s for s in self._items if s[0] == kind]
+                    for old in mine[: max(0, len(mine) - keep)]:
+                        del self._items[old]
+            return made
+
+    def items(self, kind: str) -> list[Any]:
+        with self._lock:
+            return [v for (k, _), v in self._items.items() if k == kind]
+
+    def close(self) -> None:
+        _close_all(self._items)
+
+
+class Resources:
+    """The settings and the built things one engine (or several, sharing it) uses.
+
+    ``models`` is the store of weights in memory; pass another resources' ``models`` to share them.
+    """
+
+    def __init__(self, settings: Settings | None = None, *, models: Store | None = None) -> None:
+        self.settings = settings if settings is not None else Settings.from_env()
+        self.models = models if models is not None else Store()
+        self.data = Store()
+
+    def get(self, kind: str, key: Hashable, build: Callable[[], T], keep: int | None = None) -> T:
+        """The ``kind`` object for ``key``, built with ``build()`` the first time."""
+        store = self.models if kind in MODEL_KINDS else self.data
+        return store.get(kind, key, build, keep)
+
+    def items(self, kind: str) -> list[Any]:
+        """Every ``kind`` object built so far (e.g. the loaded example pools)."""
+        return (self.models if kind in MODEL_KINDS else self.data).items(kind)
+
+    def close(self) -> None:
+        """Free what this holds (its own data; the models too, unless shared)."""
+        self.data.close()
+        if self.models is not getattr(_SHARED, "models", None):
+            self.models.close()
+
+    def __repr__(self) -> str:
+        return f"Resources(cache_dir={str(self.settings.cache_dir)!r})"
+
+
+_SHARED: Resources | None = None
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_resources() -> Resources:
+    """The process's default resources, made (and its settings read) on first use: what engines, pipelines and
+    backends use when none is given."""
+    global _SHARED
+    with _SHARED_LOCK:
+        if _SHARED is None:
+            _SHARED = Resources()
+        return _SHARED
+
+
+def set_shared_resources(resources: Resources | None) -> Resources | None:
+    """Make ``resources`` the process default (``None``: made afresh on next use); returns the previous one."""
+    global _SHARED
+    with _SHARED_LOCK:
+        previous, _SHARED = _SHARED, resources
+        return previous
+
+
+def _close(obj: Any) -> None:
+    close = getattr(obj, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - freeing must not fail the caller
+            pass
+
+
+def _close_all(items: "OrderedDict[tuple[str, Hashable], Any]") -> None:
+    while items:
+        _close(items.popitem()[1])
