@@ -66,6 +66,7 @@ from pydantic import BaseModel, Field
 from ._version import __version__
 from .catalog import Catalog, UnknownDatabaseError
 from .db.connection import Database, QueryResult
+from .engine import Engine
 from .errors import ConfigurationError, MissingDependencyError, SqlweaveError
 from .llm.base import LLM
 from .pipeline import Pipeline
@@ -288,7 +289,7 @@ class SqlweaveTools:
         """
         db = self.database(database)
         with self.model_lock:
-            answer = self.pipeline.run(question, db, self.llm)
+            answer = Engine(db, self.llm, self.pipeline).run(question)
         if answer.error is not None or answer.result is None:
             err = answer.error or SqlweaveError("the pipeline produced no result")
             err.details.setdefault("sql", answer.sql)

@@ -13,8 +13,8 @@ A preset name can be extended with stages, joined by ``+`` (applied left to righ
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Callable
+from dataclasses import dataclass, field, replace
+from typing import Callable, Mapping
 
 from .agent.loop import AgentLoop
 from .errors import ConfigurationError
@@ -34,12 +34,12 @@ from .stages.select_examples import SelectExamples, default_pool_path
 from .stages.vote import SelfConsistency
 
 
-def zero_shot(style: str = "create_table", **_: object) -> Pipeline:
-    """Schema as CREATE TABLE statements with sample rows, then the question; one model call."""
-    return Pipeline(
-        "zero-shot" if style == "create_table" else f"zero-shot-{style.replace('_', '-')}",
-        (CheckQuestion(), RenderSchema(style=style), GenerateSQL(), ExtractSQL(), ExecuteSQL()),
-    )
+# --- base pipelines: the few that are not a preset plus stages ---------------------------------------------------
+
+
+def zero_shot(name: str = "zero-shot", *, style: str = "create_table", **_: object) -> Pipeline:
+    """Schema as CREATE TABLE statements (or another ``style``) with sample rows, then the question; one model call."""
+    return Pipeline(name, (CheckQuestion(), RenderSchema(style=style), GenerateSQL(), ExtractSQL(), ExecuteSQL()))
 
 
 def few_shot(name: str = "rag", *, examples: str | None = None, method: str = "bm25", k: int = 4,
@@ -56,17 +56,34 @@ def few_shot(name: str = "rag", *, examples: str | None = None, method: str = "b
     ))
 
 
-def pruned(name: str, *, examples: str | None = None, few_shot: bool = False, correct: bool = False,
-           **_: object) -> Pipeline:
-    """Approximated query -> hybrid schema pruning -> generation on the pruned schema, zero-shot or, with
-    ``few_shot``, with 4 BM25-chosen examples (-> error correction with full-schema fallback)."""
-    stages: tuple[Stage, ...] = (CheckQuestion(), ApproximateQuery(), PruneSchema(), RenderSchema())
+def pruned(name: str = "pruned", *, examples: str | None = None, few_shot: bool = False,
+           method: str = "hybrid", **_: object) -> Pipeline:
+    """Approximated query -> schema pruning (``method``) -> generation on the pruned schema, zero-shot or, with
+    ``few_shot``, with 4 BM25-chosen examples."""
+    stages: tuple[Stage, ...] = (CheckQuestion(), ApproximateQuery(), PruneSchema(method=method), RenderSchema())
     if few_shot:
         stages += (SelectExamples(pool=examples or str(default_pool_path())),)
     stages += (GenerateSQL(prompt="few_shot" if few_shot else "zero_shot"), ExtractSQL(), ExecuteSQL())
-    if correct:
-        stages += (ErrorCorrection(),)
     return Pipeline(name, stages)
+
+
+def agent(name: str = "agent", *, show_schema: bool = True, **_: object) -> Pipeline:
+    """Agent mode (paper 002): the model calls tools instead of answering one prompt."""
+    return Pipeline(name, (CheckQuestion(), AgentLoop(show_schema=show_schema)))
+
+
+def correct_all(name: str = "correct-all", **_: object) -> Pipeline:
+    """Every correction method, with the safety check: answers that run, return rows and on which the sampled
+    candidates agree (>= 60%) are left alone by the model-judged stages."""
+    return with_stages(zero_shot(), name, SelfConsistency(), SchemaRepair(), ErrorCorrection(),
+                       DecomposedCorrection(skip_if_confident=0.6), RevisionChain(skip_if_confident=0.6))
+
+
+def ensemble(name: str = "ensemble", *, examples: str | None = None, **_: object) -> Pipeline:
+    """The default's answer (repaired), a pruned-schema answer and a few-shot answer vote by execution result,
+    then correction of what still fails."""
+    variants = tuple(build_pipeline(v, examples=str(examples or default_pool_path())) for v in ENSEMBLE_VARIANTS)
+    return with_stages(zero_shot(), name, SchemaRepair(), PromptEnsemble(variants), ErrorCorrection(fix_empty=False))
 
 
 def with_stages(base: Pipeline, name: str, *extra: Stage) -> Pipeline:
@@ -74,18 +91,19 @@ def with_stages(base: Pipeline, name: str, *extra: Stage) -> Pipeline:
     return Pipeline(name, base.stages + tuple(extra))
 
 
-def default(**_: object) -> Pipeline:
-    """What ``connect``, ``ask`` and ``demo`` use: the best measured pipeline for its cost (see BENCHMARKS.md).
-
-    Zero-shot generation, then the rule-based name repair (no model call), then model correction for
-    answers that still fail to run (empty results are left alone: on Spider, re-prompting them changed no
-    answer for 0.26 extra calls per question).
-    """
-    return with_stages(zero_shot(), "default", SchemaRepair(), ErrorCorrection(fix_empty=False))
-
-
 def renamed(pipe: Pipeline, name: str) -> Pipeline:
     return replace(pipe, name=name)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A base pipeline: ``build(name, **fixed, **options)``."""
+
+    build: Callable[..., Pipeline]
+    fixed: Mapping[str, object] = field(default_factory=dict)
+
+    def __call__(self, name: str, **options: object) -> Pipeline:
+        return self.build(name, **{**options, **self.fixed})
 
 
 #: The preset used when none is named.
@@ -94,59 +112,51 @@ DEFAULT = "default"
 #: The pipelines whose answers vote with the default's in the ``ensemble`` preset.
 ENSEMBLE_VARIANTS = ("pruned+repair", "rag-simplify+repair")
 
-PRESETS: dict[str, Callable[..., Pipeline]] = {
-    "default": default,
-    "zero-shot": zero_shot,
-    "zero-shot-compact": lambda **o: zero_shot("compact"),
-    "rag": lambda **o: few_shot("rag", **o),
-    "rag-qskeleton": lambda **o: few_shot("rag-qskeleton", method="question_skeleton", **o),
-    "rag-skeleton-org": lambda **o: few_shot("rag-skeleton-org", organisation="skeleton", **o),
-    "rag-desem": lambda **o: few_shot("rag-desem", method="question_skeleton", organisation="masked", **o),
+#: Every preset: a base pipeline (a :class:`Recipe`), or another preset extended with stages (``"BASE+STAGE"``,
+#: see :data:`ADDONS`). ``default`` is what ``connect``, ``ask`` and ``demo`` use: the best measured pipeline
+#: for its cost (BENCHMARKS.md): zero-shot, the rule-based name repair (no model call), then model correction of
+#: answers that still fail to run (empty results are left alone: on Spider, re-prompting them changed no answer
+#: for 0.26 extra calls per question).
+PRESETS: dict[str, "Recipe | str"] = {
+    "default": "zero-shot+repair+correct-failed",
+    "zero-shot": Recipe(zero_shot),
+    "zero-shot-compact": Recipe(zero_shot, {"style": "compact"}),
+    "rag": Recipe(few_shot),
+    "rag-qskeleton": Recipe(few_shot, {"method": "question_skeleton"}),
+    "rag-skeleton-org": Recipe(few_shot, {"organisation": "skeleton"}),
+    "rag-desem": Recipe(few_shot, {"method": "question_skeleton", "organisation": "masked"}),
     # ASTReS: examples re-ranked by AST similarity to a zero-shot approximated query.
-    "rag-ast": lambda **o: few_shot("rag-ast", method="ast_rerank", approximate=True, **o),
+    "rag-ast": Recipe(few_shot, {"method": "ast_rerank", "approximate": True}),
     # RB-SQL: examples whose SQL skeleton is closest to the approximated query's.
-    "rag-sql-skeleton": lambda **o: few_shot("rag-sql-skeleton", method="sql_skeleton", approximate=True, **o),
-    # Guo et al.: dense retrieval over question skeletons.
-    "rag-dense-skeleton": lambda **o: few_shot("rag-dense-skeleton", method="dense_skeleton", **o),
-    "repair": lambda **o: with_stages(zero_shot(), "repair", SchemaRepair()),
+    "rag-sql-skeleton": Recipe(few_shot, {"method": "sql_skeleton", "approximate": True}),
+    # Guo et al.: dense retrieval over question skeletons; rag-simplify also simplifies the question by model.
+    "rag-dense-skeleton": Recipe(few_shot, {"method": "dense_skeleton"}),
+    "rag-simplify": "rag-dense-skeleton+simplify",
+    "repair": "zero-shot+repair",
     # ASTReS value selection: stored values that match the question, shown before it.
-    "values": lambda **o: renamed(zero_shot().insert_after("check_question", SelectValues()), "values"),
+    "values": "zero-shot+values",
     # Self-consistency before repair: 5 sampled candidates (names repaired by rule) vote on the result.
-    "default-vote": lambda **o: with_stages(zero_shot(), "default-vote", SelfConsistency(), SchemaRepair(),
-                                            ErrorCorrection(fix_empty=False)),
-    "default-values": lambda **o: renamed(default().insert_after("check_question", SelectValues()), "default-values"),
-    "correct": lambda **o: with_stages(zero_shot(), "correct", ErrorCorrection()),
-    "repair-correct": lambda **o: with_stages(zero_shot(), "repair-correct", SchemaRepair(), ErrorCorrection()),
-    "revise": lambda **o: with_stages(zero_shot(), "revise", RevisionChain()),
-    "vote": lambda **o: with_stages(zero_shot(), "vote", SelfConsistency()),
-    "vote-correct": lambda **o: with_stages(zero_shot(), "vote-correct", SelfConsistency(), ErrorCorrection()),
-    "dac": lambda **o: with_stages(zero_shot(), "dac", DecomposedCorrection()),
-    # Every correction method, with the safety check: answers that run, return rows and on which
-    # the sampled candidates agree (>= 60%) are left alone by the model-judged stages.
-    "correct-all": lambda **o: with_stages(
-        zero_shot(), "correct-all", SelfConsistency(), SchemaRepair(), ErrorCorrection(),
-        DecomposedCorrection(skip_if_confident=0.6), RevisionChain(skip_if_confident=0.6),
-    ),
-    "rag-correct": lambda **o: with_stages(few_shot("rag-correct", **o), "rag-correct", ErrorCorrection()),
-    "pruned": lambda **o: pruned("pruned", **o),
-    "pruned-rag": lambda **o: pruned("pruned-rag", few_shot=True, **o),
+    "default-vote": "zero-shot+vote+repair+correct-failed",
+    "default-values": "default+values",
+    "correct": "zero-shot+correct",
+    "repair-correct": "zero-shot+repair+correct",
+    "revise": "zero-shot+revise",
+    "vote": "zero-shot+vote",
+    "vote-correct": "zero-shot+vote+correct",
+    "dac": "zero-shot+dac",
+    "correct-all": Recipe(correct_all),
+    "rag-correct": "rag+correct",
+    "pruned": Recipe(pruned),
+    "pruned-rag": Recipe(pruned, {"few_shot": True}),
     # ASTReS: values the question names are found first and their columns survive the pruning.
-    "pruned-values": lambda **o: renamed(pruned("pruned-values", **o).insert_before("prune_schema", SelectValues()),
-                                         "pruned-values"),
-    "pruned-dense": lambda **o: renamed(pruned("pruned-dense", **o).replace_stage(
-        "prune_schema", PruneSchema(method="hybrid-dense")), "pruned-dense"),
-    # Guo et al.: the question simplified by the model, examples retrieved by both wordings' skeletons.
-    "rag-simplify": lambda **o: renamed(few_shot("rag-simplify", method="dense_skeleton", **o).insert_after(
-        "check_question", SimplifyQuestion()), "rag-simplify"),
-    # Agent mode (paper 002): tools instead of one prompt. "agent" also shows the compact schema (helps small
-    # models); "agent-tools-only" is the paper's setting, where the model sees only what the tools return.
-    "agent": lambda **o: Pipeline("agent", (CheckQuestion(), AgentLoop())),
-    "agent-tools-only": lambda **o: Pipeline("agent-tools-only", (CheckQuestion(), AgentLoop(show_schema=False))),
-    "pruned-correct": lambda **o: pruned("pruned-correct", correct=True, **o),
-    # The default's answer, a pruned-schema answer and a few-shot answer vote by execution result.
-    "ensemble": lambda **o: with_stages(zero_shot(), "ensemble", SchemaRepair(), PromptEnsemble(tuple(
-        build_pipeline(variant, examples=str(o.get("examples") or default_pool_path()))
-        for variant in ENSEMBLE_VARIANTS)), ErrorCorrection(fix_empty=False)),
+    "pruned-values": "pruned+values",
+    "pruned-dense": Recipe(pruned, {"method": "hybrid-dense"}),
+    "pruned-correct": "pruned+correct",
+    # Agent mode (paper 002). "agent" also shows the compact schema (helps small models); "agent-tools-only" is
+    # the paper's setting, where the model sees only what the tools return.
+    "agent": Recipe(agent),
+    "agent-tools-only": Recipe(agent, {"show_schema": False}),
+    "ensemble": Recipe(ensemble),
 }
 
 #: Options :func:`build_pipeline` accepts (a preset that does not use one ignores it).
@@ -168,18 +178,36 @@ def _add_evidence(pipe: Pipeline) -> Pipeline:
     return pipe.insert_before("generate", GenerateEvidence())
 
 
-#: Stages that ``+NAME`` adds to a preset (``"rag-ast+repair+correct"``). Correction stages go after
-#: what is already there; ``values`` and ``evidence`` go before generation.
-ADDONS: dict[str, Callable[[Pipeline], Pipeline]] = {
-    "repair": lambda p: with_stages(p, p.name, SchemaRepair()),
-    "correct": lambda p: with_stages(p, p.name, ErrorCorrection()),
-    "correct-failed": lambda p: with_stages(p, p.name, ErrorCorrection(fix_empty=False)),
-    "revise": lambda p: with_stages(p, p.name, RevisionChain()),
-    "dac": lambda p: with_stages(p, p.name, DecomposedCorrection()),
-    "vote": lambda p: with_stages(p, p.name, SelfConsistency()),
+def _add_simplify(pipe: Pipeline) -> Pipeline:
+    """The question simplified by the model (Guo et al.) right after it is checked."""
+    return pipe.insert_after("check_question", SimplifyQuestion())
+
+
+#: What ``+NAME`` adds to a preset (``"rag-ast+repair+correct"``): a stage appended after what is already there
+#: (correction stages), or a rule that places one (value selection, evidence and simplification go before
+#: generation).
+ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
+    "repair": SchemaRepair(),
+    "correct": ErrorCorrection(),
+    "correct-failed": ErrorCorrection(fix_empty=False),
+    "revise": RevisionChain(),
+    "dac": DecomposedCorrection(),
+    "vote": SelfConsistency(),
     "values": _add_values,
     "evidence": _add_evidence,
+    "simplify": _add_simplify,
 }
+
+
+def _extend(pipe: Pipeline, addon: str, spelled: str) -> Pipeline:
+    try:
+        rule = ADDONS[addon]
+    except KeyError:
+        raise ConfigurationError(f"unknown stage {addon!r} in pipeline {spelled!r}",
+                                 hint=f"Stages a preset can be extended with: {', '.join(ADDONS)}.") from None
+    if isinstance(rule, Stage):
+        return with_stages(pipe, pipe.name, rule)
+    return rule(pipe)
 
 
 def build_pipeline(name: str = DEFAULT, **options: object) -> Pipeline:
@@ -196,17 +224,17 @@ def build_pipeline(name: str = DEFAULT, **options: object) -> Pipeline:
         raise ConfigurationError(f"unknown pipeline option {unknown[0]!r}",
                                  hint=(f"Did you mean {close[0]!r}? " if close else "")
                                  + f"Pipelines take: {', '.join(OPTIONS)}.")
-    base, *addons = name.split("+")
+    return _build(name, name, options)
+
+
+def _build(spelled: str, name: str, options: dict[str, object]) -> Pipeline:
+    base, *addons = spelled.split("+")
     try:
-        factory = PRESETS[base]
+        recipe = PRESETS[base]
     except KeyError:
         raise ConfigurationError(f"unknown pipeline {base!r}", hint=f"Use one of: {', '.join(sorted(PRESETS))}, "
                                  f"optionally followed by +STAGE ({', '.join(ADDONS)}).") from None
-    pipe = factory(**options)
+    pipe = _build(recipe, base, options) if isinstance(recipe, str) else recipe(base, **options)
     for addon in addons:
-        try:
-            pipe = ADDONS[addon](pipe)
-        except KeyError:
-            raise ConfigurationError(f"unknown stage {addon!r} in pipeline {name!r}",
-                                     hint=f"Stages a preset can be extended with: {', '.join(ADDONS)}.") from None
-    return renamed(pipe, name) if addons else pipe
+        pipe = _extend(pipe, addon, spelled)
+    return renamed(pipe, name)

@@ -183,3 +183,18 @@ def test_compact_preset(singer_db: Path) -> None:
     a = sqlweave.connect(singer_db, llm=llm, pipeline="zero-shot-compact").ask("How many stadiums?")
     assert a.result.rows == ((9,),)
     assert "singer(" in llm.calls[0][0][-1].content and "CREATE TABLE" not in llm.calls[0][0][-1].content
+
+
+def test_presets_are_data_base_recipes_or_a_preset_with_stages() -> None:
+    from sqlweave.presets import ADDONS, PRESETS, Recipe
+
+    assert all(isinstance(v, (Recipe, str)) for v in PRESETS.values())
+    spelled = {n: v for n, v in PRESETS.items() if isinstance(v, str)}
+    assert len(spelled) >= 10 and "default" in spelled
+    for name, spelling in spelled.items():
+        base, *addons = spelling.split("+")
+        assert base in PRESETS and addons and all(a in ADDONS for a in addons), name
+        built = build_pipeline(name, examples="train.json")
+        same = build_pipeline(spelling, examples="train.json")
+        assert built.name == name and built.stages == same.stages, name
+    assert build_pipeline("default").stages == build_pipeline("zero-shot+repair+correct-failed").stages
