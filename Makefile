@@ -7,10 +7,13 @@ install:
 demo: install
 	.venv/bin/sqlweave demo
 
-# The type checker first (zero errors on the package), then every test.
+# The type checker first (zero errors on the package), then every test; then the suite again in an environment with
+# only the core installed (.venv-core), where what needs an extra is skipped with the extra named.
 test: install
 	.venv/bin/python -m mypy sqlweave
 	.venv/bin/python -m pytest
+	bash scripts/core-env.sh
+	.venv-core/bin/python -m pytest -q -p no:cacheprovider
 
 # Unit tests only (no embedded model): seconds.
 unit: install

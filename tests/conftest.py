@@ -37,6 +37,19 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     set_shared_resources(previous)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "extra(name): needs the optional extra NAME (skipped, named, without it)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    from .extras import need_extra
+
+    for mark in item.iter_markers("extra"):
+        need_extra(mark.args[0])
+    if item.get_closest_marker("model") is not None:  # the embedded model
+        need_extra("local")
+
+
 @pytest.fixture
 def singer_db(tmp_path: Path) -> Path:
     """A writable copy of Spider's concert_singer database."""

@@ -391,6 +391,7 @@ def pg_store_url() -> Iterator[str]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@pytest.mark.extra("postgres")
 def test_postgres_store_shared_by_several_writers(pg_store_url: str) -> None:
     stores = [ConversationStore(pg_store_url) for _ in range(4)]  # as if four server processes
     rec = stores[0].create("shop")

@@ -21,7 +21,9 @@ from typing import Any, AsyncIterator
 import anyio
 import pytest
 
-pytest.importorskip("mcp", reason="the MCP SDK is the 'mcp' extra")
+from tests.extras import need_extra
+
+need_extra("mcp")
 
 from sqlweave.catalog import Catalog, DatabaseEntry
 from sqlweave.db.demo import demo_database_path

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from sqlweave.cli import app
@@ -26,6 +27,7 @@ def test_search_value_json(singer_db: Path) -> None:
     assert json.loads(out.stdout)[0]["value"] == "Netherlands"
 
 
+@pytest.mark.extra("embed")
 def test_search_column_json(singer_db: Path) -> None:
     out = runner.invoke(app, ["tool", "search-column", "capacity of a stadium", "--db", str(singer_db), "-k", "2", "--json"])
     assert out.exit_code == 0, out.output

@@ -101,6 +101,7 @@ def test_tool_misuse_becomes_an_observation(kit: Toolkit) -> None:
     assert "unknown tool 'Explode'" in kit.call("Explode", [], {})[0]
 
 
+@pytest.mark.extra("embed")
 def test_search_column_ranks_with_real_embeddings(kit: Toolkit) -> None:
     cols = kit.search_column("how old a singer is", k=3)
     assert (cols[0].table, cols[0].column) == ("singer", "Age")

@@ -19,6 +19,8 @@ from typing import Iterator
 
 import pytest
 
+from ..extras import need_extra
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "postgres.sh"
 SINGER = ROOT / "tests" / "fixtures" / "concert_singer.sqlite"
@@ -65,6 +67,7 @@ class PostgresServer:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PostgresServer]:
+    need_extra("postgres")  # the driver; the server itself is installed and started by scripts/postgres.sh
     folder = tempfile.mkdtemp(prefix="sqlweave-pg-")
     server = PostgresServer(folder)
     try:
@@ -92,7 +95,8 @@ def pg_url(pg_server: PostgresServer) -> str:
 @pytest.fixture(scope="session")
 def duck_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """concert_singer as a DuckDB file made by the loader, with comments."""
-    duckdb = pytest.importorskip("duckdb", reason="duckdb is part of the dev extra")
+    need_extra("duckdb")
+    import duckdb
     from sqlweave.db.load import load_database
 
     path = tmp_path_factory.mktemp("duck") / "concert_singer.duckdb"

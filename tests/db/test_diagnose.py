@@ -22,6 +22,7 @@ from sqlweave.errors import (
 from sqlweave.llm import FakeLLM
 from sqlweave.presets import build_pipeline
 
+from ..extras import need_engine, need_extra
 from .conftest import SINGER
 
 #: SQL that passes sqlweave's checks and that every engine rejects, the error type, and the reported name's end.
@@ -37,6 +38,7 @@ CASES = [
 
 @pytest.fixture(params=["sqlite", "duckdb", "postgres"])
 def db(request: pytest.FixtureRequest) -> Database:
+    need_engine(request.param)
     if request.param == "sqlite":
         return Database.open(SINGER)
     if request.param == "duckdb":
@@ -69,10 +71,13 @@ def test_syntax_errors_from_each_driver(sql: str, request: pytest.FixtureRequest
     with pytest.raises(sqlite3.Error) as raw:
         sqlite3.connect(":memory:").execute(sql)
     assert isinstance(diagnose("sqlite", raw.value, sql=sql), DatabaseSyntaxError)
-    duckdb = pytest.importorskip("duckdb", reason="duckdb is part of the duckdb extra")
+    need_extra("duckdb")
+    import duckdb
+
     with pytest.raises(duckdb.Error) as raw_duck:
         duckdb.connect().execute(sql)
     assert isinstance(diagnose("duckdb", raw_duck.value, sql=sql), DatabaseSyntaxError)
+    need_extra("postgres")
     import psycopg
 
     url = request.getfixturevalue("pg_url").replace("postgresql+psycopg://", "postgresql://")
@@ -89,6 +94,7 @@ def test_unknown_engine_or_message_is_a_plain_execution_error() -> None:
     assert type(err) is ExecutionError
 
 
+@pytest.mark.extra("postgres")
 def test_an_ambiguous_column_on_postgres_is_repaired_by_rule(pg_url: str) -> None:
     # The repair stage reads the type: PostgreSQL's "column reference is ambiguous" now reaches it.
     pipe = build_pipeline("repair")

@@ -21,7 +21,7 @@ from ..conftest import file_digest
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT
 from .suite import DIALECT_CASES, DUCKDB_ATTACKS, rows, run_as_model_wrote_it
 
-pytest.importorskip("duckdb", reason="duckdb is part of the dev extra")
+pytestmark = pytest.mark.extra("duckdb")
 
 
 @pytest.fixture(scope="module")

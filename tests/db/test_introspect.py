@@ -6,6 +6,7 @@ import pytest
 from sqlweave.db import Database, render_compact, render_create_table, render_schema
 from sqlweave.db.demo import build_demo_database, demo_database_path
 from sqlweave.errors import SchemaError
+from tests.extras import need_extra
 
 
 def test_sqlite_schema(singer_db: Path) -> None:
@@ -34,7 +35,8 @@ def test_unknown_table_and_column_hint(singer_db: Path) -> None:
 
 
 def test_duckdb_schema_through_the_same_code(tmp_path: Path) -> None:
-    duckdb = pytest.importorskip("duckdb", reason="duckdb is part of the dev extra")
+    need_extra("duckdb")
+    import duckdb
     path = tmp_path / "shop.duckdb"
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE customer (id INTEGER PRIMARY KEY, name VARCHAR, city VARCHAR)")

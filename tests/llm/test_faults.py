@@ -492,12 +492,14 @@ def _local(monkeypatch: pytest.MonkeyPatch, llama: _StandInLlama) -> LLM:
     return llm
 
 
+@pytest.mark.extra("local")  # llama-cpp-python's logits processors are used
 def test_local_stand_in_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     llama = _StandInLlama(tokens=3)
     c = _local(monkeypatch, llama).complete(MSGS, timeout_s=1.0)
     assert c.text == SQL_ANSWER and c.usage.completion_tokens == 3 and llama.calls == 1
 
 
+@pytest.mark.extra("local")
 @pytest.mark.parametrize("error", [RuntimeError("llama_decode returned -3"), ValueError("bad state"),
                                    OSError("cannot allocate"), KeyError("logits"), IndexError("list index")],
                          ids=lambda e: type(e).__name__)
@@ -511,6 +513,7 @@ def test_local_model_raising_mid_generation(monkeypatch: pytest.MonkeyPatch, err
     assert llm.meter.calls == 0, "a failed call is not metered as an answer"
 
 
+@pytest.mark.extra("local")  # llama-cpp-python's logits processors are used
 def test_local_model_stalling_ends_within_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
     llama = _StandInLlama(tokens=1000, step_s=0.05)  # 50 s if nothing stopped it
     err, seconds = _fails(_local(monkeypatch, llama), LLMTimeoutError, 0.5, timeout_s=0.5)

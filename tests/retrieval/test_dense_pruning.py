@@ -11,12 +11,11 @@ from sqlweave.db import Database
 from sqlweave.errors import ConfigurationError
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline
-from sqlweave.retrieval.dense import embeddings_available
 from sqlweave.retrieval.schema_retriever import METHODS, dense_keep, dense_scores, prune, prune_stats, table_text
 from sqlweave.stages import CheckQuestion, ExecuteSQL, ExtractSQL, GenerateSQL, RenderSchema
 from sqlweave.stages.prune_schema import PruneSchema
 
-needs_embeddings = pytest.mark.skipif(not embeddings_available(), reason="the embed extra is not installed")
+needs_embeddings = pytest.mark.extra("embed")
 
 
 def test_unknown_method_and_scoring_are_typed_errors(singer_db: Path) -> None:

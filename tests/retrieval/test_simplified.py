@@ -9,7 +9,6 @@ import pytest
 
 from sqlweave.errors import LLMTimeoutError
 from sqlweave.llm import FakeLLM
-from sqlweave.retrieval.dense import embeddings_available
 from sqlweave.retrieval.pool import ExamplePool
 from sqlweave.retrieval.simplified import load_simplified, simplified_file
 from sqlweave.stages.simplify import simplify_pool
@@ -66,7 +65,7 @@ def test_default_store_is_under_the_cache_dir() -> None:
     assert simplified_file().parts[-2:] == ("pool", "simplified.jsonl")
 
 
-@pytest.mark.skipif(not embeddings_available(), reason="the embed extra is not installed")
+@pytest.mark.extra("embed")
 def test_simplified_wordings_join_the_dense_repository(tmp_path: Path) -> None:
     pool = make_pool()
     assert pool.dense_index("question_skeleton").size == 3

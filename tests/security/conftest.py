@@ -11,6 +11,7 @@ import pytest
 
 from tests.db.conftest import PostgresServer, pg_server  # noqa: F401 - the session's live PostgreSQL
 
+from ..extras import has_extra, need_engine
 from . import tenants
 
 ENGINES = ("sqlite", "duckdb", "postgres")
@@ -23,9 +24,11 @@ def file_digest(path: Path) -> str:
 @pytest.fixture(scope="session")
 def tenant_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("tenants")
-    return {"sqlite": tenants.build_sqlite(folder / "tenants.sqlite"),
-            "duckdb": tenants.build_duckdb(folder / "tenants.duckdb"),
-            "oracle": tenants.build_oracle(folder / "oracle.sqlite")}
+    files = {"sqlite": tenants.build_sqlite(folder / "tenants.sqlite"),
+             "oracle": tenants.build_oracle(folder / "oracle.sqlite")}
+    if has_extra("duckdb"):
+        files["duckdb"] = tenants.build_duckdb(folder / "tenants.duckdb")
+    return files
 
 
 @pytest.fixture(scope="session")
@@ -38,10 +41,15 @@ def tenant_pg(pg_server: PostgresServer) -> str:  # noqa: F811
 
 
 @pytest.fixture(scope="session")
-def tenant_targets(tenant_files: dict[str, Path], tenant_pg: str) -> dict[str, str]:
-    return {"sqlite": str(tenant_files["sqlite"]), "duckdb": str(tenant_files["duckdb"]), "postgres": tenant_pg}
+def tenant_targets(tenant_files: dict[str, Path], request: pytest.FixtureRequest) -> dict[str, str]:
+    """The tenant shop on each engine this environment has (all three in the full one)."""
+    out = {name: str(path) for name, path in tenant_files.items() if name in ENGINES}
+    if has_extra("postgres"):
+        out["postgres"] = request.getfixturevalue("tenant_pg")
+    return out
 
 
 @pytest.fixture(params=ENGINES)
 def engine_name(request: pytest.FixtureRequest) -> Iterator[str]:
+    need_engine(request.param)
     yield request.param

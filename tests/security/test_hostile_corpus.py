@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ..extras import has_extra, need_engine
 from . import corpus
 from .conftest import PostgresServer
 from .hostile_run import Outcome, build_file, folder_state, open_corpus, postgres_script, postgres_state, run_case
@@ -24,27 +25,33 @@ def test_the_corpus_is_large_and_covers_every_kind_on_every_engine() -> None:
 
 
 @pytest.fixture(scope="module")
-def corpus_dbs(tmp_path_factory: pytest.TempPathFactory, pg_server: PostgresServer):
+def corpus_dbs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest):
     out = {}
     for engine in ("sqlite", "duckdb"):
+        if not has_extra("duckdb") and engine == "duckdb":
+            continue
         folder = tmp_path_factory.mktemp(f"corpus-{engine}") / "db"
         target = str(build_file(engine, folder))
         out[engine] = (open_corpus(target, engine, folder), folder, target, lambda f=folder: folder_state(f))
-    pg_server.admin("DROP DATABASE IF EXISTS corpus")
-    pg_server.admin("CREATE DATABASE corpus")
-    pg_server.admin(postgres_script(), "corpus")
-    folder = tmp_path_factory.mktemp("corpus-postgres")
-    url = pg_server.url("corpus")
-    digest = postgres_state(url)
-    out["postgres"] = (open_corpus(url, "postgres", folder), folder, url, lambda: (digest(), folder_state(folder)))
+    if has_extra("postgres"):
+        pg_server: PostgresServer = request.getfixturevalue("pg_server")
+        pg_server.admin("DROP DATABASE IF EXISTS corpus")
+        pg_server.admin("CREATE DATABASE corpus")
+        pg_server.admin(postgres_script(), "corpus")
+        folder = tmp_path_factory.mktemp("corpus-postgres")
+        url = pg_server.url("corpus")
+        digest = postgres_state(url)
+        out["postgres"] = (open_corpus(url, "postgres", folder), folder, url,
+                           lambda: (digest(), folder_state(folder)))
     yield out
     for db, *_ in out.values():
         db.close()
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_case(case: corpus.Case, corpus_dbs) -> None:
-    db, folder, target, state = corpus_dbs[case.engine]
+def test_case(case: corpus.Case, request: pytest.FixtureRequest) -> None:
+    need_engine(case.engine)
+    db, folder, target, state = request.getfixturevalue("corpus_dbs")[case.engine]
     result: Outcome = run_case(case, db, folder, target, state=state)
     assert result.unchanged, f"{case.sql!r} changed the database"
     assert not result.leaks, f"{result.leaks} in the output of {case.id}"

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("sse_starlette")
+from tests.extras import need_extra
+
+need_extra("server")
 
 from fastapi.testclient import TestClient  # noqa: E402
 

