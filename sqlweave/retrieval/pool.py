@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from ..resources import Resources
     from .dense import DenseIndex, Embedder
 
+#: Derived examples are appended to the cache file every this many, so an interrupted build loses at most these.
+DERIVED_CHECKPOINT = 200
+
 #: Bumped whenever a derived field changes, so cached lines of an older version are derived again.
 #: 2: ``normalized_sql`` added; double-quoted values and possessives handled in question skeletons.
 POOL_VERSION = 2
@@ -156,6 +159,9 @@ class ExamplePool:
             if ex is None:
                 ex = derive(item["question"], item["query"], item["db_id"], names.get(item["db_id"], []))
                 fresh.append((k, ex))
+                if len(fresh) >= DERIVED_CHECKPOINT:  # an interrupted build keeps what it derived
+                    append_jsonl(cache, ({"key": k, **asdict(ex)} for k, ex in fresh))
+                    fresh = []
             examples.append(ex)
             if progress:
                 progress(i + 1, len(data))

@@ -185,7 +185,7 @@ def _table_values(db: "Database", table: str, columns: tuple[str, ...], limit: i
         c = db.quote(col)
         try:
             rows = db.trusted_read(f"SELECT DISTINCT {c} FROM {db.quote(table)} WHERE {c} IS NOT NULL LIMIT {limit}",
-                           timeout_s=db.timeout_s, max_rows=limit).rows
+                                   timeout_s=db.timeout_s, max_rows=limit).rows
         except SqlweaveError:
             continue
         for (v,) in rows:
