@@ -444,6 +444,9 @@ def serve(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible model server URL."),
     llm_api_key: Optional[str] = typer.Option(None, "--llm-api-key", help="API key for the OpenAI-compatible server."),
     policy: list[str] = DoorPolicyOption,
+    tenants: Optional[Path] = typer.Option(None, "--tenants", help="YAML list of tenants: {name, key or key_env, "
+                                           "params}; each key binds the access policy's row-filter parameters and "
+                                           "keeps its conversations to itself."),
 ) -> None:
     """Serve the HTTP API and the web page: ask, stream the stages, run SQL, conversations, feedback.
 
@@ -452,11 +455,13 @@ def serve(
     """
     from .catalog import Catalog
     from .server import ServerSettings, run
+    from .server.settings import load_tenants
 
     with _errors():
         catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy)
         settings = ServerSettings(
             catalog, llm=model, cache=not no_cache, preset=pipeline, api_key=api_key, host=host, port=port,
+            tenants=load_tenants(tenants) if tenants is not None else (),
             queue_size=queue_size, model_concurrency=model_concurrency, rate_limit_per_minute=rate_limit,
             cors_origins=tuple(cors_origin), conversation_url=conversations)
         settings.check_exposure()

@@ -130,6 +130,7 @@ class ConversationRecord:
     updated_at: str
     turns: tuple[Turn, ...] = ()
     turn_count: int = 0
+    owner: str | None = None
 
     def as_dict(self, *, turns: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "database": self.database, "title": self.title,
@@ -201,6 +202,8 @@ conversations_table = sa.Table(
     sa.Column("title", sa.String(255), nullable=False, default=""),
     sa.Column("created_at", sa.String(40), nullable=False),
     sa.Column("updated_at", sa.String(40), nullable=False),
+    # Who may see it (a server's API-key name); NULL: anyone using the store without an owner.
+    sa.Column("owner", sa.String(128)),
     sa.Index("ix_conversations_database_updated", "database", "updated_at"),
 )
 
@@ -311,6 +314,9 @@ class ConversationStore:
             try:
                 with self._write() as conn:
                     _metadata.create_all(conn, checkfirst=True)
+                    # Stores made before conversations had owners gain the column (NULL: no owner).
+                    if "owner" not in {c["name"] for c in sa.inspect(conn).get_columns("conversations")}:
+                        conn.execute(sa.text("ALTER TABLE conversations ADD COLUMN owner VARCHAR(128)"))
                 return
             except DBAPIError as err:  # another process created them at the same moment
                 if attempt + 1 == _ATTEMPTS:
@@ -333,36 +339,40 @@ class ConversationStore:
 
     # --- conversations -------------------------------------------------------------------------------------
 
-    def create(self, database: str, title: str = "") -> ConversationRecord:
+    def create(self, database: str, title: str = "", *, owner: str | None = None) -> ConversationRecord:
         """Start an empty conversation about ``database`` (a name the caller chooses: the file, the catalog entry).
-        Without a ``title``, the first question becomes it."""
+        Without a ``title``, the first question becomes it. ``owner`` (e.g. an API key's name) is who may see it:
+        :meth:`get`, :meth:`list` and :meth:`delete` given an owner see only that owner's conversations."""
         now = _now()
-        rec = ConversationRecord(uuid.uuid4().hex, database, make_title(title) if title else "", now, now)
+        rec = ConversationRecord(uuid.uuid4().hex, database, make_title(title) if title else "", now, now,
+                                 owner=owner)
         try:
             with self._write() as conn:
                 conn.execute(sa.insert(conversations_table).values(
-                    id=rec.id, database=rec.database, title=rec.title, created_at=now, updated_at=now))
+                    id=rec.id, database=rec.database, title=rec.title, created_at=now, updated_at=now, owner=owner))
         except DBAPIError as err:
             raise self._store_error(err) from err
         return rec
 
-    def get(self, id: str) -> ConversationRecord:
-        """The conversation with all its turns; :class:`ConversationNotFoundError` if there is none."""
+    def get(self, id: str, *, owner: str | None = None) -> ConversationRecord:
+        """The conversation with all its turns; :class:`ConversationNotFoundError` if there is none (or, given an
+        ``owner``, if it is someone else's: the same error, so its existence is not told)."""
         try:
             with self._read() as conn:
                 row = conn.execute(sa.select(conversations_table).where(conversations_table.c.id == id)).first()
-                if row is None:
+                if row is None or (owner is not None and row.owner != owner):
                     raise _not_found(id)
                 turns = tuple(_turn(r) for r in conn.execute(
                     sa.select(turns_table).where(turns_table.c.conversation_id == id)
                     .order_by(turns_table.c.number)))
         except DBAPIError as err:
             raise self._store_error(err) from err
-        return ConversationRecord(row.id, row.database, row.title, row.created_at, row.updated_at, turns, len(turns))
+        return ConversationRecord(row.id, row.database, row.title, row.created_at, row.updated_at, turns, len(turns),
+                                  row.owner)
 
-    def list(self, database: str | None = None, limit: int = 50) -> list[ConversationRecord]:
-        """Conversations, most recently active first (optionally only those about ``database``), without their
-        turns; ``turn_count`` says how many each has."""
+    def list(self, database: str | None = None, limit: int = 50, *, owner: str | None = None) -> list[ConversationRecord]:
+        """Conversations, most recently active first (optionally only those about ``database``, or ``owner``'s),
+        without their turns; ``turn_count`` says how many each has."""
         c, t = conversations_table.c, turns_table.c
         count = (sa.select(t.conversation_id, sa.func.count().label("n"))
                  .group_by(t.conversation_id).subquery())
@@ -371,16 +381,21 @@ class ConversationStore:
                  .order_by(c.updated_at.desc(), c.created_at.desc(), c.id).limit(max(0, int(limit))))
         if database is not None:
             query = query.where(c.database == database)
+        if owner is not None:
+            query = query.where(c.owner == owner)
         try:
             with self._read() as conn:
                 rows = conn.execute(query).all()
         except DBAPIError as err:
             raise self._store_error(err) from err
-        return [ConversationRecord(r.id, r.database, r.title, r.created_at, r.updated_at, (), int(r.turn_count))
-                for r in rows]
+        return [ConversationRecord(r.id, r.database, r.title, r.created_at, r.updated_at, (), int(r.turn_count),
+                                   r.owner) for r in rows]
 
-    def delete(self, id: str) -> None:
-        """Remove the conversation and its turns; :class:`ConversationNotFoundError` if there is none."""
+    def delete(self, id: str, *, owner: str | None = None) -> None:
+        """Remove the conversation and its turns; :class:`ConversationNotFoundError` if there is none (or, given an
+        ``owner``, if it is someone else's)."""
+        if owner is not None:
+            self.get(id, owner=owner)
         try:
             with self._write() as conn:
                 conn.execute(sa.delete(turns_table).where(turns_table.c.conversation_id == id))

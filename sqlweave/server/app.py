@@ -61,7 +61,7 @@ from .security import (
     RateLimitMiddleware,
     SecurityHeadersMiddleware,
 )
-from .settings import ServerSettings
+from .settings import ServerSettings, Tenant
 from .suggest import suggest_questions
 
 log = logging.getLogger("sqlweave.server")
@@ -147,13 +147,13 @@ class Conversations:
         self.store = ConversationStore(url)
         self.max_history = max_history
 
-    def get(self, conversation_id: str) -> Any:
-        return self.store.get(conversation_id)
+    def get(self, conversation_id: str, owner: str | None = None) -> Any:
+        return self.store.get(conversation_id, owner=owner)
 
     def earlier(self, conversation_id: str) -> tuple[Any, ...]:
-        """The turns with SQL that the next question's prompt shows (oldest first)."""
+        """The turns with SQL that the next question's prompt shows (oldest first); the caller has checked that
+        the conversation is the requester's (:meth:`get` with its owner)."""
         if self.max_history <= 0:
-            self.store.get(conversation_id)
             return ()
         return tuple(self.store.turns(conversation_id, with_sql=True, last=self.max_history))
 
@@ -170,23 +170,24 @@ class Conversations:
             return None
 
     def store_turn(self, conversation_id: str | None, database: str, question: str, answer: Answer,
-                   builds_on: int | None) -> tuple[str, int]:
-        """Append the turn (creating the conversation first when there is none); ``(id, turn number)``."""
+                   builds_on: int | None, owner: str | None = None) -> tuple[str, int]:
+        """Append the turn (creating the conversation first, owned by ``owner``, when there is none);
+        ``(id, turn number)``."""
         if conversation_id is None:
-            conversation_id = str(self.store.create(database).id)
+            conversation_id = str(self.store.create(database, owner=owner).id)
         turn = self.store.append(conversation_id, question, replace(answer, builds_on=builds_on), builds_on)
         return conversation_id, int(turn.number)
 
-    def summaries(self, database: str | None, limit: int = 50) -> list[dict[str, Any]]:
+    def summaries(self, database: str | None, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
         out = []
-        for rec in self.store.list(database=database, limit=limit):
+        for rec in self.store.list(database=database, limit=limit, owner=owner):
             out.append({"id": str(rec.id), "database": rec.database, "title": well_formed(rec.title or ""),
                         "created_at": _stamp(rec.created_at), "updated_at": _stamp(rec.updated_at),
                         "turn_count": int(rec.turn_count)})
         return out
 
-    def show(self, conversation_id: str) -> dict[str, Any]:
-        rec = self.store.get(conversation_id)
+    def show(self, conversation_id: str, owner: str | None = None) -> dict[str, Any]:
+        rec = self.store.get(conversation_id, owner=owner)
         turns = []
         for t in rec.turns:
             turns.append({"number": int(t.number), "question": well_formed(t.question),
@@ -195,8 +196,8 @@ class Conversations:
                           "row_count": t.row_count, "created_at": _stamp(t.created_at)})
         return {"id": str(rec.id), "database": rec.database, "title": well_formed(rec.title or ""), "turns": turns}
 
-    def delete(self, conversation_id: str) -> None:
-        self.store.delete(conversation_id)  # unknown -> ConversationNotFoundError (404)
+    def delete(self, conversation_id: str, owner: str | None = None) -> None:
+        self.store.delete(conversation_id, owner=owner)  # unknown or another tenant's -> 404
 
     def close(self) -> None:
         close = getattr(self.store, "close", None)
@@ -205,6 +206,18 @@ class Conversations:
 
 
 # --- the server's state ---------------------------------------------------------------------------------
+
+
+def _tenant(request: Request) -> Tenant | None:
+    """The tenant whose API key the request carries (set by the API-key middleware), or ``None``."""
+    tenant: Tenant | None = request.scope.get("state", {}).get("tenant")
+    return tenant
+
+
+def _owner(request: Request) -> str | None:
+    """Whose conversations the request may see: its tenant's (``None``: every conversation)."""
+    tenant = _tenant(request)
+    return tenant.name if tenant is not None else None
 
 
 @dataclass
@@ -216,6 +229,7 @@ class _AskJob:
     conversation_id: str | None
     earlier: tuple[Any, ...]
     received: float
+    owner: str | None = None  # the tenant whose conversation this is
 
     @property
     def history(self) -> tuple[PriorTurn, ...]:
@@ -240,7 +254,7 @@ class ServerState:
         self._answers: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._answers_lock = threading.Lock()
         self._feedback_lock = threading.Lock()
-        self._suggestions: dict[str, list[str]] = {}
+        self._suggestions: dict[tuple[str, str | None], list[str]] = {}
         build_pipeline(settings.preset)  # an unknown default preset fails at start-up
 
     @staticmethod
@@ -265,11 +279,13 @@ class ServerState:
 
     # --- databases and pipelines ---
 
-    def database(self, name: str) -> Database:
-        """The open database ``name``; an operator-side failure is not shown to the client (it is logged)."""
+    def database(self, name: str, tenant: Tenant | None = None) -> Database:
+        """The open database ``name``, bound to ``tenant``'s row-filter parameters; an operator-side failure is not
+        shown to the client (it is logged)."""
         self.catalog.entry(name)  # unknown -> 404 before anything opens
         try:
-            return self.catalog.database(name)
+            db = self.catalog.database(name)
+            return db.bind(tenant.params) if tenant is not None else db
         except (DatabaseError, MissingDependencyError) as err:
             log_event(log, "database_unavailable", level=logging.ERROR, database=name, code=err.code,
                       error=err.message)
@@ -393,21 +409,23 @@ class ServerState:
 
     # --- asking ---
 
-    async def prepare_ask(self, body: m.AskIn, received: float) -> _AskJob:
+    async def prepare_ask(self, body: m.AskIn, received: float, tenant: Tenant | None = None) -> _AskJob:
         pipe = self.pipeline(body.preset)
         question = self.check_question(body.question, pipe)
-        db = await run_in_threadpool(self.database, body.database)
+        db = await run_in_threadpool(self.database, body.database, tenant)
+        db.check_bound()  # an unbound row-filter parameter fails before the question waits for the model
+        owner = tenant.name if tenant is not None else None
         conversation_id = None if body.new_conversation else body.conversation_id
         earlier: tuple[Any, ...] = ()
         if conversation_id:
             _check_id(conversation_id)
-            rec = await run_in_threadpool(self.conversations.get, conversation_id)
+            rec = await run_in_threadpool(self.conversations.get, conversation_id, owner)
             if rec.database != body.database:
                 raise ConversationMismatchError(
                     f"conversation {conversation_id!r} is about database {rec.database!r}, not {body.database!r}")
             earlier = await run_in_threadpool(self.conversations.earlier, conversation_id)
         engine = Engine(db, self.llm, pipe)
-        return _AskJob(body.database, question, engine, pipe, conversation_id, earlier, received)
+        return _AskJob(body.database, question, engine, pipe, conversation_id, earlier, received, owner)
 
     def answer_fn(self, job: _AskJob, on_stage: Callable[[TraceEntry], None] | None = None
                   ) -> Callable[[threading.Event], Answer]:
@@ -428,7 +446,8 @@ class ServerState:
 
         def store() -> tuple[int | None, str, int]:
             continues = conv.builds_on(job.earlier, answer, job.engine.db.dialect)
-            return (continues, *conv.store_turn(job.conversation_id, job.database, job.question, answer, continues))
+            return (continues, *conv.store_turn(job.conversation_id, job.database, job.question, answer, continues,
+                                                job.owner))
 
         builds_on, conversation_id, turn = await run_in_threadpool(store)
         answer_id = uuid.uuid4().hex
@@ -524,13 +543,17 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
         return {"databases": await run_in_threadpool(describe)}
 
     @app.get("/api/databases/{name}/schema", response_model=m.SchemaOut, tags=["databases"], responses=_ERRORS)
-    async def schema(name: str) -> dict[str, Any]:
+    async def schema(name: str, request: Request) -> dict[str, Any]:
+        tenant = _tenant(request)
+
         def read() -> dict[str, Any]:
-            db = state.database(name)
+            db = state.database(name, tenant)
             s = db.schema()
             return {
                 "name": name, "dialect": db.dialect,
-                "tables": [{"name": t.name, "description": t.description, "row_count": t.row_count,
+                # a tenant sees no whole-table row counts (its row filters may show fewer rows)
+                "tables": [{"name": t.name, "description": t.description,
+                            "row_count": t.row_count if tenant is None else None,
                             "columns": [{"name": c.name, "type": c.type, "primary_key": c.primary_key,
                                          "description": c.description} for c in t.columns]} for t in s.tables],
                 "foreign_keys": [{"table": fk.table, "column": fk.column, "ref_table": fk.ref_table,
@@ -541,12 +564,15 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
     @app.get("/api/databases/{name}/suggestions", response_model=m.SuggestionsOut, tags=["databases"],
              responses=_ERRORS)
-    async def suggestions(name: str) -> dict[str, Any]:
+    async def suggestions(name: str, request: Request) -> dict[str, Any]:
+        tenant = _tenant(request)
+        key = (name, tenant.name if tenant is not None else None)
+
         def build() -> list[str]:
-            db = state.database(name)
-            if name not in state._suggestions:
-                state._suggestions[name] = suggest_questions(db)
-            return state._suggestions[name]
+            db = state.database(name, tenant)
+            if key not in state._suggestions:
+                state._suggestions[key] = suggest_questions(db)
+            return state._suggestions[key]
 
         return {"questions": [well_formed(q) for q in await run_in_threadpool(build)]}
 
@@ -555,7 +581,7 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
     @app.post("/api/ask", response_model=m.AnswerOut, tags=["questions"], responses=_ERRORS)
     async def ask(body: m.AskIn, request: Request) -> dict[str, Any] | Response:
         received = time.perf_counter()
-        job = await state.prepare_ask(body, received)
+        job = await state.prepare_ask(body, received, _tenant(request))
         ticket = state.gate.enter()
         try:
             answer = await state.run_model(ticket, state.answer_fn(job), request)
@@ -566,11 +592,11 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
     @app.post("/api/ask/stream", tags=["questions"], responses={
         200: {"description": "Server-sent events: queued, stage (one per stage, in order), then answer or error.",
               "content": {"text/event-stream": {}}}, **_ERRORS})
-    async def ask_stream(body: m.AskIn) -> Response:
+    async def ask_stream(body: m.AskIn, request: Request) -> Response:
         from sse_starlette.sse import EventSourceResponse
 
         received = time.perf_counter()
-        job = await state.prepare_ask(body, received)
+        job = await state.prepare_ask(body, received, _tenant(request))
         state.gate.check_room()  # a full queue answers 503 before the stream starts
 
         async def events() -> AsyncIterator[dict[str, str]]:
@@ -631,8 +657,10 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
             raise InvalidQuestionError(f"the question is {len(question)} characters long; the limit is "
                                        f"{state.settings.max_question_chars}")
 
+        tenant = _tenant(request)
+
         def prompt() -> list[Message]:
-            db = state.database(body.database)
+            db = state.database(body.database, tenant)
             ensure_read_only(sql, db.dialect)
             system, user = render("explain", schema=render_schema(db.schema()).text,
                                   question=question or "(none given: say only what the query computes)", sql=sql)
@@ -649,12 +677,12 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
     # --- your own SQL ---
 
-    def run_sql(name: str, sql: str) -> QueryResult:
-        return state.database(name).execute(state.check_sql(sql))
+    def run_sql(name: str, sql: str, tenant: Tenant | None) -> QueryResult:
+        return state.database(name, tenant).execute(state.check_sql(sql))
 
     @app.post("/api/sql", response_model=m.SqlOut, tags=["sql"], responses=_ERRORS)
-    async def sql(body: m.SqlIn) -> dict[str, Any]:
-        result = await run_in_threadpool(run_sql, body.database, body.sql)
+    async def sql(body: m.SqlIn, request: Request) -> dict[str, Any]:
+        result = await run_in_threadpool(run_sql, body.database, body.sql, _tenant(request))
         return {"columns": [well_formed(str(c)) for c in result.columns], "rows": rows_out(result),
                 "row_count": result.row_count, "truncated": result.truncated,
                 "elapsed_s": round(result.elapsed_s, 4), "chart": chart_out(result)}
@@ -662,10 +690,10 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
     @app.post("/api/sql/csv", tags=["sql"], response_class=Response, responses={
         200: {"description": "The result as CSV (formula-like cells neutralised unless raw).",
               "content": {"text/csv": {}}}, **_ERRORS})
-    async def sql_csv(body: m.CsvIn) -> Response:
+    async def sql_csv(body: m.CsvIn, request: Request) -> Response:
         from ..export import to_csv
 
-        result = await run_in_threadpool(run_sql, body.database, body.sql)
+        result = await run_in_threadpool(run_sql, body.database, body.sql, _tenant(request))
         text = to_csv(result.columns, result.rows, raw=body.raw)
         return Response(text.encode("utf-8"), media_type="text/csv; charset=utf-8", headers={
             "Content-Disposition": f'attachment; filename="{_filename(body.database)}.csv"',
@@ -674,7 +702,8 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
     # --- feedback ---
 
     @app.post("/api/feedback", response_model=m.FeedbackOut, tags=["questions"], responses=_ERRORS)
-    async def feedback(body: m.FeedbackIn) -> dict[str, Any]:
+    async def feedback(body: m.FeedbackIn, request: Request) -> dict[str, Any]:
+        tenant = _tenant(request)
         question = body.question.strip()
         if not question or len(question) > state.settings.max_question_chars:
             raise InvalidQuestionError("the question is empty or too long")
@@ -682,6 +711,8 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
         if body.corrected_sql is not None:
             state.check_sql(body.corrected_sql)
         add = body.sql if body.verdict == "right" else (body.corrected_sql or None)
+        if tenant is not None:
+            add = None  # the example pool is shared: one tenant's questions must not reach another's prompts
         remembered = state.recall(body.answer_id)
         entry: dict[str, Any] = {
             "time": dt.datetime.now(dt.timezone.utc).isoformat(), "answer_id": body.answer_id,
@@ -691,7 +722,7 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
         }
 
         def record() -> dict[str, Any] | None:
-            db = state.database(body.database)
+            db = state.database(body.database, tenant)
             example = None
             try:
                 if add is not None:
@@ -716,24 +747,24 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
     # Not named conversations: that is build_app's parameter. name= keeps the route's name (and operationId).
     @app.get("/api/conversations", response_model=m.ConversationsOut, tags=["conversations"], responses=_ERRORS,
              name="conversations")
-    async def list_conversations(database: str | None = Query(None, max_length=64),
+    async def list_conversations(request: Request, database: str | None = Query(None, max_length=64),
                                  limit: int = Query(50, ge=1, le=200)) -> dict[str, Any]:
         if database:
             state.catalog.entry(database)
-        items = await run_in_threadpool(state.conversations.summaries, database or None, limit)
+        items = await run_in_threadpool(state.conversations.summaries, database or None, limit, _owner(request))
         return {"conversations": items}
 
     @app.get("/api/conversations/{conversation_id}", response_model=m.ConversationOut, tags=["conversations"],
              responses=_ERRORS)
-    async def conversation(conversation_id: str) -> dict[str, Any]:
+    async def conversation(conversation_id: str, request: Request) -> dict[str, Any]:
         _check_id(conversation_id)
-        return await run_in_threadpool(state.conversations.show, conversation_id)
+        return await run_in_threadpool(state.conversations.show, conversation_id, _owner(request))
 
     @app.delete("/api/conversations/{conversation_id}", status_code=204, response_class=Response,
                 tags=["conversations"], responses=_ERRORS)
-    async def delete_conversation(conversation_id: str) -> Response:
+    async def delete_conversation(conversation_id: str, request: Request) -> Response:
         _check_id(conversation_id)
-        await run_in_threadpool(state.conversations.delete, conversation_id)
+        await run_in_threadpool(state.conversations.delete, conversation_id, _owner(request))
         return Response(status_code=204)
 
     # --- the page ---
@@ -762,7 +793,7 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
     app.add_middleware(CatchAllMiddleware)
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_request_bytes)
-    app.add_middleware(APIKeyMiddleware, api_key=settings.api_key)
+    app.add_middleware(APIKeyMiddleware, api_key=settings.api_key, tenants=settings.tenants)
     limiter = (RateLimiter(settings.rate_limit_per_minute, settings.rate_limit_burst)
                if settings.rate_limit_per_minute > 0 else None)
     app.add_middleware(RateLimitMiddleware, limiter=limiter)  # before the key check: guessing keys is limited too

@@ -23,7 +23,7 @@ import time
 import traceback
 import uuid
 from collections import OrderedDict
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Sequence
 
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -206,23 +206,29 @@ class BodyLimitMiddleware:
 
 
 class APIKeyMiddleware:
-    """When a key is set, every API path but the open ones needs it (``Bearer`` or ``X-API-Key``)."""
+    """When keys are set, every API path but the open ones needs one (``Bearer`` or ``X-API-Key``): the server's
+    ``api_key`` or a tenant's, whose :class:`~sqlweave.server.settings.Tenant` the request then carries in
+    ``scope["state"]["tenant"]`` (every key is compared, in constant time)."""
 
-    def __init__(self, app: ASGIApp, api_key: str | None) -> None:
+    def __init__(self, app: ASGIApp, api_key: str | None, tenants: Sequence[Any] = ()) -> None:
         self.app = app
         self.api_key = api_key
+        self.tenants = tuple(tenants)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self.api_key is None or scope.get("method") == "OPTIONS" \
-                or not needs_key(scope.get("path", "")):
+        if scope["type"] != "http" or (self.api_key is None and not self.tenants) \
+                or scope.get("method") == "OPTIONS" or not needs_key(scope.get("path", "")):
             await self.app(scope, receive, send)
             return
         auth, api = presented_key(_headers(scope))
-        if not check_key(auth, api, self.api_key):
+        server = self.api_key is not None and check_key(auth, api, self.api_key)
+        matched = [t for t in self.tenants if check_key(auth, api, t.key)]  # every key compared: no timing hint
+        if not server and not matched:
             err = UnauthorizedError("a valid API key is required" if (auth or api) is None
                                     else "the API key is not valid")
             await send_json(send, 401, error_body(err), {"WWW-Authenticate": 'Bearer realm="sqlweave"'})
             return
+        scope.setdefault("state", {})["tenant"] = matched[0] if matched and not server else None
         await self.app(scope, receive, send)
 
 

@@ -37,6 +37,54 @@ def _env_api_key() -> str | None:
     return os.environ.get(API_KEY_ENV) or None
 
 
+@dataclass(frozen=True)
+class Tenant:
+    """An API key of its own with the row-filter parameters its requests are bound to (see :mod:`sqlweave.policy`):
+    every query a request with this key runs sees only the rows the filters let ``params`` see, and the
+    conversations it starts are its own (other keys get 404 for them)."""
+
+    name: str
+    key: str = field(repr=False)
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+def load_tenants(path: str | Path) -> tuple[Tenant, ...]:
+    """The tenants of a YAML file: a list of ``{name, key | key_env, params}``.
+
+    ::
+
+        - name: acme
+          key_env: ACME_API_KEY        # or key: "...", at least 16 characters
+          params: {tenant: acme}
+    """
+    import yaml
+
+    source = Path(path).expanduser()
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigurationError(f"cannot read the tenants file {str(source)!r}: {err}",
+                                 hint="Give a YAML list of {name, key or key_env, params}.") from None
+    if not isinstance(data, list) or not data:
+        raise ConfigurationError(f"the tenants file {str(source)!r} holds no list of tenants",
+                                 hint="Give a YAML list of {name, key or key_env, params}.")
+    out = []
+    for i, item in enumerate(data, 1):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"].strip():
+            raise ConfigurationError(f"tenant {i} in {str(source)!r} has no name")
+        key = item.get("key")
+        if key is None and isinstance(item.get("key_env"), str):
+            key = os.environ.get(item["key_env"])
+            if not key:
+                raise ConfigurationError(f"tenant {item['name']!r}: the environment variable {item['key_env']} is "
+                                         "not set", hint="Set it to the tenant's API key before starting the server.")
+        params = item.get("params", {})
+        if not isinstance(key, str) or not isinstance(params, dict):
+            raise ConfigurationError(f"tenant {item['name']!r} needs a key (or key_env) and a params mapping")
+        out.append(Tenant(item["name"].strip(), key.strip(), params))
+    return tuple(out)
+
+
 def default_static_dir() -> Path:
     """The page shipped inside the package: ``sqlweave/web/``."""
     return Path(__file__).resolve().parent.parent / "web"
@@ -55,6 +103,9 @@ class ServerSettings:
         api_key: when set, every ``/api/`` call but ``/api/health`` needs ``Authorization: Bearer KEY``
             or ``X-API-Key: KEY``. ``None`` (the default) reads ``$SQLWEAVE_API_KEY``; ``""`` means no key
             even when that variable is set.
+        tenants: API keys of their own (:class:`Tenant`), each binding the access policy's row-filter parameters
+            for its requests and keeping its conversations to itself; with tenants, every ``/api/`` call but
+            health needs one of their keys (or ``api_key``, which binds nothing and sees every conversation).
         host, port: where to listen. A host other than loopback needs an API key.
         model_concurrency: questions the model works on at once in this process (1 for the embedded model).
         queue_size: requests that may wait for the model; more get 503 ``busy`` with ``Retry-After``.
@@ -82,6 +133,7 @@ class ServerSettings:
     cache: bool = True
     preset: str = "default"
     api_key: str | None = field(default=None, repr=False)
+    tenants: tuple[Tenant, ...] = ()
     host: str = "127.0.0.1"
     port: int = 8000
     model_concurrency: int = 1
@@ -107,6 +159,16 @@ class ServerSettings:
         if self.api_key is not None and len(self.api_key) < 8:
             raise ConfigurationError("the API key is too short", hint="Use at least 16 random characters, e.g. "
                                      "python -c 'import secrets; print(secrets.token_urlsafe(24))'.")
+        object.__setattr__(self, "tenants", tuple(self.tenants))
+        for tenant in self.tenants:
+            if len(tenant.key) < 16:
+                raise ConfigurationError(f"the API key of tenant {tenant.name!r} is too short",
+                                         hint="Use at least 16 random characters.")
+        keys = [t.key for t in self.tenants] + ([self.api_key] if self.api_key else [])
+        names = [t.name for t in self.tenants]
+        if len(set(keys)) != len(keys) or len(set(names)) != len(names):
+            raise ConfigurationError("two tenants share a name or an API key (or a tenant uses the server's key)",
+                                     hint="Give each tenant its own name and key.")
         if not 0 < self.port < 65536:
             raise ConfigurationError(f"port {self.port} is out of range", hint="Use a port between 1 and 65535.")
         if self.model_concurrency < 1:
@@ -120,9 +182,14 @@ class ServerSettings:
         if self.answer_memory < 1 or self.history_turns < 0:
             raise ConfigurationError("answer_memory must be positive and history_turns 0 or more")
         object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
-        if "*" in self.cors_origins and self.api_key is None:
+        if "*" in self.cors_origins and not self.has_keys:
             raise ConfigurationError("cross-origin access from any origin needs an API key",
                                      hint="Name the origins that may call the API, or set an API key.")
+
+    @property
+    def has_keys(self) -> bool:
+        """Whether API calls need a key (the server's or a tenant's)."""
+        return self.api_key is not None or bool(self.tenants)
 
     @property
     def queue_capacity(self) -> int:
@@ -141,7 +208,7 @@ class ServerSettings:
 
     def check_exposure(self) -> None:
         """Refuse to listen beyond this machine without an API key (typed :class:`ConfigurationError`)."""
-        if not self.is_loopback and self.api_key is None:
+        if not self.is_loopback and not self.has_keys:
             raise ConfigurationError(
                 f"refusing to listen on {self.host} without an API key",
                 hint=f"Set one with --api-key or the {API_KEY_ENV} environment variable, or listen on 127.0.0.1.",
