@@ -489,6 +489,8 @@ def mcp_command(
     base_url: Optional[str] = typer.Option(None, "--base-url", help="OpenAI-compatible server URL."),
     api_key: Optional[str] = typer.Option(None, "--api-key", help="API key for an OpenAI-compatible server."),
     policy: list[str] = DoorPolicyOption,
+    param: list[str] = typer.Option([], "--param", help="A row-filter parameter of the access policies, bound for "
+                                    "every tool call: NAME=VALUE (repeatable)."),
 ) -> None:
     """Serve databases to an AI assistant over MCP: tools list_databases, describe_schema, ask and run_sql (read-only).
 
@@ -508,7 +510,7 @@ def mcp_command(
         # the embedded model loads in the background once serving starts (stdio must stay silent)
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=True, load=False)
         mcp_door.run(catalog, llm, "http" if transport == "http" else transport,  # type: ignore[arg-type]
-                     host=host, port=port, pipeline_name=pipeline, max_rows=max_rows)
+                     host=host, port=port, pipeline_name=pipeline, max_rows=max_rows, params=_params(param))
 
 
 @app.command()

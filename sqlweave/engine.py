@@ -152,11 +152,15 @@ def add_example(db: Database, question: str, sql: str, *, resources: Resources |
 
     schema = db.schema()
     tree = ensure_read_only(sql, db.dialect)
+    ran = db.policy is not None
+    if ran:
+        db.execute(sql)  # the access policy first: a hidden name is refused without being named
     issues = schema_issues(tree, schema, db.dialect)
     if issues:
         raise SchemaError(f"the SQL names what the database does not have: {'; '.join(issues)}",
                           hint="Use the names `sqlweave schema --db ...` shows.")
-    db.execute(sql)
+    if not ran:
+        db.execute(sql)
     names = list(schema.table_names) + [c.name for t in schema.tables for c in t.columns]
     example: PoolExample = add_user_example(question, sql, db_id=schema.name, schema_names=names,
                                             resources=resources)

@@ -59,7 +59,7 @@ import threading
 from contextlib import asynccontextmanager
 from datetime import date, datetime, time
 from decimal import Decimal
-from typing import Annotated, Any, AsyncIterator, Callable, Literal, Sequence
+from typing import Annotated, Any, AsyncIterator, Callable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
@@ -209,11 +209,12 @@ class SqlweaveTools:
 
     ``ask`` holds a lock around the model (one question at a time); the other methods never wait for it.
     Every result has at most ``max_rows`` rows. A database the operator configured but that cannot be
-    opened raises its typed error with a message that names the database, never its path or URL.
+    opened raises its typed error with a message that names the database, never its path or URL. ``params`` binds
+    the access policies' row-filter parameters for every tool call (the one user an MCP client speaks for).
     """
 
     def __init__(self, catalog: Catalog, llm: LLM, pipeline: Pipeline | str = "default",
-                 max_rows: int = DEFAULT_MAX_ROWS) -> None:
+                 max_rows: int = DEFAULT_MAX_ROWS, params: Mapping[str, Any] | None = None) -> None:
         from .presets import build_pipeline
 
         if max_rows <= 0:
@@ -222,18 +223,23 @@ class SqlweaveTools:
         self.llm = llm
         self.pipeline = pipeline if isinstance(pipeline, Pipeline) else build_pipeline(pipeline)
         self.max_rows = max_rows
+        self.params = dict(params or {})
         self.model_lock = threading.Lock()
 
     def database(self, name: str) -> Database:
-        """The open handle for ``name``; a failure to open names the database, not its target."""
+        """The open handle for ``name`` (bound to ``params`` when its policy filters rows); a failure to open names
+        the database, not its target."""
         try:
-            return self.catalog.database(name)
+            db = self.catalog.database(name)
         except UnknownDatabaseError:
             raise
         except SqlweaveError as err:
             logger.warning("database %r could not be opened: %s", name, err)
             raise type(err)(f"database {name!r} is configured but cannot be opened",
                             hint="Check the server's configuration and log; other databases still work.") from None
+        if db.policy is None or not db.policy.parameters:
+            return db
+        return db.bind({k: v for k, v in self.params.items() if k in db.policy.parameters})
 
     def list_databases(self) -> DatabaseList:
         """Every configured database with its description and dialect (opened if need be)."""
@@ -339,6 +345,7 @@ def build_server(
     *,
     name: str = "sqlweave",
     preload: bool = False,
+    params: Mapping[str, Any] | None = None,
 ) -> Any:
     """An MCP server (the SDK's ``MCPServer``, or ``FastMCP`` with mcp 1.x) with sqlweave's four tools.
 
@@ -355,7 +362,7 @@ def build_server(
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
     import anyio
 
-    tools = SqlweaveTools(catalog, llm, pipeline_name, max_rows)
+    tools = SqlweaveTools(catalog, llm, pipeline_name, max_rows, params)
 
     def tool_result(data: dict[str, Any], *, is_error: bool) -> Any:
         # camelCase: the field names in mcp 1.x, aliases in 2.x (whose typed __init__ has only snake_case)
@@ -462,6 +469,7 @@ def run(
     path: str = "/mcp",
     preload: bool = True,
     check: bool = True,
+    params: Mapping[str, Any] | None = None,
 ) -> None:
     """Serve ``catalog`` over MCP until the client disconnects (stdio) or the process is stopped (http).
 
@@ -475,7 +483,7 @@ def run(
         raise ConfigurationError(f"unknown MCP transport {transport!r}", hint="Use stdio or http.")
     if check:
         catalog.check()
-    server = build_server(catalog, llm, pipeline_name, max_rows, preload=preload)
+    server = build_server(catalog, llm, pipeline_name, max_rows, preload=preload, params=params)
     major = _sdk()["major"]
     if transport == "http":
         if major >= 2:

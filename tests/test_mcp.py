@@ -501,3 +501,27 @@ def test_hostile_values_come_back_exactly(tmp_path: Path) -> None:
         assert got[label].encode("utf-8", "surrogateescape") == raw, label
     assert HOSTILE_TABLE in {t["name"] for t in data(schema)["tables"]}
     assert file_digest(db) == before
+
+
+def test_row_filter_parameters_are_bound_for_every_tool_call(tmp_path: Path) -> None:
+    import shutil
+    import sqlite3
+
+    from sqlweave.db.demo import demo_database_path
+    from sqlweave.errors import PolicyError
+    from sqlweave.mcp import SqlweaveTools
+
+    shop = tmp_path / "shop.sqlite"
+    shutil.copy(demo_database_path(), shop)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("row_filters:\n  customers: \"country = :country\"\n", encoding="utf-8")
+    catalog = Catalog({"shop": DatabaseEntry("shop", str(shop), policy=(str(policy),))})
+    with sqlite3.connect(shop) as conn:
+        japan = conn.execute("SELECT COUNT(*) FROM customers WHERE country = 'Japan'").fetchone()[0]
+    tools = SqlweaveTools(catalog, FakeLLM(responder=lambda m, o: "SELECT COUNT(*) FROM customers"),
+                          params={"country": "Japan", "unused": 1})
+    assert tools.run_sql("shop", "SELECT COUNT(*) FROM customers").rows == [[japan]]
+    assert tools.ask("shop", "How many customers are there?").rows == [[japan]]
+    unbound = SqlweaveTools(catalog, FakeLLM([]))
+    with pytest.raises(PolicyError):
+        unbound.run_sql("shop", "SELECT COUNT(*) FROM customers")

@@ -438,3 +438,19 @@ def test_with_queries_in_scope_still_work(tenant_files: dict[str, Path]) -> None
     assert db.execute("WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 3) "
                       "SELECT COUNT(*) FROM r").rows == ((3,),)
     assert db.execute("SELECT (WITH q AS (SELECT COUNT(*) AS c FROM orders) SELECT c FROM q)").rows == ((4,),)
+
+
+def test_the_example_pool_never_learns_a_hidden_name(tenant_files: dict[str, Path]) -> None:
+    # Examples taught for a database under a policy are checked against the schema the policy shows: a pair that
+    # names a hidden table or column is refused before it is stored, so no later prompt can show it.
+    from sqlweave.engine import add_example
+    from sqlweave.retrieval.pool import user_examples
+
+    db = open_db(str(tenant_files["sqlite"]))
+    for sql in ["SELECT password_hash FROM users", "SELECT * FROM audit_log", "SELECT secret_note FROM orders"]:
+        with pytest.raises(AccessDeniedError) as info:
+            add_example(db, "Show me everything", sql)
+        assert not leaks(info.value.message + " " + (info.value.hint or "")), info.value.message
+    assert user_examples() == []
+    add_example(db, "How many orders are there?", "SELECT COUNT(*) FROM orders")
+    assert [e.sql for e in user_examples()] == ["SELECT COUNT(*) FROM orders"]
