@@ -171,3 +171,35 @@ def test_conversation_writes_killed_keep_every_finished_turn(tmp_path: Path) -> 
 
     store.append(conv_id, "after the crash?", Answer(question="after the crash?", sql="SELECT 1", result=None, trace=()))
     assert store.turns(conv_id)[-1].question == "after the crash?"
+
+
+def test_repeated_kills_at_random_moments_then_a_full_index(tmp_path: Path) -> None:
+    """Killed again and again at random moments (seeded), each run resuming from what the last one kept: the
+    index that finally completes equals one built in a single go."""
+    import random
+
+    from sqlweave.config import Settings
+    from sqlweave.db import Database
+    from sqlweave.retrieval.values import ValueIndex
+
+    db_path = tmp_path / "many.sqlite"
+    with sqlite3.connect(db_path) as conn:
+        for t in range(30):
+            conn.execute(f"CREATE TABLE t{t} (id INTEGER PRIMARY KEY, label TEXT)")
+            conn.executemany(f"INSERT INTO t{t} (label) VALUES (?)", [(f"label {t}-{i}",) for i in range(40)])
+    folder = tmp_path / "cache" / "values"
+    rng = random.Random(7)
+    kept_counts = []
+    for _ in range(3):
+        start, delay = time.time(), rng.uniform(0.3, 1.5)
+        kill_when(f"""
+            import time
+            from sqlweave.db import Database
+            from sqlweave.retrieval.values import ValueIndex
+            ValueIndex.build(Database.open({str(db_path)!r}), progress=lambda done, total: time.sleep(0.1))
+        """, lambda: time.time() - start > delay, tmp_path)
+        kept_counts.append(len(list(folder.rglob("*.json"))) if folder.exists() else 0)
+    assert kept_counts == sorted(kept_counts) and kept_counts[-1] < 30  # each run kept at least what it found
+    index = ValueIndex.build(Database.open(db_path),
+                             settings=Settings.from_env({"SQLWEAVE_CACHE_DIR": str(tmp_path / "cache")}))
+    assert sorted(index.entries) == sorted(ValueIndex.build(Database.open(db_path), persist=False).entries)
