@@ -25,11 +25,12 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from ..errors import SqlweaveError
 from ..sql.normalize import quoted_values_to_strings
+from ..sql.validate import parse_one
 
 KINDS = ("no_sql", "not_executable", "missing_table", "extra_table", "other_tables", "set_operation", "nesting",
          "aggregation", "select_columns", "filter", "value", "distinct_order_limit", "other")
@@ -38,8 +39,8 @@ KINDS = ("no_sql", "not_executable", "missing_table", "extra_table", "other_tabl
 def _tree(sql: str) -> exp.Expression | None:
     """The query's AST, with Spider's double-quoted values read as the strings they are."""
     try:
-        return quoted_values_to_strings(sqlglot.parse_one(sql, read="sqlite"))
-    except (SqlglotError, ValueError):
+        return quoted_values_to_strings(parse_one(sql, "sqlite"))
+    except (SqlweaveError, SqlglotError, ValueError):
         return None
 
 
