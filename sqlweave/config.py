@@ -27,12 +27,16 @@ class Settings:
         examples: the default example pool, a Spider-format train.json (``$SQLWEAVE_EXAMPLES``).
         embed_model: a sentence-transformers model folder to use instead of the bundled MiniLM
             (``$SQLWEAVE_EMBED_MODEL``).
+        prompt_states: keep the embedded model's evaluated prompt prefixes on disk, so a new process answers a
+            database it asked before without evaluating its schema again (``$SQLWEAVE_PROMPT_STATES=0`` turns
+            it off).
     """
 
     cache_dir: Path
     model_dir: Path
     examples: Path | None = None
     embed_model: Path | None = None
+    prompt_states: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -48,7 +52,9 @@ class Settings:
             xdg = path("XDG_CACHE_HOME")
             cache = (xdg if xdg is not None else Path.home() / ".cache") / "sqlweave"
         return cls(cache_dir=cache, model_dir=path("SQLWEAVE_MODEL_DIR") or cache / "models",
-                   examples=path("SQLWEAVE_EXAMPLES"), embed_model=path("SQLWEAVE_EMBED_MODEL"))
+                   examples=path("SQLWEAVE_EXAMPLES"), embed_model=path("SQLWEAVE_EMBED_MODEL"),
+                   prompt_states=env.get("SQLWEAVE_PROMPT_STATES", "1").strip().lower() not in ("0", "off", "no",
+                                                                                                  "false"))
 
 
 def cache_dir() -> Path:

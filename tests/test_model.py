@@ -74,6 +74,32 @@ def test_prompt_states_are_cached_compactly_and_resumed(local_llm, monkeypatch) 
     again = local_llm.complete(sql_prompt, temperature=0.0, max_tokens=24).text
     assert again == first and "t3" in first.lower()
     assert loads and max(loads) > 200  # the SQL prompt's own evaluated state was loaded back
-    states = list(llama.cache.cache_state.values())
+    states = llama.cache.in_memory()
     assert states and all(s.scores.shape[0] == 1 for s in states)  # no n_batch x vocabulary logits copy
     assert all(s.llama_state_size < 64_000 * s.n_tokens + 4_000_000 for s in states)
+
+
+def test_a_new_process_reuses_the_schema_prompt_evaluated_before(tmp_path: Path) -> None:
+    """A second model load (as in a new process: its own model store, the same cache folder) reads the evaluated
+    prompt prefix from disk instead of evaluating the schema again, and answers the same."""
+    from sqlweave.config import Settings
+    from sqlweave.llm.local import LocalLLM
+    from sqlweave.resources import Resources, Store
+
+    settings = Settings.from_env()
+    settings = Settings(tmp_path / "cache", settings.model_dir)
+    schema = sqlweave.connect(demo_database_path(), llm="fake").db.schema()
+    from sqlweave.db.render import render_schema
+
+    prompt = render_schema(schema).text
+    answers, from_disk = [], []
+    for _ in range(2):
+        llm = LocalLLM("1.5b", n_ctx=2048, resources=Resources(settings, models=Store()))
+        out = llm.complete([Message("system", "Write one SQLite query."),
+                            Message("user", f"{prompt}\nQuestion: How many customers are there?")],
+                           max_tokens=24, temperature=0.0)
+        answers.append(out.text)
+        from_disk.append(llm.llama.cache.loaded_from_disk)
+        llm.llama.close()
+    assert from_disk == [0, 1] and answers[0] == answers[1]
+    assert len(list((tmp_path / "cache" / "prompt-states").rglob("*.npz"))) == 1

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError, ModelUnavailableError
 from .base import LLM, Completion, GenerationOptions, Message, Usage
+from .prompt_states import PromptStates
 from .weights import MODELS, Progress, ensure_weights
 from ..text import well_formed
 
@@ -34,6 +35,9 @@ def default_threads() -> int:
 
 #: Memory for evaluated prompt states (about 28 KB per token for the 1.5B model).
 DEFAULT_STATE_CACHE_MB = 1024
+
+#: Disk for evaluated prompt states kept between processes (see :mod:`sqlweave.llm.prompt_states`).
+DISK_STATE_CACHE_MB = 2048
 
 
 def _state_cached_llama_class() -> Any:
@@ -81,17 +85,20 @@ def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None =
     """The ``llama_cpp.Llama`` for model ``key``, loaded once per ``resources`` model store (default: the
     process's shared resources, :func:`~sqlweave.resources.shared_resources`).
 
-    ``state_cache_mb`` > 0 keeps that much memory of evaluated prompt states for prefix reuse."""
+    ``state_cache_mb`` > 0 keeps that much memory of evaluated prompt states for prefix reuse, backed by
+    ``<cache dir>/prompt-states/`` unless the settings turn that off (:mod:`sqlweave.llm.prompt_states`)."""
     from ..resources import shared_resources
 
     try:
-        from llama_cpp import Llama, LlamaRAMCache
+        from llama_cpp import Llama
     except ImportError as err:
         raise MissingDependencyError(
             "the embedded model runtime (llama-cpp-python) is not installed",
             hint="Install it with: pip install 'sqlweave[local]'",
         ) from err
     res = resources if resources is not None else shared_resources()
+    folder = (res.settings.cache_dir / "prompt-states" / f"{key}-{MODELS[key].sha256[:12]}-ctx{n_ctx}"
+              if res.settings.prompt_states else None)
 
     def build() -> Any:
         path = ensure_weights(key, progress, directory=res.settings.model_dir)
@@ -101,11 +108,14 @@ def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None =
             cls = _state_cached_llama_class() if state_cache_mb > 0 else Llama
             llama = cls(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False)
             if state_cache_mb > 0:
-                llama.set_cache(LlamaRAMCache(capacity_bytes=state_cache_mb << 20))
+                # PromptStates has the BaseLlamaCache interface without importing llama_cpp where it is defined
+                llama.set_cache(PromptStates(folder, ram_mb=state_cache_mb,  # type: ignore[arg-type]
+                                             disk_mb=DISK_STATE_CACHE_MB))
             return llama
         except (ValueError, RuntimeError) as err:
             raise ModelUnavailableError(f"llama.cpp could not load {path}: {err}") from err
 
+    # The prompt-state folder is the one of the resources that loaded the model (a shared model store shares it).
     return res.get("llama", (key, n_ctx, n_threads, state_cache_mb, str(res.settings.model_dir)), build)
 
 
