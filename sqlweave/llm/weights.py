@@ -15,9 +15,10 @@ import hashlib
 import importlib
 import os
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from ..config import Settings
 from ..errors import ModelIntegrityError, ModelUnavailableError
@@ -112,12 +113,37 @@ def ensure_weights(key: str = "1.5b", progress: Progress | None = None, director
     if is_assembled(spec, directory):
         return assembled_path(spec, directory)
     parts = part_paths(spec)
-    total = sum(p.stat().st_size for p in parts)
     target = assembled_path(spec, directory)
     target.parent.mkdir(parents=True, exist_ok=True)
+    with _assembly_lock(target):
+        if is_assembled(spec, directory):  # another process finished while this one waited
+            return target
+        # Only the lock holder assembles: a temporary file left here was left by a process that was killed.
+        for stale in target.parent.glob(f"{target.name}.*.part"):
+            stale.unlink(missing_ok=True)
+        _assemble(spec, parts, target, progress)
+    return target
+
+
+@contextmanager
+def _assembly_lock(target: Path) -> Iterator[None]:
+    """One assembler per weights file at a time, across processes (released by the OS if the holder dies)."""
+    import fcntl
+
+    with open(target.with_name(target.name + ".lock"), "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _assemble(spec: WeightSpec, parts: list[Path], target: Path, progress: Progress | None) -> None:
+    """Concatenate ``parts`` into ``target`` through a temporary file, checking the checksum before the rename."""
+    total = sum(p.stat().st_size for p in parts)
     digest = hashlib.sha256()
     done = 0
-    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f"{target.name}.", suffix=".part")
     try:
         with os.fdopen(fd, "wb") as out:
             for p in parts:
@@ -139,7 +165,6 @@ def ensure_weights(key: str = "1.5b", progress: Progress | None = None, director
             os.unlink(tmp)
     st = target.stat()
     _verified_marker(target).write_text(f"{spec.sha256} {st.st_size} {int(st.st_mtime)}\n")
-    return target
 
 
 def _main() -> None:

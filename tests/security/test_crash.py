@@ -135,9 +135,11 @@ def test_weights_assembly_killed_is_never_taken_for_verified_weights(tmp_path: P
                                   parts=3, sha256=sha)
         assert not target.exists() and not weights.is_assembled(spec, target.parent)
         weights.MODELS["crash"] = spec
+        assert list(target.parent.glob("*.part"))  # what the killed process left
         path = weights.ensure_weights("crash", directory=target.parent)
         assert path == target and weights.is_assembled(spec, target.parent)
         assert hashlib.sha256(target.read_bytes()).hexdigest() == sha
+        assert not list(target.parent.glob("*.part"))  # the next assembler removed it
     finally:
         weights.MODELS.pop("crash", None)
         sys.path.remove(str(modules))
