@@ -45,8 +45,7 @@ _SQLITE: tuple[_Rule, ...] = (
 #: DuckDB: the exception class says Binder/Catalog/Parser, the message says which.
 _DUCKDB: tuple[_Rule, ...] = (
     (UnknownColumnError, re.compile(r'^Binder Error: Referenced column "(?P<name>[^"]+)" not found')),
-    (UnknownColumnError, re.compile(r'^Binder Error: Table "[^"]+" does not have a column named "(?P<name>[^"]+)"')),
-    (UnknownColumnError, re.compile(r'^Binder Error: Values list "[^"]+" does not have a column named '
+    (UnknownColumnError, re.compile(r'^Binder Error: (?:Table|Values list) "[^"]+" does not have a column named '
                                     r'"(?P<name>[^"]+)"')),
     (UnknownTableError, re.compile(r"^Catalog Error: (?:Table|View|Table Function) with name (?P<name>\S+) does "
                                    r"not exist")),

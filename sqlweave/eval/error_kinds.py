@@ -89,7 +89,7 @@ def _nesting(tree: exp.Expression) -> int:
 
 
 def _modifiers(tree: exp.Expression) -> tuple[bool, Counter[str], str | None]:
-    distinct = any(s.args.get("distinct") for s in _selects(tree)) or any(True for _ in tree.find_all(exp.Distinct))
+    distinct = tree.find(exp.Distinct) is not None  # SELECT DISTINCT and count(DISTINCT x) alike
     order = _columns(tree.find_all(exp.Order)) + Counter(("desc",) if any(o.args.get("desc") for o in
                                                                           tree.find_all(exp.Ordered)) else ())
     limit = tree.find(exp.Limit)

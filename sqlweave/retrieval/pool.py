@@ -150,7 +150,13 @@ class ExamplePool:
                     known[key] = PoolExample(**row)
                 except (ValueError, TypeError, KeyError):
                     continue
-        examples, fresh = [], []
+        examples: list[PoolExample] = []
+        fresh: list[tuple[str, PoolExample]] = []
+
+        def save() -> None:  # derived examples join the cache file as they come: an interrupted build keeps them
+            append_jsonl(cache, ({"key": k, **asdict(ex)} for k, ex in fresh))
+            fresh.clear()
+
         for i, item in enumerate(data):
             if not isinstance(item, dict) or not {"db_id", "question", "query"} <= item.keys():
                 continue
@@ -159,14 +165,13 @@ class ExamplePool:
             if ex is None:
                 ex = derive(item["question"], item["query"], item["db_id"], names.get(item["db_id"], []))
                 fresh.append((k, ex))
-                if len(fresh) >= DERIVED_CHECKPOINT:  # an interrupted build keeps what it derived
-                    append_jsonl(cache, ({"key": k, **asdict(ex)} for k, ex in fresh))
-                    fresh = []
+                if len(fresh) >= DERIVED_CHECKPOINT:
+                    save()
             examples.append(ex)
             if progress:
                 progress(i + 1, len(data))
         if fresh:
-            append_jsonl(cache, ({"key": k, **asdict(ex)} for k, ex in fresh))
+            save()
         pool = cls(examples, user_file=user_pool_file(settings))
         pool.names = names
         if include_user:
