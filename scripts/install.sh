@@ -13,13 +13,22 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PIP="$VENV/bin/pip"
 
-# llama-cpp-python ships no prebuilt wheel here, so it compiles (about 4 minutes on 2 cores). The build is
-# portable x86-64 (AVX2/FMA/F16C, no AVX-512 or AMX, which some virtual machines advertise but trap on),
-# and the wheel is kept per build flags in the user cache so the next clone on this machine reuses it.
+# llama-cpp-python ships no prebuilt wheel here, so it compiles (about 4 minutes on 2 cores). The instruction
+# set is chosen from what this CPU reports: AVX2/FMA/F16C/BMI2 when it has all four (the fastest set measured
+# here, see BENCHMARKS.md "llama.cpp builds"), otherwise a portable SSE-only build. AVX-512 and AMX stay off:
+# some virtual machines advertise them and trap on use. SQLWEAVE_LLAMA_FLAGS overrides the choice. The wheel is
+# kept per build flags in the user cache so the next clone on this machine reuses it.
 if [[ ",$EXTRAS," == *",local,"* ]]; then
   LLAMA_VERSION=0.3.36
-  if [ "$(uname -m)" = "x86_64" ]; then
-    LLAMA_FLAGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+  OFF_WIDE="-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+  if [ -n "${SQLWEAVE_LLAMA_FLAGS:-}" ]; then
+    LLAMA_FLAGS="$SQLWEAVE_LLAMA_FLAGS"
+  elif [ "$(uname -m)" = "x86_64" ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo \
+      && grep -qw f16c /proc/cpuinfo && grep -qw bmi2 /proc/cpuinfo; then
+    LLAMA_FLAGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON $OFF_WIDE"
+  elif [ "$(uname -m)" = "x86_64" ]; then
+    echo "This CPU lacks AVX2/FMA/F16C/BMI2: building the portable llama.cpp (slower)."
+    LLAMA_FLAGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF $OFF_WIDE"
   else
     LLAMA_FLAGS="-DLLAVA_BUILD=OFF"
   fi

@@ -158,10 +158,28 @@ def _show_answer(answer: Answer, *, as_json: bool, trace: bool, as_csv: bool = F
         return
     if trace:
         _print_trace(answer)
+    if answer.unsure and answer.readings:
+        _show_readings(answer)
+        return
     if answer.sql:
         console.print(display.sql(answer.sql))
     if answer.result is not None:
         console.print(display.result_table(answer.result))
+        if answer.confidence is not None:
+            _say(f"confidence {answer.confidence:.0%}", style="dim")
+
+
+def _show_readings(answer: Answer) -> None:
+    """An unsure answer: say so, then each leading reading with its SQL and result."""
+    confidence = answer.confidence or 0.0
+    _say(f"Not sure: confidence {confidence:.0%}, below the level asked for. "
+         + ("The question can be read two ways:" if len(answer.readings) > 1 else
+            "Sampling the model again found no other reading; check this one:"), style="yellow")
+    for i, reading in enumerate(answer.readings, 1):
+        own = " (sqlweave's answer)" if i == 1 else ""
+        _say(f"Reading {i}{own}: {reading.share:.0%} of the sampled answers", style="bold")
+        console.print(display.sql(reading.sql))
+        console.print(display.result_table(reading.result))
 
 
 def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = None):
@@ -176,9 +194,9 @@ def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = 
 
 
 def _answer(engine: "Engine", question: str, *, as_json: bool, trace: bool, as_csv: bool = False,
-            raw_csv: bool = False, evidence: str | None = None) -> None:
+            raw_csv: bool = False, evidence: str | None = None, min_confidence: float | None = None) -> None:
     """Answer one question, show the answer, and raise its error (after showing what there is)."""
-    answer = engine.run(question, evidence=evidence)
+    answer = engine.run(question, evidence=evidence, min_confidence=min_confidence)
     _show_answer(answer, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv)
     answer.raise_for_error()
 
@@ -247,6 +265,10 @@ def ask(
     raw_csv: bool = RawCsvOption,
     policy: Optional[Path] = PolicyOption,
     param: list[str] = ParamOption,
+    min_confidence: Optional[float] = typer.Option(
+        None, "--min-confidence", min=0.0, max=1.0,
+        help="Below this confidence (0 to 1, e.g. 0.6) say the answer is not sure and show the two leading "
+             "readings of the question instead of one answer (a few more model calls)."),
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
@@ -254,7 +276,8 @@ def ask(
                          timeout=timeout, max_rows=max_rows, descriptions=descriptions, knowledge=knowledge,
                          policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
                          quiet=as_json or as_csv or raw_csv)
-        _answer(engine, question, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv, evidence=evidence)
+        _answer(engine, question, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv, evidence=evidence,
+                min_confidence=min_confidence)
 
 
 @app.command()

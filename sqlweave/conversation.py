@@ -716,9 +716,10 @@ class Conversation:
         return self.store.history(self.id, self.max_history)
 
     def run(self, question: str, *, on_stage: StageCallback | None = None,
-            pipeline: Pipeline | None = None) -> Answer:
+            pipeline: Pipeline | None = None, min_confidence: float | None = None) -> Answer:
         """Answer ``question`` in the context of the earlier turns, store it as the next turn, and return it
-        (a failed answer too, with its ``error``). ``builds_on`` is set on the returned answer."""
+        (a failed answer too, with its ``error``). ``builds_on`` is set on the returned answer; ``min_confidence``
+        is as in :meth:`Engine.ask <sqlweave.engine.Engine.ask>`."""
         earlier = self.store.turns(self.id, with_sql=True, last=self.max_history) if self.max_history > 0 else ()
         history = [t.prior() for t in earlier]
         asked = question
@@ -728,17 +729,19 @@ class Conversation:
             first = (entry,)
             if on_stage is not None:
                 on_stage(entry)
-        answer = self.engine.run(asked, history=history, on_stage=on_stage, pipeline=pipeline)
+        answer = self.engine.run(asked, history=history, on_stage=on_stage, pipeline=pipeline,
+                                 min_confidence=min_confidence)
         continues = builds_on(answer.sql, earlier, self.engine.db.dialect, self.threshold) if answer.ok else None
         answer = replace(answer, question=question, trace=first + answer.trace, builds_on=continues)
         self.store.append(self.id, question, answer, continues)
         return answer
 
     def ask(self, question: str, *, on_stage: StageCallback | None = None,
-            pipeline: Pipeline | None = None) -> Answer:
+            pipeline: Pipeline | None = None, min_confidence: float | None = None) -> Answer:
         """Like :meth:`run`, but raise the typed error when no result came out (as :meth:`Engine.ask
         <sqlweave.engine.Engine.ask>` does); the failed turn is stored all the same."""
-        return self.run(question, on_stage=on_stage, pipeline=pipeline).raise_for_error()
+        return self.run(question, on_stage=on_stage, pipeline=pipeline,
+                        min_confidence=min_confidence).raise_for_error()
 
     def __repr__(self) -> str:
         return f"Conversation(id={self.id!r}, database={self.database!r})"

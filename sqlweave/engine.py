@@ -76,7 +76,7 @@ class Engine:
 
     def ask(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
             pipeline: Pipeline | None = None, evidence: str | None = None,
-            params: Mapping[str, Any] | None = None) -> Answer:
+            params: Mapping[str, Any] | None = None, min_confidence: float | None = None) -> Answer:
         """Answer ``question``; raises the typed :class:`~sqlweave.errors.SqlweaveError` if no result came out.
 
         The failed :class:`Answer` (with its trace) is in ``err.details["answer"]``. ``history`` holds a
@@ -84,20 +84,23 @@ class Engine:
         ``pipeline`` overrides the engine's own for this question, and ``evidence`` is text that helps
         answer it (a definition, a value's spelling, a formula), shown to the model with the question.
         ``params`` binds the access policy's row-filter parameters for this question (``{"tenant": "acme"}``).
+        Every answer has a calibrated ``confidence`` (0 to 1); below ``min_confidence`` the answer comes back
+        ``unsure`` with its two leading ``readings`` (a few more model calls; see :mod:`sqlweave.confidence`).
         """
         return self.run(question, history=history, on_stage=on_stage, pipeline=pipeline,
-                        evidence=evidence, params=params).raise_for_error()
+                        evidence=evidence, params=params, min_confidence=min_confidence).raise_for_error()
 
     def run(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
             pipeline: Pipeline | None = None, evidence: str | None = None,
-            params: Mapping[str, Any] | None = None) -> Answer:
+            params: Mapping[str, Any] | None = None, min_confidence: float | None = None) -> Answer:
         """Like :meth:`ask`, but return a failed :class:`Answer` instead of raising (for batch work).
 
         A row filter's parameter left unbound raises :class:`~sqlweave.errors.PolicyError` before any model time.
         """
         db = self._bound(params)
         return (pipeline or self.pipeline).run(question, db, self.llm, history=history, on_stage=on_stage,
-                                               evidence=evidence, knowledge=self.knowledge, resources=self.resources)
+                                               evidence=evidence, knowledge=self.knowledge, resources=self.resources,
+                                               min_confidence=min_confidence)
 
     def conversation(self, id: str | None = None, store: "ConversationStore | None" = None) -> "Conversation":
         """A conversation with this database: follow-up questions see the earlier turns (see

@@ -177,11 +177,21 @@ class QueryRows(BaseModel):
     error: ErrorInfo | None = None
 
 
+class Reading(QueryRows):
+    """One reading of a question sqlweave is not sure of: a query, its rows, and the sampled answers behind it."""
+
+    share: float = Field(0.0, description="Share of the sampled answers behind this reading.")
+
+
 class AskResult(QueryRows):
     """Result of ``ask``: the SQL sqlweave wrote for the question, and its rows."""
 
     question: str = ""
-    confidence: float | None = Field(None, description="Share of sampled candidates that agreed (voting pipelines).")
+    confidence: float | None = Field(None, description="Calibrated chance that the answer is right (0 to 1).")
+    agreement: float | None = Field(None, description="Voting pipelines: share of candidates behind the answer.")
+    unsure: bool = Field(False, description="The confidence is below the min_confidence asked for; see readings.")
+    readings: list[Reading] = Field(default_factory=list,
+                                    description="When unsure: the leading readings of the question, the answer's first.")
 
 
 # --- the tools, without a transport ----------------------------------------------------------
@@ -288,19 +298,23 @@ class SqlweaveTools:
         result = db.execute(sql, max_rows=min(self.max_rows, db.max_rows))
         return QueryRows(database=database, sql=sql, **self._rows(result))
 
-    def ask(self, database: str, question: str) -> AskResult:
+    def ask(self, database: str, question: str, min_confidence: float | None = None) -> AskResult:
         """Answer ``question`` on ``database`` with the pipeline; a failure raises its typed error.
 
-        The raised error's ``details["sql"]`` holds the last SQL tried, if any.
+        The raised error's ``details["sql"]`` holds the last SQL tried, if any. Below ``min_confidence`` (0 to 1)
+        the result is ``unsure`` and lists the question's two leading ``readings``.
         """
         db = self.database(database)
         with self.model_lock:
-            answer = Engine(db, self.llm, self.pipeline).run(question)
+            answer = Engine(db, self.llm, self.pipeline).run(question, min_confidence=min_confidence)
         if answer.error is not None or answer.result is None:
             err = answer.error or SqlweaveError("the pipeline produced no result")
             err.details.setdefault("sql", answer.sql)
             raise err
+        readings = [Reading(database=database, sql=r.sql, share=round(r.share, 3), **self._rows(r.result))
+                    for r in answer.readings]
         return AskResult(database=database, question=question, sql=answer.sql, confidence=answer.confidence,
+                         agreement=answer.agreement, unsure=answer.unsure, readings=readings,
                          **self._rows(answer.result))
 
     def warm_up(self) -> None:
@@ -392,7 +406,11 @@ def build_server(
                                          hint="The server's log has the details."), context)
 
     Database_ = Annotated[str, Field(description="A database name from list_databases.", max_length=64)]
-    Question = Annotated[str, Field(description="One question in plain English about the data.", max_length=4000)]
+    Question = Annotated[str, Field(description="One question about the data, in plain language (any language).",
+                                    max_length=4000)]
+    MinConfidence = Annotated[float | None, Field(
+        None, ge=0.0, le=1.0, description="Below this confidence (0 to 1) the answer is marked unsure and the two "
+        "leading readings of the question are returned.")]
     Sql = Annotated[str, Field(description="One read-only SQL statement (SELECT or WITH ... SELECT) in the "
                                            "database's dialect.", max_length=MAX_SQL_CHARS)]
 
@@ -402,8 +420,9 @@ def build_server(
     async def describe_schema(database: Database_) -> Annotated[CallToolResult, SchemaInfo]:
         return await call(lambda: tools.describe_schema(database), database=database)
 
-    async def ask(database: Database_, question: Question) -> Annotated[CallToolResult, AskResult]:
-        return await call(lambda: tools.ask(database, question), database=database, question=question)
+    async def ask(database: Database_, question: Question,
+                  min_confidence: MinConfidence = None) -> Annotated[CallToolResult, AskResult]:
+        return await call(lambda: tools.ask(database, question, min_confidence), database=database, question=question)
 
     async def run_sql(database: Database_, sql: Sql) -> Annotated[CallToolResult, QueryRows]:
         return await call(lambda: tools.run_sql(database, sql), database=database)

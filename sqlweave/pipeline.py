@@ -141,7 +141,10 @@ class State:
     candidates: list[str] = field(default_factory=list)
     result: "QueryResult | None" = None
     error: SqlweaveError | None = None
-    confidence: float | None = None
+    agreement: float | None = None          # voting stages: the share of candidates behind the answer
+    confidence: float | None = None         # the calibrated chance the answer is right (set after the stages)
+    min_confidence: float | None = None     # below this confidence the answer is shown as unsure, with readings
+    readings: list["Reading"] = field(default_factory=list)  # readings: the leading readings of an unsure answer
     # What optional stages leave for later ones (each written by the stage named, read by those after it):
     question_language: str | None = None    # check_question: the question's language, when not English
     simplified_question: str | None = None  # simplify: the model's plainer wording (example retrieval reads it)
@@ -204,7 +207,8 @@ class Stage(Protocol):
 
 
 #: State slots every pipeline starts with (set by :meth:`Pipeline.run` from its arguments).
-INITIAL_SLOTS = frozenset({"question", "db", "llm", "schema", "prompt_schema", "history", "evidence", "knowledge"})
+INITIAL_SLOTS = frozenset({"question", "db", "llm", "schema", "prompt_schema", "history", "evidence", "knowledge",
+                           "min_confidence"})
 
 #: The stage that usually writes each slot, named in the error when a pipeline lacks it.
 PRODUCERS = {"rendered_schema": "render_schema", "raw_output": "generate", "sql": "extract_sql",
@@ -269,12 +273,29 @@ def check_stage_order(name: str, stages: Sequence[Any]) -> None:
 
 
 @dataclass(frozen=True)
+class Reading:
+    """One way of reading an unsure question: a query, its result, and the share of sampled answers behind it."""
+
+    sql: str
+    result: "QueryResult"
+    share: float
+
+    def as_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {"sql": self.sql, "share": round(self.share, 3),
+                "result": {"columns": list(r.columns), "rows": _jsonable(r.rows), "truncated": r.truncated}}
+
+
+@dataclass(frozen=True)
 class Answer:
     """The outcome of one question: the SQL, its result, and how sqlweave got there.
 
     ``error`` is set when no result could be produced (the typed error says why);
     :meth:`raise_for_error` raises it. In a conversation, ``builds_on`` is the 1-based number of the
-    earlier turn this answer continues (``None``: it stands on its own).
+    earlier turn this answer continues (``None``: it stands on its own). ``confidence`` is the calibrated chance
+    that the answer is right (:mod:`sqlweave.confidence`; 0 without a result); ``agreement`` is the share of
+    candidates behind it in voting pipelines. Asked with a ``min_confidence`` the answer did not reach, ``unsure`` is
+    true and ``readings`` holds the two leading readings of the question (the answer's own first).
     """
 
     question: str
@@ -284,6 +305,9 @@ class Answer:
     error: SqlweaveError | None = None
     confidence: float | None = None
     builds_on: int | None = None
+    agreement: float | None = None
+    unsure: bool = False
+    readings: tuple[Reading, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -330,6 +354,9 @@ class Answer:
                 "code": self.error.code, "message": self.error.message, "hint": self.error.hint,
             },
             "confidence": self.confidence,
+            "agreement": self.agreement,
+            "unsure": self.unsure,
+            "readings": [r.as_dict() for r in self.readings],
             "builds_on": self.builds_on,
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,
@@ -339,12 +366,36 @@ class Answer:
         }
 
 
+def _run_stage(stage: Stage, state: State, on_stage: StageCallback | None) -> None:
+    """Run one stage, record its trace entry, keep the first error."""
+    state._calls, state._notes = [], {}
+    start = time.perf_counter()
+    error: SqlweaveError | None = None
+    try:
+        stage(state)
+    except SqlweaveError as err:
+        error = err
+    entry = TraceEntry(stage.name, time.perf_counter() - start, tuple(state._calls), dict(state._notes),
+                       None if error is None else f"{error.code}: {error.message}", state.sql)
+    state.trace.append(entry)
+    if error is not None and state.error is None:
+        state.error = error
+    if on_stage is not None:
+        on_stage(entry)
+
+
 @dataclass(frozen=True)
 class Pipeline:
-    """A named tuple of stages. Build a variant with :meth:`replace_stage`, :meth:`insert_after` or :meth:`without`."""
+    """A named tuple of stages. Build a variant with :meth:`replace_stage`, :meth:`insert_after` or :meth:`without`.
+
+    ``when_unsure`` runs after the stages when an answer's confidence is below the ``min_confidence`` asked for
+    (the presets use :class:`~sqlweave.stages.readings.SecondReadings`); without it an unsure answer's one
+    reading is its own.
+    """
 
     name: str
     stages: tuple[Stage, ...]
+    when_unsure: Stage | None = None
 
     def __post_init__(self) -> None:
         check_stage_order(self.name, self.stages)
@@ -361,6 +412,7 @@ class Pipeline:
         evidence: str | None = None,
         knowledge: "Knowledge | None" = None,
         resources: Resources | None = None,
+        min_confidence: float | None = None,
     ) -> Answer:
         """Run the stages on ``question`` and return the :class:`Answer`.
 
@@ -371,33 +423,39 @@ class Pipeline:
         text that helps with this question (blank counts as none); ``knowledge`` is the database's domain
         knowledge, by default what was attached to ``db`` or given as its YAML descriptions file
         (:func:`sqlweave.knowledge.knowledge_for`). ``resources`` is what stages load once and reuse (default:
-        :func:`~sqlweave.resources.shared_resources`).
+        :func:`~sqlweave.resources.shared_resources`). Every answer gets a calibrated ``confidence``
+        (:mod:`sqlweave.confidence`); below ``min_confidence`` (0 to 1) the answer comes back ``unsure``, with the
+        leading readings that :attr:`when_unsure` found (the presets sample the model again).
         """
+        from .confidence import estimate
         from .knowledge import knowledge_for
+
+        if min_confidence is not None and (isinstance(min_confidence, bool) or not 0.0 <= min_confidence <= 1.0):
+            from .errors import ConfigurationError
+
+            raise ConfigurationError(f"min_confidence must be a number between 0 and 1, not {min_confidence!r}",
+                                     hint="Pass a share such as 0.6 (60%).")
 
         full = schema if schema is not None else db.schema()
         state = State(question=question, db=db, llm=llm, schema=full, prompt_schema=full, history=tuple(history),
                       evidence=(evidence.strip() or None) if evidence else None,
                       knowledge=knowledge if knowledge is not None else knowledge_for(db),
-                      resources=resources if resources is not None else shared_resources())
+                      resources=resources if resources is not None else shared_resources(),
+                      min_confidence=min_confidence)
         for stage in self.stages:
-            if state.error is not None and not getattr(stage, "recovers", False):
-                continue
-            state._calls, state._notes = [], {}
-            start = time.perf_counter()
-            error: SqlweaveError | None = None
-            try:
-                stage(state)
-            except SqlweaveError as err:
-                error = err
-            entry = TraceEntry(stage.name, time.perf_counter() - start, tuple(state._calls), dict(state._notes),
-                               None if error is None else f"{error.code}: {error.message}", state.sql)
-            state.trace.append(entry)
-            if error is not None and state.error is None:
-                state.error = error
-            if on_stage is not None:
-                on_stage(entry)
-        return Answer(question, state.sql, state.result, tuple(state.trace), state.error, state.confidence)
+            if state.error is None or getattr(stage, "recovers", False):
+                _run_stage(stage, state, on_stage)
+        state.confidence = estimate(question, state.sql, state.result, state.error,
+                                    [e.as_dict() for e in state.trace], db.dialect)
+        unsure = (min_confidence is not None and state.error is None and state.result is not None
+                  and state.confidence < min_confidence)
+        if unsure:
+            if self.when_unsure is not None:
+                _run_stage(self.when_unsure, state, on_stage)
+            if not state.readings and state.sql is not None and state.result is not None:
+                state.readings = [Reading(state.sql, state.result, 1.0)]
+        return Answer(question, state.sql, state.result, tuple(state.trace), state.error, state.confidence,
+                      agreement=state.agreement, unsure=unsure, readings=tuple(state.readings))
 
     def _index(self, name: str) -> int:
         for i, s in enumerate(self.stages):

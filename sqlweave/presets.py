@@ -29,6 +29,7 @@ from .stages.simplify import SimplifyQuestion
 from .stages.dac import DecomposedCorrection
 from .stages.ensemble import PromptEnsemble
 from .stages.generate_evidence import GenerateEvidence
+from .stages.readings import SecondReadings
 from .stages.revise import RevisionChain
 from .stages.select_examples import SelectExamples, default_pool_path
 from .stages.vote import SelfConsistency
@@ -214,7 +215,8 @@ def build_pipeline(name: str = DEFAULT, **options: object) -> Pipeline:
     """The pipeline preset called ``name``; ``options`` (e.g. ``examples=PATH``) go to presets that use them.
 
     ``name`` may add stages to a preset: ``"repair+dac"`` is the ``repair`` preset followed by
-    decomposed correction (see :data:`ADDONS`).
+    decomposed correction (see :data:`ADDONS`). Every preset shows the leading readings of an answer below the
+    confidence asked for (:class:`~sqlweave.stages.readings.SecondReadings`).
     """
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
@@ -224,7 +226,8 @@ def build_pipeline(name: str = DEFAULT, **options: object) -> Pipeline:
         raise ConfigurationError(f"unknown pipeline option {unknown[0]!r}",
                                  hint=(f"Did you mean {close[0]!r}? " if close else "")
                                  + f"Pipelines take: {', '.join(OPTIONS)}.")
-    return _build(name, name, options)
+    # an answer below the confidence asked for is sampled again, to show the question's leading readings
+    return replace(_build(name, name, options), when_unsure=SecondReadings())
 
 
 def _build(spelled: str, name: str, options: dict[str, object]) -> Pipeline:

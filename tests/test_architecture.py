@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sqlweave"
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundation", {"errors", "config", "text", "files", "logs", "_version"}),
     ("parts", {"db", "sql", "llm", "retrieval", "prompts", "knowledge", "policy", "question", "chart", "export",
-               "display", "resources"}),
+               "display", "resources", "confidence"}),
     ("pipeline", {"pipeline", "stages", "agent", "presets"}),
     ("product", {"engine", "catalog", "conversation", "eval"}),
     ("doors", {"cli", "server", "mcp", "web"}),

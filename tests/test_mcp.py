@@ -211,6 +211,26 @@ def test_ask_answers_with_sql_and_rows() -> None:
     assert "confidence" in answer and "error" not in answer
 
 
+def test_ask_below_min_confidence_returns_the_leading_readings() -> None:
+    sampled = "```sql\nSELECT COUNT(*) FROM products\n```"
+    llm = FakeLLM(["```sql\nSELECT COUNT(*) FROM customers\n```", sampled, sampled, sampled, sampled])
+
+    async def go() -> tuple[dict[str, Any], list[Any]]:
+        async with connected(shop_server(llm)) as client:
+            tools = [dump(t) for t in (await client.list_tools()).tools]
+            return await call(client, "ask", database="shop", question="How many customers are there?",
+                              min_confidence=1.0), tools
+
+    result, tools = run_async(go)
+    answer = data(result)
+    assert answer["unsure"] is True and answer["rows"] == [[60]] and 0 < answer["confidence"] < 1
+    own, other = answer["readings"]
+    assert own["sql"] == "SELECT COUNT(*) FROM customers" and own["rows"] == [[60]] and own["share"] == 0.2
+    assert other["sql"] == "SELECT COUNT(*) FROM products" and other["rows"] == [[40]] and other["share"] == 0.8
+    [schema] = [t["inputSchema"] for t in tools if t["name"] == "ask"]
+    assert "min_confidence" in schema["properties"] and "min_confidence" not in schema.get("required", [])
+
+
 def test_failed_ask_is_a_tool_error_with_code_message_and_hint() -> None:
     llm = FakeLLM(responder=lambda messages, options: "I would rather not say.")
 

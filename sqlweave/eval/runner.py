@@ -60,6 +60,7 @@ class QuestionResult:
     cost_seconds: float | None = None  # seconds with cached model answers counted at their first cost
     exact: bool | None = None  # Spider exact-set-match (None: not computed)
     ts_match: bool | None = None  # test-suite match (None: no suite for this database)
+    confidence: float | None = None  # the answer's calibrated confidence (pipeline runs)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "QuestionResult":
@@ -221,6 +222,7 @@ def question_result(ex: Example, prediction: str | None, scores: Scores, *, erro
         model_calls=answer.model_calls if answer else 0, seconds=round(answer.seconds, 4) if answer else 0.0,
         cost_seconds=round(answer.cost_seconds, 4) if answer else None,
         trace_ref=f"traces.jsonl#{ex.id}" if answer else "", exact=scores.exact, ts_match=scores.ts_match,
+        confidence=answer.confidence if answer else None,
     )
 
 

@@ -230,6 +230,7 @@ class _AskJob:
     earlier: tuple[Any, ...]
     received: float
     owner: str | None = None  # the tenant whose conversation this is
+    min_confidence: float | None = None  # below it the answer is unsure and shows its readings
 
     @property
     def history(self) -> tuple[PriorTurn, ...]:
@@ -425,7 +426,8 @@ class ServerState:
                     f"conversation {conversation_id!r} is about database {rec.database!r}, not {body.database!r}")
             earlier = await run_in_threadpool(self.conversations.earlier, conversation_id)
         engine = Engine(db, self.llm, pipe)
-        return _AskJob(body.database, question, engine, pipe, conversation_id, earlier, received, owner)
+        return _AskJob(body.database, question, engine, pipe, conversation_id, earlier, received, owner,
+                       body.min_confidence)
 
     def answer_fn(self, job: _AskJob, on_stage: Callable[[TraceEntry], None] | None = None
                   ) -> Callable[[threading.Event], Answer]:
@@ -436,7 +438,8 @@ class ServerState:
                 if cancel.is_set():
                     raise _Cancelled()
 
-            return job.engine.run(job.question, history=job.history, on_stage=stage_done, pipeline=job.pipeline)
+            return job.engine.run(job.question, history=job.history, on_stage=stage_done, pipeline=job.pipeline,
+                                  min_confidence=job.min_confidence)
 
         return run
 
@@ -463,6 +466,11 @@ class ServerState:
             "row_count": 0 if r is None else r.row_count,
             "truncated": False if r is None else bool(r.truncated),
             "confidence": answer.confidence,
+            "agreement": answer.agreement,
+            "unsure": answer.unsure,
+            "readings": [{"sql": well_formed(g.sql), "columns": [well_formed(str(c)) for c in g.result.columns],
+                          "rows": rows_out(g.result), "truncated": bool(g.result.truncated),
+                          "share": round(g.share, 3)} for g in answer.readings],
             "builds_on": builds_on,
             "conversation_id": conversation_id,
             "turn": turn,

@@ -35,6 +35,9 @@ class AskIn(_Request):
     conversation_id: str | None = Field(None, min_length=1, max_length=64,
                                         description="Continue this conversation (its earlier turns reach the model).")
     new_conversation: bool = Field(False, description="Start a new conversation even if conversation_id is given.")
+    min_confidence: float | None = Field(
+        None, ge=0.0, le=1.0, description="Below this confidence (0 to 1) the answer comes back unsure, with the two "
+        "leading readings of the question (a few more model calls).")
 
 
 class SqlIn(_Request):
@@ -144,6 +147,14 @@ class SuggestionsOut(_Response):
     questions: list[str]
 
 
+class ReadingOut(_Response):
+    sql: str
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+    share: float = Field(..., description="Share of the sampled answers behind this reading.")
+
+
 class AnswerOut(_Response):
     answer_id: str
     question: str
@@ -152,7 +163,11 @@ class AnswerOut(_Response):
     rows: list[list[Any]]
     row_count: int
     truncated: bool
-    confidence: float | None
+    confidence: float | None = Field(..., description="Calibrated chance that the answer is right (0 to 1).")
+    agreement: float | None = Field(None, description="Voting pipelines: share of candidates behind the answer.")
+    unsure: bool = Field(False, description="The confidence is below the min_confidence asked for.")
+    readings: list[ReadingOut] = Field(default_factory=list,
+                                       description="When unsure: the leading readings, the answer's own first.")
     builds_on: int | None
     conversation_id: str | None
     turn: int | None

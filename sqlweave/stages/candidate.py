@@ -115,8 +115,8 @@ def current_attempt(state: State) -> Attempt:
 
 def confident(state: State, current: Attempt, threshold: float | None) -> bool:
     """The safety check: the answer executes, returns rows, and voting agreed at least ``threshold``."""
-    return (threshold is not None and current.kind == "ok" and state.confidence is not None
-            and state.confidence >= threshold)
+    return (threshold is not None and current.kind == "ok" and state.agreement is not None
+            and state.agreement >= threshold)
 
 
 def assistant_turn(state: State, a: Attempt) -> Message:

@@ -8,7 +8,7 @@ runs other pipelines on the same question (the ``ensemble`` preset gives it ``pr
 groups every candidate, the pipeline's current answer first, by its execution result, and adopts a
 result that at least ``min_votes`` candidates agree on. Without such agreement the current answer
 stays, unless it fails or returns nothing and a candidate runs and returns rows. The share of
-candidates behind the answer is ``answer.confidence``.
+candidates behind the answer is ``answer.agreement``.
 
 The presets' model calls are recorded in this stage's trace entry (so tokens and calls are counted),
 and their own traces are summarised in its notes. Presets that start from an approximated query
@@ -89,7 +89,7 @@ class PromptEnsemble:
         if chosen:
             adopt(state, candidates[chosen])
         backing = next((g for g in groups if chosen in g), [])
-        state.confidence = len(backing) / len(candidates)
+        state.agreement = len(backing) / len(candidates)
         state.note(candidates=runs, groups=[len(g) for g in groups],
                    chosen="current" if chosen == 0 else self.variants[chosen - 1],
-                   confidence=round(state.confidence, 3))
+                   agreement=round(state.agreement, 3))

@@ -3,7 +3,7 @@
 ``n`` more candidates are sampled from the generation prompt; every candidate, the
 greedy answer included, is executed; candidates whose names are wrong are repaired by rule; candidates are grouped by their
 result (rows as a multiset) and the largest group of working candidates wins. The winner's share of all
-candidates is the answer's confidence.
+candidates is the answer's ``agreement``.
 """
 
 from __future__ import annotations
@@ -48,13 +48,13 @@ class SelfConsistency:
         # nothing works: fall back to empty results, then keep the greedy answer
         groups = result_groups(candidates) or result_groups(candidates, "empty")
         if not groups:
-            state.confidence = 0.0
+            state.agreement = 0.0
             state.note(votes=[c.kind for c in candidates], winner=None)
             return
         # Largest group wins; on a tie, the group holding the earliest candidate (the greedy one first).
         winner = groups[0]
         chosen = candidates[winner[0]]
         adopt(state, chosen)
-        state.confidence = len(winner) / len(candidates)
+        state.agreement = len(winner) / len(candidates)
         state.note(votes=[c.kind for c in candidates], groups=[len(g) for g in groups],
-                   confidence=round(state.confidence, 3), changed=chosen is not greedy)
+                   agreement=round(state.agreement, 3), changed=chosen is not greedy)

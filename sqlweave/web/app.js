@@ -841,6 +841,8 @@ async function ask(question) {
   state.inflight = ctrl;
   const generation = state.generation;
   const body = { database: state.db, question };
+  const minConfidence = Number.parseFloat($("min-confidence").value);
+  if (Number.isFinite(minConfidence)) body.min_confidence = minConfidence;
   if (state.conversationId !== null && state.conversationId !== undefined) body.conversation_id = state.conversationId;
   else body.new_conversation = true;
 
@@ -926,6 +928,8 @@ function clearAnswer() {
   $("chart").hidden = true;
   $("chart").replaceChildren();
   $("result").hidden = true;
+  $("readings").hidden = true;
+  $("readings-list").replaceChildren();
   $("correction").hidden = true;
   $("feedback-status").textContent = "";
   $("feedback-status").className = "muted";
@@ -953,9 +957,10 @@ function showAnswer(a) {
   if (a.confidence !== null && a.confidence !== undefined && Number.isFinite(Number(a.confidence))) {
     const c = plain("span", "confidence");
     c.append("confidence ", plain("strong", "", `${Math.round(Number(a.confidence) * 100)}%`));
-    c.title = "Share of sampled answers that agreed on this result";
+    c.title = "Calibrated chance that this answer is right";
     meta.appendChild(c);
   }
+  showReadings(a);
   const t = a.timings || {};
   if (t.total_s !== undefined && t.total_s !== null) {
     const parts = [`${Number(t.total_s).toFixed(2)} s`];
@@ -976,6 +981,53 @@ function showAnswer(a) {
 // --------------------------------------------------------------------------------------------
 // The SQL panel: highlighted view, editor, run, explain
 // --------------------------------------------------------------------------------------------
+
+/** An unsure answer: say so and show each leading reading (its SQL, first rows, and a button to use it). */
+function showReadings(a) {
+  const readings = Array.isArray(a.readings) ? a.readings : [];
+  if (!a.unsure || readings.length === 0) return;
+  const pct = Math.round(Number(a.confidence) * 100);
+  $("readings-note").textContent = readings.length > 1
+    ? `Not sure (confidence ${Number.isFinite(pct) ? pct : 0}%): the question can be read two ways. The answer below is reading 1.`
+    : `Not sure (confidence ${Number.isFinite(pct) ? pct : 0}%): sampling the model again found no other reading; check this one.`;
+  const list = $("readings-list");
+  readings.forEach((r, i) => {
+    const box = plain("div", "reading");
+    const share = Math.round(Number(r.share) * 100);
+    box.appendChild(plain("h3", "small-title", `Reading ${i + 1} · ${Number.isFinite(share) ? share : 0}% of sampled answers`));
+    const pre = document.createElement("pre");
+    pre.className = "sql";
+    const code = document.createElement("code");
+    renderSql(code, asText(r.sql || ""));
+    pre.appendChild(code);
+    box.appendChild(pre);
+    const columns = Array.isArray(r.columns) ? r.columns : [];
+    const rows = Array.isArray(r.rows) ? r.rows : [];
+    const table = plain("table", "result-table");
+    const hr = document.createElement("tr");
+    for (const name of columns) {
+      const th = document.createElement("th");
+      appendLong(th, asText(name), "", 200);
+      hr.appendChild(th);
+    }
+    table.appendChild(hr);
+    for (const row of rows.slice(0, 5)) {
+      const tr = document.createElement("tr");
+      for (let j = 0; j < columns.length; j++) tr.appendChild(cell(Array.isArray(row) ? row[j] : null));
+      table.appendChild(tr);
+    }
+    box.appendChild(table);
+    if (rows.length > 5) box.appendChild(plain("p", "muted", `${rows.length - 5} more row${rows.length === 6 ? "" : "s"}`));
+    if (i > 0) {
+      box.appendChild(button("Use this reading", () => {
+        setSql(asText(r.sql || ""));
+        showResult({ columns, rows, row_count: rows.length, truncated: r.truncated }, null, asText(r.sql || ""));
+      }, "use-reading"));
+    }
+    list.appendChild(box);
+  });
+  $("readings").hidden = false;
+}
 
 function setSql(sql) {
   state.sql = sql;

@@ -208,6 +208,29 @@ def test_ask_answers_with_sql_rows_chart_trace_and_a_conversation(make):
     assert len(a["answer_id"]) == 32
 
 
+def test_ask_below_min_confidence_is_unsure_with_readings_as_data(make):
+    def respond(messages: tuple[Message, ...], options: GenerationOptions) -> str:
+        if options.temperature == 0:
+            return "```sql\nSELECT COUNT(*) FROM customers\n```"
+        return "```sql\nSELECT '<b>' || COUNT(*) AS \"<i>n</i>\" FROM products\n```"
+
+    client, llm, _ = make(llm=FakeLLM(responder=respond))
+    ask = {"database": "shop", "question": "How many customers are there?"}
+    plain = client.post("/api/ask", json=ask).json()
+    assert 0 < plain["confidence"] < 1 and plain["unsure"] is False and plain["readings"] == []
+    r = client.post("/api/ask", json=ask | {"min_confidence": 1})
+    assert r.status_code == 200, r.text
+    a = r.json()
+    assert a["unsure"] is True and a["rows"] == [[60]]
+    own, other = a["readings"]
+    assert own == {"sql": "SELECT COUNT(*) FROM customers", "columns": ["COUNT(*)"], "rows": [[60]],
+                   "truncated": False, "share": 0.2}
+    assert other["columns"] == ["<i>n</i>"] and other["rows"] == [["<b>40"]] and other["share"] == 0.8
+    assert a["trace"][-1]["stage"] == "readings" and a["timings"]["model_calls"] == 2
+    for bad in (1.5, -1, "high"):
+        assert client.post("/api/ask", json=ask | {"min_confidence": bad}).status_code == 422
+
+
 def test_ask_with_a_preset_and_an_unknown_preset(make):
     client, llm, _ = make()
     r = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?",

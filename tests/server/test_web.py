@@ -619,20 +619,63 @@ def test_falls_back_to_plain_ask_when_streaming_is_unavailable(shop: LiveServer,
     w.assert_clean(allow_http=(404,))
 
 
-def test_confidence_is_shown_when_the_answer_has_one(shop: LiveServer, open_page) -> None:
+def test_confidence_is_shown_with_every_answer(shop: LiveServer, open_page) -> None:
     w = open_page(shop)
     page = w.page
+    seen: list[float] = []
 
-    def with_confidence(route: Any) -> None:  # as a voting preset would answer
+    def remember(route: Any) -> None:
         resp = route.fetch()
         body = resp.text()
-        assert '"confidence": null' in body
-        route.fulfill(response=resp, body=body.replace('"confidence": null', '"confidence": 0.8'))
+        seen.extend(json.loads(line[5:])["confidence"] for line in body.splitlines()
+                    if line.startswith("data:") and '"answer_id"' in line)
+        route.fulfill(response=resp, body=body)
 
-    page.route("**/api/ask/stream", with_confidence)
+    page.route("**/api/ask/stream", remember)
     w.ask("How many customers are there?")
     assert w.cells() == ["60"]
-    expect(page.locator("#answer-meta .confidence")).to_have_text("confidence 80%")
+    [confidence] = seen
+    assert 0 < confidence < 1
+    expect(page.locator("#answer-meta .confidence")).to_have_text(f"confidence {round(confidence * 100)}%")
+    expect(page.locator("#readings")).to_be_hidden()
+    w.assert_clean()
+
+
+def test_an_unsure_answer_shows_its_readings_as_text(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    sent: list[dict[str, Any]] = []
+    hostile = "<img src=x onerror=alert(1)>"
+
+    def unsure(route: Any) -> None:
+        sent.append(json.loads(route.request.post_data or "{}"))
+        resp = route.fetch()
+        lines = []
+        for line in resp.text().splitlines():
+            if line.startswith("data:") and '"answer_id"' in line:
+                a = json.loads(line[5:])
+                a["unsure"] = True
+                a["readings"] = [
+                    {"sql": a["sql"], "columns": a["columns"], "rows": a["rows"], "truncated": False, "share": 0.6},
+                    {"sql": f"SELECT '{hostile}' AS x", "columns": [hostile], "rows": [[hostile]],
+                     "truncated": False, "share": 0.4},
+                ]
+                line = "data: " + json.dumps(a)
+            lines.append(line)
+        route.fulfill(response=resp, body="\n".join(lines) + "\n")
+
+    page.route("**/api/ask/stream", unsure)
+    page.select_option("#min-confidence", "0.7")
+    w.ask("How many customers are there?")
+    assert sent and sent[0]["min_confidence"] == 0.7
+    expect(page.locator("#readings")).to_be_visible()
+    expect(page.locator("#readings-note")).to_contain_text("Not sure")
+    readings = page.locator("#readings .reading")
+    expect(readings).to_have_count(2)
+    expect(readings.nth(1)).to_contain_text(hostile)  # shown as text
+    assert page.locator("#readings img").count() == 0
+    readings.nth(1).locator("button.use-reading").click()
+    assert w.cells() == [hostile]
     w.assert_clean()
 
 

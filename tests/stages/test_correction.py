@@ -184,7 +184,7 @@ def test_majority_result_wins_and_sets_confidence(singer_db: Path) -> None:
                "SELECT nme FROM singer"]
     answer, llm = run(vote_pipe(repair=False), singer_db, answers)
     assert answer.result.rows == ((6,),) and answer.sql == "SELECT count(*) FROM singer"
-    assert answer.confidence == pytest.approx(3 / 5)
+    assert answer.agreement == pytest.approx(3 / 5)
     assert llm.calls[1][1].n == 4 and llm.calls[1][1].temperature == 0.8
     assert answer.trace[-1].notes["votes"] == ["ok", "ok", "ok", "ok", "schema_linking"]
     # With repair (the default) the misspelt candidate runs too, as its own group: the majority stands.
@@ -196,7 +196,7 @@ def test_majority_result_wins_and_sets_confidence(singer_db: Path) -> None:
 def test_vote_tie_keeps_the_greedy_answer(singer_db: Path) -> None:
     answers = ["SELECT count(*) FROM singer", "SELECT count(*) FROM stadium"]
     answer, _ = run(vote_pipe(n=1), singer_db, answers)
-    assert answer.sql == "SELECT count(*) FROM singer" and answer.confidence == 0.5
+    assert answer.sql == "SELECT count(*) FROM singer" and answer.agreement == 0.5
 
 
 def test_vote_rescues_a_failing_greedy_answer(singer_db: Path) -> None:
@@ -205,12 +205,12 @@ def test_vote_rescues_a_failing_greedy_answer(singer_db: Path) -> None:
     assert answer.ok and answer.error is None and answer.sql == "SELECT name FROM singer"
     # Repaired by rule, the greedy answer joins the majority and, being first, is the one kept.
     answer, _ = run(vote_pipe(n=2), singer_db, answers, "Names?")
-    assert answer.ok and answer.sql == "SELECT Name FROM singer" and answer.confidence == 1.0
+    assert answer.ok and answer.sql == "SELECT Name FROM singer" and answer.agreement == 1.0
 
 
 def test_vote_with_nothing_working_keeps_the_error(singer_db: Path) -> None:
     answer, _ = run(vote_pipe(n=2), singer_db, ["SELECT a FROM b", "SELECT c FROM d", "nothing"])
-    assert answer.error is not None and answer.confidence == 0.0
+    assert answer.error is not None and answer.agreement == 0.0
 
 
 def test_presets_build() -> None:
@@ -225,5 +225,5 @@ def test_safety_check_skips_confident_answers(singer_db: Path) -> None:
                                    RevisionChain(skip_if_confident=0.6))
     answers = ["SELECT count(*) FROM singer", "SELECT count(*) FROM singer", "SELECT COUNT(name) FROM singer"]
     answer, llm = run(Pipeline("safe", stages), singer_db, answers)
-    assert answer.confidence == 1.0 and len(llm.calls) == 2  # generation + one sampling call; no correction calls
+    assert answer.agreement == 1.0 and len(llm.calls) == 2  # generation + one sampling call; no correction calls
     assert answer.trace[-1].notes["skipped"] and answer.trace[-2].notes["skipped"]

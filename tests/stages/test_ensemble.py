@@ -25,7 +25,7 @@ def run(singer_db: Path, *answers: str):
 
 def test_two_agreeing_candidates_outvote_the_first_answer(singer_db: Path) -> None:
     answer, llm = run(singer_db, OLD, YOUNGER, YOUNGER)
-    assert answer.sql == YOUNGER and abs(answer.confidence - 2 / 3) < 1e-9
+    assert answer.sql == YOUNGER and abs(answer.agreement - 2 / 3) < 1e-9
     entry = answer.trace[-1]
     assert entry.notes["chosen"] == "pruned+repair" and entry.notes["groups"] == [2, 1]
     # 3 model calls in all: the pruned preset took the first answer as its approximation instead of asking
@@ -36,7 +36,7 @@ def test_two_agreeing_candidates_outvote_the_first_answer(singer_db: Path) -> No
 
 def test_without_agreement_the_first_answer_stays(singer_db: Path) -> None:
     answer, _ = run(singer_db, OLD, YOUNGER, COUNT)
-    assert answer.sql == OLD and abs(answer.confidence - 1 / 3) < 1e-9
+    assert answer.sql == OLD and abs(answer.agreement - 1 / 3) < 1e-9
     assert answer.trace[-1].notes["chosen"] == "current"
 
 
@@ -48,7 +48,7 @@ def test_a_failed_first_answer_gives_way_to_a_candidate_that_runs(singer_db: Pat
 
 def test_all_candidates_failing_keeps_the_error_and_zero_confidence(singer_db: Path) -> None:
     answer, _ = run(singer_db, "SELEC 1", "no sql here", "SELEC 2")
-    assert not answer.ok and answer.confidence == 0.0
+    assert not answer.ok and answer.agreement == 0.0
 
 
 def test_ensemble_preset_needs_a_pool_and_says_so_when_built(monkeypatch) -> None:
