@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
-from .errors import PipelineError, SqlweaveError
+from .errors import ConfigurationError, PipelineError, SqlweaveError
 from .llm.base import LLM, Completion, GenerationOptions, Message, Usage
 from .resources import Resources, shared_resources
 
@@ -228,8 +228,6 @@ def check_options(stage: Any, *, choices: dict[str, Sequence[Any]] | None = None
     ...
     sqlweave.errors.ConfigurationError: correct: max_rounds must be a number >= 0, not -5
     """
-    from .errors import ConfigurationError
-
     label = getattr(stage, "name", type(stage).__name__)
     for option, allowed in (choices or {}).items():
         value = getattr(stage, option)
@@ -431,8 +429,6 @@ class Pipeline:
         from .knowledge import knowledge_for
 
         if min_confidence is not None and (isinstance(min_confidence, bool) or not 0.0 <= min_confidence <= 1.0):
-            from .errors import ConfigurationError
-
             raise ConfigurationError(f"min_confidence must be a number between 0 and 1, not {min_confidence!r}",
                                      hint="Pass a share such as 0.6 (60%).")
 
