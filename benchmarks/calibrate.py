@@ -103,7 +103,15 @@ def measure(rows: list[dict[str, Any]], probs: list[float]) -> dict[str, Any]:
     for cover in (0.5, 0.7, 0.9, 1.0):
         k = max(1, round(cover * n))
         selective[f"{int(cover * 100)}%"] = round(100 * sum(right[i] for i in order[:k]) / k, 1)
+    floors = {}
+    for floor in (0.5, 0.6, 0.7, 0.8):
+        flagged = [i for i in range(n) if probs[i] < floor]
+        kept = [i for i in range(n) if probs[i] >= floor]
+        floors[str(floor)] = {"flagged_pct": round(100 * len(flagged) / n, 1),
+                              "ex_flagged": round(100 * sum(right[i] for i in flagged) / len(flagged), 1) if flagged else None,
+                              "ex_kept": round(100 * sum(right[i] for i in kept) / len(kept), 1) if kept else None}
     return {"questions": n, "ex": round(100 * sum(right) / n, 1), "mean_confidence": round(100 * sum(probs) / n, 1),
+            "min_confidence": floors,
             "ece": round(100 * ece, 1), "brier": round(sum((p - y) ** 2 for p, y in zip(probs, right)) / n, 4),
             "auc": round(float(roc_auc_score(right, probs)), 3) if 0 < sum(right) < n else None,
             "selective_ex": selective}
@@ -144,6 +152,12 @@ def main() -> None:
         s = m["selective_ex"]
         print(f"| {name} | {m['questions']} | {m['ex']} | {m['mean_confidence']} | {m['ece']} | {m['brier']} | "
               f"{m['auc']} | {s['50%']} | {s['70%']} | {s['90%']} |")
+    held = report.get("held out (rest of the run)")
+    if held:
+        print("\n| --min-confidence | answers marked unsure | EX of those | EX of the others |")
+        print("|---|---|---|---|")
+        for floor, m in held["min_confidence"].items():
+            print(f"| {floor} | {m['flagged_pct']}% | {m['ex_flagged']} | {m['ex_kept']} |")
     print("\nweights (standardised signals):")
     for f, w in sorted(fitted["weights"].items(), key=lambda kv: -abs(kv[1])):
         print(f"  {f:20s} {w:+.3f}")
