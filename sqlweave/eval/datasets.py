@@ -89,6 +89,22 @@ def load_spider(root: str | Path, split: str = "dev", *, questions_file: str | N
     )
 
 
+def load_spider_syn(root: str | Path, split: str = "dev") -> Dataset:
+    """Spider-Syn: ``<split>.json`` (db_id, SpiderQuestion, SpiderSynQuestion, query), the questions of Spider dev
+    reworded with synonyms, in Spider's order. Examples keep Spider's ids (``dev-0``, ...), so a Spider sample
+    file picks the same questions and the two runs compare question by question. Databases are Spider's:
+    ``database/`` beside the file if there is one, else ``../spider/database``.
+    """
+    root = Path(root)
+    data = _read_json(root / f"{split}.json")
+    db_dir = root / "database" if (root / "database").is_dir() else root.parent / "spider" / "database"
+    return _collect(
+        f"spider-syn-{split}", root, db_dir, data, {"db_id", "SpiderSynQuestion", "query"},
+        lambda i, item: Example(id=f"{split}-{i}", db_id=item["db_id"], question=item["SpiderSynQuestion"],
+                                gold_sql=item["query"]),
+    )
+
+
 def load_bird(root: str | Path, split: str = "dev") -> Dataset:
     """BIRD layout: ``<split>.json`` (question_id, db_id, question, evidence, SQL, difficulty) and
     ``<split>_databases/<db_id>/<db_id>.sqlite`` with ``database_description/*.csv`` beside each."""
@@ -106,6 +122,8 @@ def load_bird(root: str | Path, split: str = "dev") -> Dataset:
 DATASETS: dict[str, tuple[str, str, str]] = {
     "spider-dev": ("spider", "dev", "../shared/data/spider"),
     "spider-train": ("spider", "train", "../shared/data/spider"),
+    # Spider dev reworded with synonyms (Gan et al. 2021): the same questions, databases and gold queries
+    "spider-syn": ("spider-syn", "dev", "../shared/data/spider_syn"),
     "bird-dev": ("bird", "dev", "../shared/data/bird"),
 }
 
@@ -121,11 +139,13 @@ def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
     >>> load_dataset("spider-test")
     Traceback (most recent call last):
     ...
-    sqlweave.errors.ConfigurationError: unknown dataset 'spider-test' (Use one of: spider-dev, spider-train, bird-dev.)
+    sqlweave.errors.ConfigurationError: unknown dataset 'spider-test' (Use one of: spider-dev, spider-train, spider-syn, bird-dev.)
     """
     kind, split, folder = _spec(name)
     root = Path(data_dir) if data_dir is not None else Path(folder)
-    return load_spider(root, split) if kind == "spider" else load_bird(root, split)
+    loaders: dict[str, Callable[[Path, str], Dataset]] = {"spider": load_spider, "spider-syn": load_spider_syn,
+                                                          "bird": load_bird}
+    return loaders[kind](root, split)
 
 
 def _spec(name: str) -> tuple[str, str, str]:

@@ -227,3 +227,43 @@ def test_summaries_count_cached_answers_at_their_first_cost() -> None:
     s = summarize([base, dc_replace(base, id="r", cost_seconds=14.0)])
     assert s.median_seconds == 0.01 and s.median_cost_seconds == 13.0  # a rerun from the cache took 0.01 s
     assert "| median s / question | 2 | 13.00 |" in markdown_table([("run", s)])
+
+
+@needs_spider
+def test_spider_syn_keeps_spider_ids_databases_and_gold_with_reworded_questions() -> None:
+    from sqlweave.eval.datasets import load_dataset
+    from sqlweave.eval.runner import example_hardness
+
+    dev = {e.id: e for e in load_spider(SPIDER, "dev").examples}
+    syn = load_dataset("spider-syn", SHARED / "data" / "spider_syn")
+    assert syn.name == "spider-syn-dev" and len(syn.examples) == 972 and syn.missing_databases == ("wta_1",)
+    assert syn.db_path("concert_singer") == SPIDER / "database" / "concert_singer" / "concert_singer.sqlite"
+    sample = read_sample(Path("benchmarks/samples/spider-dev-200.json"), syn.examples)
+    assert len(sample) == 200
+    reworded = same_gold = 0
+    for e in syn.examples:
+        d = dev[e.id]
+        assert e.db_id == d.db_id
+        same_gold += " ".join(e.gold_sql.split()) == " ".join(d.gold_sql.split())
+        reworded += e.question != d.question
+    assert reworded > 800  # most questions are reworded, none lost
+    assert same_gold > 900  # Spider-Syn corrected a few gold queries; the rest are Spider's
+    # the same gold query has the same hardness, read from the SQL here and from Spider's parse there
+    kept = [e for e in sample if " ".join(e.gold_sql.split()) == " ".join(dev[e.id].gold_sql.split())]
+    assert len(kept) >= 180
+    assert [example_hardness(e) for e in kept] == [example_hardness(dev[e.id]) for e in kept]
+
+
+def test_spider_syn_reads_databases_beside_it_or_from_spider(tmp_path: Path) -> None:
+    from sqlweave.eval.datasets import load_spider_syn
+
+    syn = tmp_path / "spider_syn"
+    syn.mkdir()
+    (syn / "dev.json").write_text(json.dumps([{"db_id": "x", "SpiderQuestion": "How many?",
+                                               "SpiderSynQuestion": "What number?", "query": "SELECT 1"}]))
+    assert load_spider_syn(syn).missing_databases == ("x",)
+    (tmp_path / "spider" / "database" / "x").mkdir(parents=True)
+    (tmp_path / "spider" / "database" / "x" / "x.sqlite").write_bytes(b"")
+    ds = load_spider_syn(syn)
+    assert [(e.id, e.question) for e in ds.examples] == [("dev-0", "What number?")]
+    assert ds.db_path("x") == tmp_path / "spider" / "database" / "x" / "x.sqlite"
