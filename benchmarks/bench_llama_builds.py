@@ -104,7 +104,7 @@ def main() -> None:
           "| same SQL | CPU features used |")
     print("|---|---|---|---|---|---|---|")
     for row in rows:
-        feats = " ".join(p.split(" = ")[0].strip() for p in row["system_info"].split("|")
+        feats = " ".join(p.split(" = ")[0].split(":")[-1].strip() for p in row["system_info"].split("|")
                          if p.strip().endswith("= 1"))
         print(f"| {row['build']} | {row['prompt_tok_per_s']} | {row['gen_tok_per_s']} | {row['median_s_per_question']} "
               f"| {row['prompt_tok_per_s'] / first['prompt_tok_per_s']:.2f} / "
