@@ -57,7 +57,7 @@ class InvalidQuestionError(SqlweaveError):
     """The question is empty, too long, or not something sqlweave can answer."""
 
     code = "invalid_question"
-    default_hint = "Ask one question in plain English about the data in the database."
+    default_hint = "Ask one question in plain language about the data in the database."
 
 
 class MissingDependencyError(SqlweaveError):

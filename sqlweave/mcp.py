@@ -87,8 +87,9 @@ UNTRUSTED = (
 
 INSTRUCTIONS = (
     "sqlweave answers questions about the operator's relational databases, read-only. Call list_databases "
-    "first, describe_schema to see a database's tables, then ask (a question in plain English; sqlweave writes "
-    "and runs the SQL) or run_sql (one SELECT of your own). Nothing can change a database. " + UNTRUSTED
+    "first, describe_schema to see a database's tables, then ask (a question in plain language, any language; "
+    "sqlweave writes and runs the SQL) or run_sql (one SELECT of your own). Nothing can change a database. "
+    + UNTRUSTED
 )
 
 

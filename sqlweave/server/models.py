@@ -29,7 +29,7 @@ class _Response(BaseModel):
 
 class AskIn(_Request):
     database: str = _database()
-    question: str = Field(..., max_length=100_000, description="One question in plain English.")
+    question: str = Field(..., max_length=100_000, description="One question in plain language (any language).")
     preset: str | None = Field(None, min_length=1, max_length=200,
                                description="A pipeline preset (sqlweave.presets), e.g. 'default' or 'repair+vote'.")
     conversation_id: str | None = Field(None, min_length=1, max_length=64,
