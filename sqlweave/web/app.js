@@ -954,7 +954,7 @@ function showAnswer(a) {
   meta.replaceChildren();
   if (a.turn) meta.appendChild(plain("span", "turn-no", `Question ${asText(a.turn)} of this conversation`));
   if (a.builds_on) meta.appendChild(plain("span", "builds-on", `builds on question ${asText(a.builds_on)}`));
-  if (a.confidence !== null && a.confidence !== undefined && Number.isFinite(Number(a.confidence))) {
+  if (!a.error && a.confidence !== null && a.confidence !== undefined && Number.isFinite(Number(a.confidence))) {
     const c = plain("span", "confidence");
     c.append("confidence ", plain("strong", "", `${Math.round(Number(a.confidence) * 100)}%`));
     c.title = "Calibrated chance that this answer is right";
