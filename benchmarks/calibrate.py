@@ -53,7 +53,7 @@ def load_run(folder: Path, data_dir: Path) -> list[dict[str, Any]]:
                     result = db.execute(r["prediction"])
                 except SqlweaveError as err:
                     error = err
-            values = signals(r["question"], r.get("prediction"), result, error, traces.get(r["id"], []), "sqlite")
+            values = signals(r["question"], r.get("prediction"), result, traces.get(r["id"], []), "sqlite")
             rows.append({"id": r["id"], "hardness": r.get("hardness"), "right": bool(r["match"]),
                          "answered": result is not None and error is None and bool(r.get("prediction")),
                          "x": [values[k] for k in FEATURES]})
@@ -127,7 +127,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "confidence.json")
     args = parser.parse_args()
 
-    from sqlweave.confidence import Calibration
+    from sqlweave.confidence import FEATURES, Calibration
 
     rows = load_run(args.run, args.data_dir)
     train_ids = set(json.loads(args.train.read_text())["ids"])
@@ -136,7 +136,6 @@ def main() -> None:
     fitted = fit(train)
     fitted["about"] |= {"run": args.run.name, "train": args.train.name, "date": time.strftime("%Y-%m-%d")}
     cal = Calibration.from_dict(fitted)
-    from sqlweave.confidence import FEATURES
 
     def probs(subset: list[dict[str, Any]]) -> list[float]:
         return [cal.probability(dict(zip(FEATURES, r["x"]))) if r["answered"] else 0.0 for r in subset]

@@ -67,20 +67,25 @@ def _words(text: str) -> set[str]:
     return {w.lower()[:5] for w in _WORD.findall(spaced) if len(w) > 1}
 
 
-def _trace_facts(trace: Sequence[Mapping[str, Any]]) -> tuple[bool, int, bool, bool]:
-    """(first query failed, names the schema lacks, repaired by rule, corrected by the model) from trace dicts."""
+def _field(entry: Any, name: str) -> Any:
+    """A trace entry's ``stage``, ``notes``, ``error`` or ``calls``, from a ``TraceEntry`` or its stored dict."""
+    return entry.get(name) if isinstance(entry, Mapping) else getattr(entry, name, None)
+
+
+def _trace_facts(trace: Sequence[Any]) -> tuple[bool, int, bool, bool]:
+    """(first query failed, names the schema lacks, repaired by rule, corrected by the model) from a trace."""
     first_failed, issues, repaired, corrected = False, 0, False, False
     seen_execute = False
     for entry in trace:
-        stage, notes = entry.get("stage"), entry.get("notes") or {}
+        stage, notes = _field(entry, "stage"), _field(entry, "notes") or {}
         if stage == "extract_sql" and not seen_execute:
             issues = len(notes.get("schema_issues") or ())
         elif stage == "execute" and not seen_execute:
             seen_execute = True
-            first_failed = entry.get("error") is not None
+            first_failed = _field(entry, "error") is not None
         elif stage == "repair" and notes.get("changed"):
             repaired = True
-        elif stage in ("correct", "revise", "dac") and entry.get("calls"):
+        elif stage in ("correct", "revise", "dac") and _field(entry, "calls"):
             corrected = True
     return first_failed, issues, repaired, corrected
 
@@ -113,10 +118,10 @@ def _sql_facts(sql: str, dialect: str | None) -> tuple[dict[str, float], set[str
     }, tables
 
 
-def signals(question: str, sql: str | None, result: "QueryResult | None", error: "SqlweaveError | None",
-            trace: Sequence[Mapping[str, Any]], dialect: str | None = None) -> dict[str, float]:
-    """The numbers :class:`Calibration` weighs, from an answer's question, SQL, result and trace (``TraceEntry.as_dict()``
-    dicts, as stored by ``sqlweave eval``). Missing parts count as 0."""
+def signals(question: str, sql: str | None, result: "QueryResult | None", trace: Sequence[Any],
+            dialect: str | None = None) -> dict[str, float]:
+    """The numbers :class:`Calibration` weighs, from an answer's question, SQL, result and trace (its
+    ``TraceEntry`` objects, or their ``as_dict()`` dicts as ``sqlweave eval`` stores them). Missing parts count as 0."""
     out = dict.fromkeys(FEATURES, 0.0)
     rows = result.rows if result is not None else ()
     out["empty"] = float(result is not None and (not rows or all(v is None for row in rows for v in row)))
@@ -170,10 +175,10 @@ def default_calibration() -> Calibration:
 
 
 def estimate(question: str, sql: str | None, result: "QueryResult | None", error: "SqlweaveError | None",
-             trace: Sequence[Mapping[str, Any]], dialect: str | None = None,
+             trace: Sequence[Any], dialect: str | None = None,
              calibration: Calibration | None = None) -> float:
     """The probability that the answer is right: 0 when it produced no result, else the calibrated estimate."""
     if result is None or error is not None or not sql:
         return 0.0
     cal = calibration or default_calibration()
-    return round(cal.probability(signals(question, sql, result, error, trace, dialect)), 4)
+    return round(cal.probability(signals(question, sql, result, trace, dialect)), 4)

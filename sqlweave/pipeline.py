@@ -441,8 +441,7 @@ class Pipeline:
         for stage in self.stages:
             if state.error is None or getattr(stage, "recovers", False):
                 _run_stage(stage, state, on_stage)
-        state.confidence = estimate(question, state.sql, state.result, state.error,
-                                    [e.as_dict() for e in state.trace], db.dialect)
+        state.confidence = estimate(question, state.sql, state.result, state.error, state.trace, db.dialect)
         unsure = (min_confidence is not None and state.error is None and state.result is not None
                   and state.confidence < min_confidence)
         if unsure:

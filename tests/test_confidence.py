@@ -39,7 +39,7 @@ def test_signals_read_the_trace_and_the_query_shape() -> None:
            "WHERE T1.age > (SELECT avg(age) FROM singer) GROUP BY T1.name HAVING count(*) > 1 "
            "UNION SELECT name FROM stadium")
     s = signals("Which singers older than average sang twice, and which stadiums?", sql,
-                QueryResult("", ("name",), (), False, 0.0), None, trace)
+                QueryResult("", ("name",), (), False, 0.0), trace)
     assert set(s) == set(FEATURES)
     assert s["first_try_failed"] == 1 and s["schema_issues"] == 1 and s["repaired"] == 1 and s["corrected"] == 0
     assert s["empty"] == 1 and s["rows_log"] == 0
@@ -47,12 +47,12 @@ def test_signals_read_the_trace_and_the_query_shape() -> None:
     assert s["group_by"] == 1 and s["having"] == 1 and s["aggregates"] == 2 and s["conditions"] == 2
     # the question names singers and stadiums, not the join table singer_in_concert... which shares "singe"
     assert s["unnamed_tables"] == 0
-    assert signals("How many concerts?", "SELECT count(*) FROM stadium", ONE, None, [])["unnamed_tables"] == 1
+    assert signals("How many concerts?", "SELECT count(*) FROM stadium", ONE, [])["unnamed_tables"] == 1
     # a correction that called the model counts, one that was skipped does not
     called = [{"stage": "correct", "notes": {}, "error": None, "calls": [{"messages": []}]}]
-    assert signals("q", COUNT, ONE, None, called)["corrected"] == 1
+    assert signals("q", COUNT, ONE, called)["corrected"] == 1
     # a query sqlglot cannot read keeps the trace signals and no shape
-    assert signals("q", "SELECT FROM WHERE ((", ONE, None, trace)["tables"] == 0
+    assert signals("q", "SELECT FROM WHERE ((", ONE, trace)["tables"] == 0
 
 
 def test_estimate_is_a_probability_and_zero_without_a_result() -> None:
@@ -88,6 +88,9 @@ def test_every_answer_has_a_confidence_and_a_failed_one_has_zero(singer_db: Path
     answer = engine.ask("How many singers are there?")
     assert 0.5 < answer.confidence < 1.0 and not answer.unsure and answer.readings == ()
     assert [e.stage for e in answer.trace][-1] == "correct"  # no readings stage when none was asked for
+    # the live trace and its stored form give the same signals
+    assert signals(answer.question, answer.sql, answer.result, answer.trace) == \
+        signals(answer.question, answer.sql, answer.result, [e.as_dict() for e in answer.trace])
     failed = sqlweave.connect(singer_db, llm=FakeLLM(["I cannot tell."] * 8)).run("How many singers are there?")
     assert not failed.ok and failed.confidence == 0.0 and not failed.unsure
     assert failed.as_dict()["confidence"] == 0.0 and failed.as_dict()["readings"] == []
