@@ -1016,7 +1016,9 @@ function showReadings(a) {
       for (let j = 0; j < columns.length; j++) tr.appendChild(cell(Array.isArray(row) ? row[j] : null));
       table.appendChild(tr);
     }
-    box.appendChild(table);
+    const wrap = plain("div", "table-wrap");  // a wide reading scrolls in its own box, not the page
+    wrap.appendChild(table);
+    box.appendChild(wrap);
     if (rows.length > 5) box.appendChild(plain("p", "muted", `${rows.length - 5} more row${rows.length === 6 ? "" : "s"}`));
     if (i > 0) {
       box.appendChild(button("Use this reading", () => {

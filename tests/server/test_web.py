@@ -641,11 +641,8 @@ def test_confidence_is_shown_with_every_answer(shop: LiveServer, open_page) -> N
     w.assert_clean()
 
 
-def test_an_unsure_answer_shows_its_readings_as_text(shop: LiveServer, open_page) -> None:
-    w = open_page(shop)
-    page = w.page
-    sent: list[dict[str, Any]] = []
-    hostile = "<img src=x onerror=alert(1)>"
+def unsure_answers(page: Any, second: dict[str, Any], sent: list[dict[str, Any]]) -> None:
+    """Route the ask stream so the answer comes back unsure, its own reading first and ``second`` next."""
 
     def unsure(route: Any) -> None:
         sent.append(json.loads(route.request.post_data or "{}"))
@@ -657,14 +654,22 @@ def test_an_unsure_answer_shows_its_readings_as_text(shop: LiveServer, open_page
                 a["unsure"] = True
                 a["readings"] = [
                     {"sql": a["sql"], "columns": a["columns"], "rows": a["rows"], "truncated": False, "share": 0.6},
-                    {"sql": f"SELECT '{hostile}' AS x", "columns": [hostile], "rows": [[hostile]],
-                     "truncated": False, "share": 0.4},
+                    second,
                 ]
                 line = "data: " + json.dumps(a)
             lines.append(line)
         route.fulfill(response=resp, body="\n".join(lines) + "\n")
 
     page.route("**/api/ask/stream", unsure)
+
+
+def test_an_unsure_answer_shows_its_readings_as_text(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    sent: list[dict[str, Any]] = []
+    hostile = "<img src=x onerror=alert(1)>"
+    unsure_answers(page, {"sql": f"SELECT '{hostile}' AS x", "columns": [hostile], "rows": [[hostile]],
+                          "truncated": False, "share": 0.4}, sent)
     page.select_option("#min-confidence", "0.7")
     w.ask("How many customers are there?")
     assert sent and sent[0]["min_confidence"] == 0.7
@@ -676,6 +681,22 @@ def test_an_unsure_answer_shows_its_readings_as_text(shop: LiveServer, open_page
     assert page.locator("#readings img").count() == 0
     readings.nth(1).locator("button.use-reading").click()
     assert w.cells() == [hostile]
+    w.assert_clean()
+
+
+def test_wide_readings_stay_inside_a_phone_screen(shop: LiveServer, open_page,
+                                                   tmp_path_factory: pytest.TempPathFactory) -> None:
+    w = open_page(shop, width=390, height=844)
+    page = w.page
+    columns = [f"column_with_a_long_name_{i}" for i in range(8)]
+    sql = "SELECT " + ", ".join(columns) + " FROM customers_with_a_very_long_table_name_indeed"
+    unsure_answers(page, {"sql": sql, "columns": columns, "rows": [[f"value {i}" for i in range(8)]] * 3,
+                          "truncated": False, "share": 0.4}, [])
+    w.ask("How many customers are there?")
+    expect(page.locator("#readings .reading")).to_have_count(2)
+    # the wide reading scrolls inside its own box, not the page
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.screenshot(path=str(screenshot_dir(tmp_path_factory) / "phone-readings.png"), full_page=True)
     w.assert_clean()
 
 
