@@ -31,6 +31,7 @@ from .stages.ensemble import PromptEnsemble
 from .stages.generate_evidence import GenerateEvidence
 from .stages.readings import SecondReadings
 from .stages.revise import RevisionChain
+from .stages.rewrite import RewriteQuery
 from .stages.select_examples import SelectExamples, default_pool_path
 from .stages.vote import SelfConsistency
 
@@ -115,11 +116,11 @@ ENSEMBLE_VARIANTS = ("pruned+repair", "rag-simplify+repair")
 
 #: Every preset: a base pipeline (a :class:`Recipe`), or another preset extended with stages (``"BASE+STAGE"``,
 #: see :data:`ADDONS`). ``default`` is what ``connect``, ``ask`` and ``demo`` use: the best measured pipeline
-#: for its cost (BENCHMARKS.md): zero-shot, the rule-based name repair (no model call), then model correction of
+#: for its cost (BENCHMARKS.md): zero-shot, the rule-based name repair (no model call), model correction of
 #: answers that still fail to run (empty results are left alone: on Spider, re-prompting them changed no answer
-#: for 0.26 extra calls per question).
+#: for 0.26 extra calls per question), then the rule-based rewrite of needless joins and name groupings.
 PRESETS: dict[str, "Recipe | str"] = {
-    "default": "zero-shot+repair+correct-failed",
+    "default": "zero-shot+repair+correct-failed+rewrite",
     "zero-shot": Recipe(zero_shot),
     "zero-shot-compact": Recipe(zero_shot, {"style": "compact"}),
     "rag": Recipe(few_shot),
@@ -192,6 +193,7 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
     "correct": ErrorCorrection(),
     "correct-failed": ErrorCorrection(fix_empty=False),
     "revise": RevisionChain(),
+    "rewrite": RewriteQuery(),
     "dac": DecomposedCorrection(),
     "vote": SelfConsistency(),
     "values": _add_values,

@@ -92,7 +92,8 @@ def test_default_pipeline_repairs_names_without_asking_the_model_again(singer_db
     llm = FakeLLM(["SELECT nme FROM singers"])
     answer = sqlweave.connect(singer_db, llm=llm).run("Singer names?")
     assert answer.ok and answer.sql == "SELECT Name FROM singer" and answer.result.row_count == 6
-    assert len(llm.calls) == 1 and answer.trace[-2].notes["changes"] == ["table singers -> singer", "nme -> Name"]
+    repair = next(e for e in answer.trace if e.stage == "repair")
+    assert len(llm.calls) == 1 and repair.notes["changes"] == ["table singers -> singer", "nme -> Name"]
 
 
 def test_pipeline_editing() -> None:
@@ -197,4 +198,4 @@ def test_presets_are_data_base_recipes_or_a_preset_with_stages() -> None:
         built = build_pipeline(name, examples="train.json")
         same = build_pipeline(spelling, examples="train.json")
         assert built.name == name and built.stages == same.stages, name
-    assert build_pipeline("default").stages == build_pipeline("zero-shot+repair+correct-failed").stages
+    assert build_pipeline("default").stages == build_pipeline("zero-shot+repair+correct-failed+rewrite").stages

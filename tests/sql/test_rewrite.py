@@ -1,0 +1,168 @@
+"""Rule-based meaning rewrites: a needless join dropped, a name grouping keyed, and the many cases left alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sqlweave.db.connection import Database
+from sqlweave.sql.rewrite import rewrite_query
+from sqlweave.sql.validate import parse_one, schema_issues
+
+JOIN_SIC = "JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"
+
+
+@pytest.fixture
+def db(singer_db: Path):
+    database = Database.open(singer_db)
+    yield database
+    database.close()
+
+
+@pytest.mark.parametrize(("question", "sql", "expected"), [
+    # A table joined only to be joined, never named by the question.
+    ("What is the name of the oldest singer?",
+     f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC} ORDER BY T1.Age DESC LIMIT 1",
+     "SELECT T1.Name FROM singer AS T1 ORDER BY T1.Age DESC LIMIT 1"),
+    # The FROM table is the needless one: the joined table takes its place.
+    ("Names of singers older than 30",
+     "SELECT T2.Name FROM singer_in_concert AS T1 JOIN singer AS T2 ON T1.Singer_ID = T2.Singer_ID WHERE T2.Age > 30",
+     "SELECT T2.Name FROM singer AS T2 WHERE T2.Age > 30"),
+    # Unqualified columns are read against the schema; the last needless join of a chain goes first.
+    ("Which stadiums have a capacity above 5000?",
+     "SELECT Location FROM stadium JOIN concert ON stadium.Stadium_ID = concert.Stadium_ID WHERE Capacity > 5000",
+     "SELECT Location FROM stadium WHERE Capacity > 5000"),
+])
+def test_a_needless_join_is_dropped(db, question: str, sql: str, expected: str) -> None:
+    rewrite = rewrite_query(sql, db.schema(), question)
+    assert rewrite.sql == expected
+    assert rewrite.changes and rewrite.changes[0].startswith("dropped the join of")
+    assert schema_issues(rewrite.sql, db.schema()) == []
+    # Without the join, every row of the table reads (the join could only have removed or repeated rows).
+    before, after = db.execute(sql).rows, db.execute(rewrite.sql).rows
+    assert set(before) <= set(after) if "LIMIT" not in sql else len(after) == len(before)
+
+
+@pytest.mark.parametrize(("question", "sql"), [
+    # The question names the joined table: the join is what it asks for.
+    ("Which singers performed in a concert?", f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC}"),
+    ("Names of singers in concerts", f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC}"),
+    # Counting: the join decides what is counted.
+    ("How many appearances did each artist make?", f"SELECT T1.Name, count(*) FROM singer AS T1 {JOIN_SIC} GROUP BY T1.Singer_ID"),
+    ("How many performers are there?", f"SELECT count(*) FROM singer AS T1 {JOIN_SIC}"),
+    # Grouped aggregates over the joined rows.
+    ("Average age per country of performers", f"SELECT T1.Country, avg(T1.Age) FROM singer AS T1 {JOIN_SIC} GROUP BY T1.Country"),
+    # The joined table's columns are used.
+    ("Which shows had what artists?", f"SELECT T1.Name, T2.concert_ID FROM singer AS T1 {JOIN_SIC}"),
+    ("Artists of show 1", f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC} WHERE T2.concert_ID = 1"),
+    # A bridge between two tables the query needs.
+    ("Artists and the shows they played",
+     f"SELECT T1.Name, T3.Theme FROM singer AS T1 {JOIN_SIC} JOIN concert AS T3 ON T2.concert_ID = T3.concert_ID"),
+    # Outer joins, stars and cross joins are left alone.
+    ("Artists", f"SELECT T1.Name FROM singer AS T1 LEFT JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"),
+    ("Everything about artists", f"SELECT * FROM singer AS T1 {JOIN_SIC}"),
+    ("Artists", "SELECT T1.Name FROM singer AS T1, singer_in_concert AS T2"),
+    # An unqualified column two joined tables share: whose it is cannot be told.
+    ("Artists", f"SELECT Singer_ID FROM singer AS T1 {JOIN_SIC}"),
+    # The alias also names a table in a subquery: left alone.
+    ("Artists", f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC} WHERE T1.Age > (SELECT avg(T2.Age) FROM singer AS T2)"),
+    # No join, a set operation of single tables, and text that is not SQL.
+    ("Artists", "SELECT Name FROM singer"),
+    ("Artists", "SELECT Name FROM singer UNION SELECT Name FROM stadium"),
+    ("Artists", "SELECT FROM WHERE"),
+])
+def test_joins_that_may_matter_are_kept(db, question: str, sql: str) -> None:
+    rewrite = rewrite_query(sql, db.schema(), question)
+    assert not rewrite.changed and rewrite.sql == sql
+
+
+def test_drop_joins_false_keeps_every_join(db) -> None:
+    sql = f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC} ORDER BY T1.Age DESC LIMIT 1"
+    assert rewrite_query(sql, db.schema(), "Le nom du chanteur le plus âgé ?", drop_joins=False).sql == sql
+
+
+def test_one_join_is_dropped_at_most(db) -> None:
+    sql = ("SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID "
+           "WHERE T1.Age > (SELECT max(S.Capacity) FROM stadium AS S JOIN concert AS C ON S.Stadium_ID = C.Stadium_ID)")
+    rewrite = rewrite_query(sql, db.schema(), "Who is older than the largest venue holds?")
+    assert len(rewrite.changes) == 1
+    assert rewrite.sql.count("JOIN") == 1
+
+
+def test_a_name_grouping_gains_the_key_of_its_table(db) -> None:
+    sql = f"SELECT T1.Name, count(*) FROM singer AS T1 {JOIN_SIC} GROUP BY T1.Name"
+    rewrite = rewrite_query(sql, db.schema(), "How many concerts has each singer performed in?")
+    assert rewrite.sql.endswith("GROUP BY T1.Name, T1.Singer_ID")
+    assert rewrite.changes == ["grouped by T1.Singer_ID as well as by T1.Name (one group per row of singer)"]
+    # One row per singer who performed, whatever their names.
+    performers = db.execute("SELECT count(DISTINCT Singer_ID) FROM singer_in_concert").rows[0][0]
+    assert len(db.execute(rewrite.sql).rows) == performers
+
+
+def test_a_grouping_written_without_aliases_is_keyed_by_the_table_name(db) -> None:
+    sql = ("SELECT singer.Name, count(*) FROM singer JOIN singer_in_concert "
+           "ON singer.Singer_ID = singer_in_concert.Singer_ID GROUP BY Name")
+    assert rewrite_query(sql, db.schema(), "Concerts per singer").sql.endswith("GROUP BY Name, singer.Singer_ID")
+
+
+@pytest.mark.parametrize("sql", [
+    # A category, not an entity's name.
+    f"SELECT T1.Country, count(*) FROM singer AS T1 {JOIN_SIC} GROUP BY T1.Country",
+    # Already grouped by the key.
+    f"SELECT T1.Name, count(*) FROM singer AS T1 {JOIN_SIC} GROUP BY T1.Singer_ID",
+    # No join: the table's own rows are grouped.
+    "SELECT Name, count(*) FROM singer GROUP BY Name",
+    # The table is not joined on its key (the grouping's table has no single-column key here).
+    "SELECT T2.concert_ID, count(*) FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID "
+    "GROUP BY T2.concert_ID",
+    # Names of two tables.
+    "SELECT T1.Name, T3.concert_Name, count(*) FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = "
+    "T2.Singer_ID JOIN concert AS T3 ON T2.concert_ID = T3.concert_ID GROUP BY T1.Name, T3.concert_Name",
+])
+def test_other_groupings_are_kept(db, sql: str) -> None:
+    assert not rewrite_query(sql, db.schema(), "How many per group?").changed
+
+
+_TABLES = {
+    "singer": ("Name", "Age", "Country"),
+    "stadium": ("Name", "Location", "Capacity"),
+    "concert": ("concert_Name", "Theme", "Year"),
+}
+_LINKS = {  # a second table reachable from each, with its join condition
+    "singer": ("singer_in_concert", "T1.Singer_ID = T2.Singer_ID"),
+    "stadium": ("concert", "T1.Stadium_ID = T2.Stadium_ID"),
+    "concert": ("singer_in_concert", "T1.concert_ID = T2.concert_ID"),
+}
+
+
+@st.composite
+def join_queries(draw: st.DrawFn) -> str:
+    table = draw(st.sampled_from(sorted(_TABLES)))
+    other, on = _LINKS[table]
+    cols = draw(st.lists(st.sampled_from(_TABLES[table]), min_size=1, max_size=3, unique=True))
+    select = ", ".join(f"T1.{c}" for c in cols)
+    if draw(st.booleans()):
+        select += ", count(*)"
+    sql = f"SELECT {select} FROM {table} AS T1 JOIN {other} AS T2 ON {on}"
+    if draw(st.booleans()):
+        sql += f" WHERE T1.{draw(st.sampled_from(_TABLES[table]))} IS NOT NULL"
+    if "count" in select or draw(st.booleans()):
+        sql += " GROUP BY " + ", ".join(f"T1.{c}" for c in cols)
+    if draw(st.booleans()):
+        sql += f" ORDER BY T1.{cols[0]} DESC LIMIT {draw(st.integers(1, 5))}"
+    return sql
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(sql=join_queries(), question=st.sampled_from(["List them", "Which ones are in concerts?", "Oldest first"]))
+def test_every_rewrite_runs_and_keeps_the_output_columns(db, sql: str, question: str) -> None:
+    rewrite = rewrite_query(sql, db.schema(), question)
+    before = db.execute(sql)
+    after = db.execute(rewrite.sql)  # raises if the rewrite broke the query
+    assert len(after.columns) == len(before.columns)
+    parse_one(rewrite.sql)
+    if "count(*)" in sql.lower():
+        assert "JOIN" in rewrite.sql  # a counting query keeps its join

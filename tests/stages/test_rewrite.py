@@ -1,0 +1,67 @@
+"""The rewrite stage: adopted only when the rewritten query runs and returns rows; joins kept for other languages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import sqlweave.stages.rewrite as rewrite_stage
+from sqlweave.db.connection import Database
+from sqlweave.llm.fake import FakeLLM
+from sqlweave.presets import build_pipeline
+from sqlweave.sql.rewrite import Rewrite
+
+JOINED = ("SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID "
+          "ORDER BY T1.Age DESC LIMIT 1")
+GROUPED = ("SELECT T1.Name, count(*) FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID "
+           "GROUP BY T1.Name")
+
+
+def run(db_path: Path, question: str, sql: str, preset: str = "default"):
+    db = Database.open(db_path)
+    try:
+        return build_pipeline(preset).run(question, db, FakeLLM([sql]))
+    finally:
+        db.close()
+
+
+def rewrite_entry(answer):
+    return next(e for e in answer.trace if e.stage == "rewrite")
+
+
+def test_a_needless_join_is_dropped_and_the_trace_says_so(singer_db: Path) -> None:
+    answer = run(singer_db, "What is the name of the oldest singer?", JOINED)
+    assert answer.ok and answer.sql == "SELECT T1.Name FROM singer AS T1 ORDER BY T1.Age DESC LIMIT 1"
+    assert answer.result.rows == (("Joe Sharp",),)
+    notes = rewrite_entry(answer).notes
+    assert notes["changed"] is True and notes["changes"] == [
+        "dropped the join of singer_in_concert (the question needs none of its columns)"]
+    assert next(e for e in answer.trace if e.stage == "execute").sql == JOINED  # the model's own answer stays visible
+
+
+def test_a_question_in_another_language_keeps_its_joins_but_not_its_name_grouping(singer_db: Path) -> None:
+    kept = run(singer_db, "Quel est le nom du chanteur le plus âgé ?", JOINED)
+    assert kept.sql == JOINED and rewrite_entry(kept).notes == {"changes": [], "changed": False}
+    grouped = run(singer_db, "Combien de concerts pour chaque chanteur ?", GROUPED)
+    assert grouped.sql.endswith("GROUP BY T1.Name, T1.Singer_ID")
+
+
+def test_a_rewrite_that_fails_to_run_is_not_adopted(singer_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rewrite_stage, "rewrite_query",
+                        lambda sql, *a, **k: Rewrite("SELECT Nam FROM singer", ["a change that breaks it"]))
+    answer = run(singer_db, "What is the name of the oldest singer?", JOINED)
+    assert answer.ok and answer.sql == JOINED
+    assert rewrite_entry(answer).notes == {"changes": ["a change that breaks it"], "changed": False,
+                                           "rejected": "schema_linking"}
+
+
+def test_an_empty_answer_is_not_rewritten(singer_db: Path) -> None:
+    sql = JOINED.replace("ORDER BY", "WHERE T1.Age > 500 ORDER BY")
+    answer = run(singer_db, "What is the name of the oldest singer over 500?", sql, preset="zero-shot+rewrite")
+    assert answer.sql == sql and rewrite_entry(answer).notes["skipped"] is True
+
+
+def test_a_failed_answer_never_reaches_the_stage(singer_db: Path) -> None:
+    answer = run(singer_db, "Names?", "SELECT nothing FROM nowhere", preset="zero-shot+rewrite")
+    assert not answer.ok and all(e.stage != "rewrite" for e in answer.trace)
