@@ -180,6 +180,15 @@ def _add_evidence(pipe: Pipeline) -> Pipeline:
     return pipe.insert_before("generate", GenerateEvidence())
 
 
+def _add_grammar(pipe: Pipeline) -> Pipeline:
+    """Generation held to the schema's query grammar (llama.cpp GBNF, in the spirit of PICARD)."""
+    generate = next((s for s in pipe.stages if s.name == "generate"), None)
+    if not isinstance(generate, GenerateSQL):
+        raise ConfigurationError(f"pipeline {pipe.name!r} has no generate stage to constrain",
+                                 hint="Add +grammar to a preset that generates SQL from a prompt (default, rag, ...).")
+    return pipe.replace_stage("generate", replace(generate, grammar=True))
+
+
 def _add_simplify(pipe: Pipeline) -> Pipeline:
     """The question simplified by the model (Guo et al.) right after it is checked."""
     return pipe.insert_after("check_question", SimplifyQuestion())
@@ -196,9 +205,12 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
     "rewrite": RewriteQuery(),
     "dac": DecomposedCorrection(),
     "vote": SelfConsistency(),
+    # Voting spent only where the calibrated confidence is low, after the answer is final (rewrite included).
+    "vote-if-unsure": SelfConsistency(n=4, only_below=0.6, rewrite=True, name="vote_if_unsure"),
     "values": _add_values,
     "evidence": _add_evidence,
     "simplify": _add_simplify,
+    "grammar": _add_grammar,
 }
 
 

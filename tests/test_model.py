@@ -103,3 +103,12 @@ def test_a_new_process_reuses_the_schema_prompt_evaluated_before(tmp_path: Path)
         llm.llama.close()
     assert from_disk == [0, 1] and answers[0] == answers[1]
     assert len(list((tmp_path / "cache" / "prompt-states").rglob("*.npz"))) == 1
+
+
+def test_real_model_under_the_schema_grammar_writes_only_a_query_of_the_schema(singer_db: Path, local_llm) -> None:
+    answer = sqlweave.connect(singer_db, llm=local_llm, pipeline="default+grammar", cache=False).ask(
+        "What are the names of the singers older than 30?")
+    generate = next(e for e in answer.trace if e.stage == "generate")
+    raw = generate.calls[0].outputs[0]
+    assert raw.lstrip().upper().startswith("SELECT") and "```" not in raw  # no fence, no prose around it
+    assert answer.ok and "singer" in answer.sql.lower() and len(answer.result.rows) > 0

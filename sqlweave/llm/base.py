@@ -19,7 +19,7 @@ from typing import Any, Literal, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import LLMResponseError, SqlweaveError
+from ..errors import ConfigurationError, LLMResponseError, SqlweaveError
 from ..text import well_formed
 
 Role = Literal["system", "user", "assistant"]
@@ -47,6 +47,8 @@ class GenerationOptions(BaseModel):
     n: int = Field(1, ge=1, le=64)
     seed: int | None = None
     json_schema: dict[str, Any] | None = None
+    #: A GBNF grammar the answer must follow (backends with ``supports_grammar`` only; see sqlweave.sql.grammar).
+    grammar: str | None = None
     timeout_s: float | None = Field(None, gt=0)
 
 
@@ -117,6 +119,8 @@ class LLM(ABC):
     model_id: str = "llm"
     #: whether :meth:`_complete` honours ``json_schema`` natively (grammar or response_format).
     supports_json_schema: bool = False
+    #: whether :meth:`_complete` holds generation to a GBNF ``grammar`` (llama.cpp); others refuse one.
+    supports_grammar: bool = False
 
     def __init__(self) -> None:
         self.meter = UsageMeter()
@@ -126,6 +130,9 @@ class LLM(ABC):
         opts = options or GenerationOptions(**kwargs)
         if options is not None and kwargs:
             opts = options.model_copy(update=kwargs)
+        if opts.grammar is not None and not self.supports_grammar:
+            raise ConfigurationError(f"the model backend {self.model_id} cannot hold generation to a grammar",
+                                     hint="Use the embedded model (local, local:0.5b), or a pipeline without +grammar.")
         start = time.perf_counter()
         try:
             result = self._complete(tuple(_well_formed(m) for m in messages), opts)

@@ -34,6 +34,7 @@ class CachedLLM(LLM):
         self.inner = inner
         self.model_id = inner.model_id
         self.supports_json_schema = inner.supports_json_schema
+        self.supports_grammar = inner.supports_grammar
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -50,7 +51,8 @@ class CachedLLM(LLM):
         payload = {
             "backend": self.inner.cache_key_params(),
             "messages": [m.as_dict() for m in messages],
-            "options": options.model_dump(exclude={"timeout_s"}),
+            # No grammar leaves the key as it was before grammars existed, so earlier answers stay cached.
+            "options": options.model_dump(exclude={"timeout_s"} | ({"grammar"} if options.grammar is None else set())),
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -26,6 +26,7 @@ class FakeLLM(LLM):
 
     model_id = "fake"
     supports_json_schema = True
+    supports_grammar = True  # accepted and recorded in the call's options; the scripted answers are not checked
 
     def __init__(self, answers: Iterable[str | BaseException] = (), responder: Responder | None = None) -> None:
         super().__init__()

@@ -14,12 +14,14 @@ resume from their own longest cached prefix instead of evaluating the schema aga
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError, ModelUnavailableError
+from ..errors import (ConfigurationError, LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError,
+                      ModelUnavailableError)
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .prompt_states import PromptStates
 from .weights import MODELS, Progress, ensure_weights
@@ -138,6 +140,7 @@ class LocalLLM(LLM):
     """Qwen2.5-Coder-Instruct (``"1.5b"`` by default, or ``"0.5b"``) on the CPU."""
 
     supports_json_schema = True
+    supports_grammar = True
 
     def __init__(
         self,
@@ -213,6 +216,8 @@ class LocalLLM(LLM):
         )
         if options.json_schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": options.json_schema}
+        if options.grammar is not None:
+            kwargs["grammar"] = _grammar(options.grammar)
         if deadline is not None:
             from llama_cpp import LogitsProcessorList
 
@@ -238,6 +243,18 @@ class LocalLLM(LLM):
                 u = u if isinstance(u, dict) else {}
                 usage = usage + Usage(_count(u.get("prompt_tokens")), _count(u.get("completion_tokens")))
         return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id)
+
+
+@functools.lru_cache(maxsize=16)
+def _grammar(text: str) -> Any:
+    """llama.cpp's parsed grammar of ``text`` (parsed once per schema); a grammar it rejects is a typed error."""
+    from llama_cpp import LlamaGrammar
+
+    try:
+        return LlamaGrammar.from_string(text, verbose=False)
+    except ValueError as err:
+        raise ConfigurationError(f"llama.cpp rejected the generation grammar: {err}",
+                                 hint="This is a bug in the grammar sqlweave built; run without +grammar.") from err
 
 
 def _generated_text(out: Any) -> str:

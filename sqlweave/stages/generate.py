@@ -124,6 +124,8 @@ class GenerateSQL:
     prompt: str = "zero_shot"
     temperature: float = 0.0
     max_tokens: int = 384
+    #: Hold the answer to the grammar of the queries the shown schema allows (:mod:`sqlweave.sql.grammar`).
+    grammar: bool = False
     name: str = "generate"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()
@@ -144,5 +146,20 @@ class GenerateSQL:
         )
         state.prompt = [Message("system", system), Message("user", user)]
         state.prompt_template = self.prompt
-        out = state.complete(state.prompt, temperature=self.temperature, max_tokens=self.max_tokens)
+        out = state.complete(state.prompt, temperature=self.temperature, max_tokens=self.max_tokens,
+                             **self._constraint(state))
         state.raw_output = out.text
+
+    def _constraint(self, state: State) -> dict[str, str]:
+        """The ``grammar`` option of the call: the schema's query grammar, when asked for and the model can."""
+        if not self.grammar:
+            return {}
+        if not state.llm.supports_grammar:
+            state.note(grammar=f"{state.llm.model_id} cannot follow a grammar: the answer was generated without one")
+            return {}
+        from ..sql.grammar import schema_grammar
+
+        fit = state.schema_fit
+        shown = fit.schema if fit is not None else state.prompt_schema
+        state.note(grammar=f"queries over the {len(shown.tables)} tables shown")
+        return {"grammar": schema_grammar(shown, state.db.dialect)}

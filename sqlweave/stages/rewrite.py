@@ -24,7 +24,24 @@ from typing import ClassVar
 from ..pipeline import State
 from ..question import UNKNOWN
 from ..sql.rewrite import rewrite_query
-from .candidate import adopt, attempt, current_attempt
+from .candidate import Attempt, adopt, attempt, current_attempt
+
+
+def rewrite_attempt(state: State, a: Attempt) -> tuple[Attempt, list[str], str | None]:
+    """``a`` rewritten by rule when a rule applies and the rewrite runs and returns rows.
+
+    Returns the attempt to keep (``a`` itself when nothing applied or the rewrite was worse), the changes the
+    rules made, and the outcome of a rejected rewrite (``None`` when adopted or not tried)."""
+    if a.kind != "ok" or a.sql is None:
+        return a, [], None
+    english = state.question_language in (None, "English", UNKNOWN)
+    rewrite = rewrite_query(a.sql, state.schema, state.question, state.db.dialect, drop_joins=english)
+    if not rewrite.changed:
+        return a, [], None
+    candidate = attempt(state, rewrite.sql)
+    if candidate.kind != "ok":  # the rewrite fails or returns nothing: the answer stands
+        return a, rewrite.changes, candidate.kind
+    return candidate, rewrite.changes, None
 
 
 @dataclass(frozen=True)
@@ -41,14 +58,11 @@ class RewriteQuery:
         if first.kind != "ok" or first.sql is None:
             state.note(changes=[], changed=False, skipped=True)
             return
-        english = state.question_language in (None, "English", UNKNOWN)
-        rewrite = rewrite_query(first.sql, state.schema, state.question, state.db.dialect, drop_joins=english)
-        if not rewrite.changed:
+        chosen, changes, rejected = rewrite_attempt(state, first)
+        if rejected is not None:
+            state.note(changes=changes, changed=False, rejected=rejected)
+        elif chosen is first:
             state.note(changes=[], changed=False)
-            return
-        candidate = attempt(state, rewrite.sql)
-        if candidate.kind != "ok":  # the rewrite fails or returns nothing: the answer stands
-            state.note(changes=rewrite.changes, changed=False, rejected=candidate.kind)
-            return
-        adopt(state, candidate)
-        state.note(changes=rewrite.changes, changed=True, sql=candidate.sql)
+        else:
+            adopt(state, chosen)
+            state.note(changes=changes, changed=True, sql=chosen.sql)

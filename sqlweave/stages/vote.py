@@ -4,6 +4,11 @@
 greedy answer included, is executed; candidates whose names are wrong are repaired by rule; candidates are grouped by their
 result (rows as a multiset) and the largest group of working candidates wins. The winner's share of all
 candidates is the answer's ``agreement``.
+
+With ``only_below``, the stage spends its samples only where they are needed: it runs after the answer is final
+and votes only when the answer's calibrated confidence (:mod:`sqlweave.confidence`) is below that floor, so
+most questions cost one call. ``rewrite`` gives every sampled candidate the ``rewrite`` stage's rules, so that
+samples agreeing with the rewritten answer fall in its group.
 """
 
 from __future__ import annotations
@@ -11,9 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..confidence import estimate
 from ..pipeline import State, check_options
 from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
 from .repair import repair_attempt
+from .rewrite import rewrite_attempt
 
 
 @dataclass(frozen=True)
@@ -27,29 +34,43 @@ class SelfConsistency:
     seed: int = 1
     #: Repair each failed candidate's table and column names by rule before voting (no model call).
     repair: bool = True
+    #: Vote only when the answer's calibrated confidence is below this (None: on every answer).
+    only_below: float | None = None
+    #: Apply the ``rewrite`` stage's rules to each sampled candidate (for a vote placed after that stage).
+    rewrite: bool = False
     name: str = "vote"
     requires: ClassVar[tuple[str, ...]] = ("result",)
     provides: ClassVar[tuple[str, ...]] = ("sql", "result")
     recovers: bool = True
 
     def __post_init__(self) -> None:
-        check_options(self, at_least={"n": 1, "max_tokens": 1}, between={"temperature": (0.0, 2.0)})
+        check_options(self, at_least={"n": 1, "max_tokens": 1},
+                      between={"temperature": (0.0, 2.0), "only_below": (0.0, 1.0)}, optional=("only_below",))
 
     def __call__(self, state: State) -> None:
         greedy = current_attempt(state)
         if not state.prompt or greedy.kind == "refused":
             state.note(skipped=True)
             return
+        sure: dict[str, float] = {}
+        if self.only_below is not None:
+            sure["confidence"] = estimate(state.question, state.sql, state.result, state.error, state.trace,
+                                          state.db.dialect)
+            if sure["confidence"] >= self.only_below:
+                state.note(skipped=True, **sure)
+                return
         out = state.complete(state.prompt, n=self.n, temperature=self.temperature, max_tokens=self.max_tokens,
                              seed=self.seed)
         candidates: list[Attempt] = [greedy] + [attempt(state, t) for t in out.texts]
         if self.repair:  # wrong names fixed by rule first, so a candidate is not lost to a typo
             candidates = [repair_attempt(state, c)[0] for c in candidates]
+        if self.rewrite:
+            candidates = [candidates[0]] + [rewrite_attempt(state, c)[0] for c in candidates[1:]]
         # nothing works: fall back to empty results, then keep the greedy answer
         groups = result_groups(candidates) or result_groups(candidates, "empty")
         if not groups:
             state.agreement = 0.0
-            state.note(votes=[c.kind for c in candidates], winner=None)
+            state.note(votes=[c.kind for c in candidates], winner=None, **sure)
             return
         # Largest group wins; on a tie, the group holding the earliest candidate (the greedy one first).
         winner = groups[0]
@@ -57,4 +78,4 @@ class SelfConsistency:
         adopt(state, chosen)
         state.agreement = len(winner) / len(candidates)
         state.note(votes=[c.kind for c in candidates], groups=[len(g) for g in groups],
-                   agreement=round(state.agreement, 3), changed=chosen is not greedy)
+                   agreement=round(state.agreement, 3), changed=chosen is not greedy, **sure)

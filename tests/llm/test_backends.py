@@ -212,3 +212,18 @@ def test_missing_weight_package_names_the_extra(monkeypatch: pytest.MonkeyPatch)
     assert "sqlweave[local]" in info.value.hint
     with pytest.raises(ModelUnavailableError, match="unknown embedded model"):
         weights.ensure_weights("9b")
+
+
+def test_the_cache_key_without_a_grammar_is_the_key_from_before_grammars(tmp_path: Path) -> None:
+    """Answers cached before the grammar option existed stay cached; a grammar makes its own entry."""
+    import hashlib
+
+    llm = CachedLLM(FakeLLM(["SELECT 1"]), tmp_path / "c.sqlite")
+    opts = GenerationOptions(max_tokens=20)
+    old_payload = {"backend": {"model": "fake"}, "messages": [m.as_dict() for m in MSGS],
+                   "options": {"temperature": 0.0, "max_tokens": 20, "stop": (), "n": 1, "seed": None,
+                               "json_schema": None}}
+    old_key = hashlib.sha256(json.dumps(old_payload, sort_keys=True, default=str).encode()).hexdigest()
+    assert llm.key(tuple(MSGS), opts) == old_key
+    assert llm.key(tuple(MSGS), opts.model_copy(update={"grammar": 'root ::= "x"'})) != old_key
+    assert llm.supports_grammar is True

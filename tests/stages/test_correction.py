@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from sqlweave.db import Database
+from sqlweave.errors import ConfigurationError
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline
 from sqlweave.presets import build_pipeline, zero_shot
@@ -227,3 +228,32 @@ def test_safety_check_skips_confident_answers(singer_db: Path) -> None:
     answer, llm = run(Pipeline("safe", stages), singer_db, answers)
     assert answer.agreement == 1.0 and len(llm.calls) == 2  # generation + one sampling call; no correction calls
     assert answer.trace[-1].notes["skipped"] and answer.trace[-2].notes["skipped"]
+
+
+def test_vote_if_unsure_leaves_a_confident_answer_alone(singer_db: Path) -> None:
+    pipe = build_pipeline("default+vote-if-unsure").replace_stage(
+        "vote_if_unsure", SelfConsistency(n=4, only_below=0.0, rewrite=True, name="vote_if_unsure"))
+    answer, llm = run(pipe, singer_db, ["SELECT count(*) FROM singer", "SELECT count(*) FROM stadium"])
+    notes = answer.trace[-1].notes
+    assert answer.sql == "SELECT count(*) FROM singer" and len(llm.calls) == 1
+    assert notes["skipped"] is True and 0.0 < notes["confidence"] < 1.0
+
+
+def test_vote_if_unsure_samples_below_the_floor_and_rewrites_each_candidate(singer_db: Path) -> None:
+    joined = ("SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID "
+              "ORDER BY T1.Age DESC LIMIT 1")
+    answers = ["SELECT Name FROM singer ORDER BY Age ASC LIMIT 1",  # greedy: the youngest, a minority reading
+               joined, joined, "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1", "SELECT nme FROM singer"]
+    pipe = build_pipeline("default+vote-if-unsure").replace_stage(
+        "vote_if_unsure", SelfConsistency(n=4, only_below=1.0, rewrite=True, name="vote_if_unsure"))
+    answer, llm = run(pipe, singer_db, answers)
+    notes = answer.trace[-1].notes
+    # The two joined samples lose their needless join, so they agree with the third: 3 of 5 say Joe Sharp.
+    assert answer.result.rows == (("Joe Sharp",),) and notes["groups"][0] == 3 and notes["changed"] is True
+    assert answer.sql == "SELECT T1.Name FROM singer AS T1 ORDER BY T1.Age DESC LIMIT 1"
+    assert llm.calls[1][1].n == 4 and 0.0 < notes["confidence"] < 1.0
+
+
+def test_vote_if_unsure_floor_is_checked_when_built() -> None:
+    with pytest.raises(ConfigurationError, match="only_below"):
+        SelfConsistency(only_below=1.5)
