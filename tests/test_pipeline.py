@@ -46,9 +46,11 @@ def test_model_drop_table_is_refused_and_file_unchanged(singer_db: Path) -> None
     engine = sqlweave.connect(singer_db, llm=FakeLLM(["```sql\nDROP TABLE singer;\n```"]))
     answer = engine.run("delete all singers")
     assert isinstance(answer.error, RefusedStatementError)
-    # Nothing after extraction ran it; repair and correction looked and left it refused, with no model call.
-    assert answer.result is None and [e.stage for e in answer.trace][-3:] == ["extract_sql", "repair", "correct"]
-    assert answer.trace[-1].notes["outcome"] == "refused" and len(engine.llm.calls) == 1
+    # Nothing after extraction ran it; repair, correction and voting looked and left it refused, with no model call.
+    stages = [e.stage for e in answer.trace]
+    assert answer.result is None and stages[-4:] == ["extract_sql", "repair", "correct", "vote_if_unsure"]
+    assert answer.trace[-2].notes["outcome"] == "refused" and answer.trace[-1].notes == {"skipped": True}
+    assert len(engine.llm.calls) == 1
     engine.llm.push("DELETE FROM singer; SELECT 1")
     with pytest.raises(RefusedStatementError):
         engine.ask("delete all singers")
@@ -63,7 +65,10 @@ def test_ask_raises_typed_error_with_answer_attached(singer_db: Path) -> None:
         engine.ask("How many singers?")
     failed = info.value.details["answer"]
     assert failed.trace[3].error.startswith("no_sql_in_output")
-    assert failed.trace[-1].stage == "correct" and failed.trace[-1].notes["outcome"] == "no_sql"
+    correct = next(e for e in failed.trace if e.stage == "correct")
+    assert correct.notes["outcome"] == "no_sql"
+    # The vote on the failed answer (confidence 0) found the fake model out of answers: the answer's own error stands.
+    assert failed.trace[-1].stage == "vote_if_unsure" and "sampling_failed" in failed.trace[-1].notes
     assert failed.trace[2].calls[0].outputs == ("I am not sure what you mean.",)
 
 
@@ -198,4 +203,4 @@ def test_presets_are_data_base_recipes_or_a_preset_with_stages() -> None:
         built = build_pipeline(name, examples="train.json")
         same = build_pipeline(spelling, examples="train.json")
         assert built.name == name and built.stages == same.stages, name
-    assert build_pipeline("default").stages == build_pipeline("zero-shot+repair+correct-failed+rewrite").stages
+    assert build_pipeline("default").stages == build_pipeline("zero-shot+repair+correct-failed+rewrite+vote-if-unsure").stages

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..confidence import estimate
+from ..errors import SqlweaveError
 from ..pipeline import State, check_options
 from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
 from .repair import repair_attempt
@@ -59,8 +60,12 @@ class SelfConsistency:
             if sure["confidence"] >= self.only_below:
                 state.note(skipped=True, **sure)
                 return
-        out = state.complete(state.prompt, n=self.n, temperature=self.temperature, max_tokens=self.max_tokens,
-                             seed=self.seed)
+        try:
+            out = state.complete(state.prompt, n=self.n, temperature=self.temperature, max_tokens=self.max_tokens,
+                                 seed=self.seed)
+        except SqlweaveError as err:  # the answer stands as it is; the trace says the second opinion was lost
+            state.note(sampling_failed=f"{err.code}: {err.message}", changed=False, **sure)
+            return
         candidates: list[Attempt] = [greedy] + [attempt(state, t) for t in out.texts]
         if self.repair:  # wrong names fixed by rule first, so a candidate is not lost to a typo
             candidates = [repair_attempt(state, c)[0] for c in candidates]

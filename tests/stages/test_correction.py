@@ -231,7 +231,7 @@ def test_safety_check_skips_confident_answers(singer_db: Path) -> None:
 
 
 def test_vote_if_unsure_leaves_a_confident_answer_alone(singer_db: Path) -> None:
-    pipe = build_pipeline("default+vote-if-unsure").replace_stage(
+    pipe = build_pipeline("default").replace_stage(
         "vote_if_unsure", SelfConsistency(n=4, only_below=0.0, rewrite=True, name="vote_if_unsure"))
     answer, llm = run(pipe, singer_db, ["SELECT count(*) FROM singer", "SELECT count(*) FROM stadium"])
     notes = answer.trace[-1].notes
@@ -244,7 +244,7 @@ def test_vote_if_unsure_samples_below_the_floor_and_rewrites_each_candidate(sing
               "ORDER BY T1.Age DESC LIMIT 1")
     answers = ["SELECT Name FROM singer ORDER BY Age ASC LIMIT 1",  # greedy: the youngest, a minority reading
                joined, joined, "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1", "SELECT nme FROM singer"]
-    pipe = build_pipeline("default+vote-if-unsure").replace_stage(
+    pipe = build_pipeline("default").replace_stage(
         "vote_if_unsure", SelfConsistency(n=4, only_below=1.0, rewrite=True, name="vote_if_unsure"))
     answer, llm = run(pipe, singer_db, answers)
     notes = answer.trace[-1].notes
