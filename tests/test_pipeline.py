@@ -204,3 +204,10 @@ def test_presets_are_data_base_recipes_or_a_preset_with_stages() -> None:
         same = build_pipeline(spelling, examples="train.json")
         assert built.name == name and built.stages == same.stages, name
     assert build_pipeline("default").stages == build_pipeline("zero-shot+repair+correct-failed+rewrite+vote-if-unsure").stages
+
+
+def test_best_is_default_voting_on_more_answers() -> None:
+    best, default = build_pipeline("best"), build_pipeline("default")
+    assert best.stages[:-1] == default.stages[:-1]
+    assert (best.stages[-1].name, best.stages[-1].only_below) == ("vote_if_unsure", 0.8)
+    assert default.stages[-1].only_below == 0.6
