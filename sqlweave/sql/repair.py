@@ -53,7 +53,9 @@ MARGIN = 0.05
 
 @dataclass(frozen=True)
 class Repair:
-    """The repaired SQL (``sql`` is the input unchanged when nothing was repaired) and what changed."""
+    """The SQL after rule-based changes (``sql`` is the input unchanged when no rule applied) and what changed.
+
+    Also the result of :func:`sqlweave.sql.rewrite.rewrite_query` (as ``Rewrite``)."""
 
     sql: str
     changes: list[str] = field(default_factory=list)

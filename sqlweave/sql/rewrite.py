@@ -37,7 +37,6 @@ False
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -45,6 +44,7 @@ from sqlglot.optimizer.scope import Scope, traverse_scope
 
 from ..db.schema import Schema, Table
 from ..errors import SqlweaveError
+from .repair import Repair
 from .validate import parse_one
 
 #: Columns whose grouping stands for their row's entity (a person's name, a film's title).
@@ -52,16 +52,8 @@ _NAME_COLUMN = re.compile(r"name|title", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]+")
 
 
-@dataclass(frozen=True)
-class Rewrite:
-    """The rewritten SQL (``sql`` is the input unchanged when no rule applied) and what changed."""
-
-    sql: str
-    changes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.changes)
+#: The rewritten SQL (the input unchanged when no rule applied) and what changed: the shape repairs have.
+Rewrite = Repair
 
 
 class _Unreadable(Exception):
@@ -94,9 +86,11 @@ class _Select:
         assert isinstance(scope.expression, exp.Select)
         self.node: exp.Select = scope.expression
         self.tables: dict[str, Table] = {}
+        self.written: dict[str, exp.Table] = {}  # each alias's table as the query writes it
         for alias, source in scope.sources.items():
             if isinstance(source, exp.Table) and schema.has_table(source.name):
                 self.tables[alias.lower()] = schema.table(source.name)
+                self.written[alias.lower()] = source
         outputs = {e.alias_or_name.lower() for e in self.node.expressions}
         self.owner: dict[int, str | None] = {}
         for col in scope.columns:
@@ -198,9 +192,7 @@ def _group_by_key(sel: _Select) -> str | None:
                         for c in sel.columns_of(alias))
     if not joined_on_key:
         return None
-    source = next(s for a, s in sel.scope.sources.items() if a.lower() == alias)
-    assert isinstance(source, exp.Table)  # only tables are in sel.tables
-    qualifier = source.alias_or_name
+    qualifier = sel.written[alias].alias_or_name
     written = ", ".join(k.sql() for k in keys)
     group.append("expressions", exp.column(primary[0], table=qualifier))
     return f"grouped by {qualifier}.{primary[0]} as well as by {written} (one group per row of {table.name})"
