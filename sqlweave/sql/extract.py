@@ -145,15 +145,20 @@ def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = 
             output is kept in ``err.details["raw"]``.
     """
     found, strong = _find(text, dialect)
-    if not strong and dialect not in (None, "sqlite"):
+    if dialect not in (None, "sqlite"):
         from .transpile import SOURCES
 
         for source in SOURCES:  # SQL only another dialect reads: backticks, TOP n
             other, other_strong = _find(text, source)
-            if other is not None and (other_strong or found is None):
-                found = other
-            if other_strong:
-                break
+            if other is None:
+                continue
+            # The target's parser may stop early and keep a prefix that still parses (`SELECT count(*) FROM t`
+            # out of `... FROM t WHERE `city` = 'x'`): the longer statement another dialect reads is the answer.
+            longer = found is not None and len(other) > len(found) and other.startswith(found)
+            if found is None or (other_strong and not strong) or (longer and other_strong >= strong):
+                found, strong = other, other_strong
+                if strong:
+                    break
     if found is None:
         raise NoSQLInOutputError("the model's answer contains no SQL statement", raw=text)
     if transpile and dialect not in (None, "sqlite"):

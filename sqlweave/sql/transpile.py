@@ -8,6 +8,10 @@ T-SQL instead and written in the target dialect with sqlglot. SQL that is alread
 back unchanged, or normalised by sqlglot where the target's parser reads a foreign form (``LIMIT 5, 10``).
 SQLite targets are never touched.
 
+``LIKE`` matches without regard to case on SQLite (and MySQL), where models learnt it, and with regard to case on
+PostgreSQL and DuckDB: ``name LIKE '%paris%'`` would miss ``'Paris'`` there. It becomes ``ILIKE`` on those two, so a
+question gets the same answer on every engine.
+
 >>> to_dialect("SELECT strftime('%Y', founded) FROM club", "postgres")
 "SELECT TO_CHAR(CAST(founded AS TIMESTAMP), 'YYYY') FROM club"
 >>> to_dialect("SELECT `name` FROM singer LIMIT 1, 2", "duckdb")
@@ -16,6 +20,8 @@ SQLite targets are never touched.
 'SELECT count(*) FROM singer'
 >>> to_dialect("SELECT strftime('%Y', d) FROM t", "sqlite")
 "SELECT strftime('%Y', d) FROM t"
+>>> to_dialect("SELECT name FROM event WHERE city NOT LIKE '%paris%'", "postgres")
+"SELECT name FROM event WHERE city NOT ILIKE '%paris%'"
 """
 
 from __future__ import annotations
@@ -72,6 +78,12 @@ def _foreign(tree: exp.Expression, target: str) -> bool:
         if isinstance(node, exp.Collate) and node.expression.name.lower() == "nocase":
             return True
     return False
+
+
+def _like_without_case(tree: exp.Expression) -> exp.Expression:
+    """``LIKE`` as SQLite reads it (without regard to case): ``ILIKE`` on PostgreSQL and DuckDB."""
+    return tree.transform(lambda node: exp.ILike(**node.args)
+                          if isinstance(node, exp.Like) else node)
 
 
 def _is_now(arg: exp.Expression | None) -> bool:
@@ -191,11 +203,11 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
     tree = _parse(sql, target)
     if tree is not None and not _foreign(tree, target):
         try:
-            out = tree.sql(dialect=target)
+            out = _like_without_case(tree).sql(dialect=target)
         except (SqlglotError, ValueError):
             return sql
         # Keep the model's own text unless the target's parser read a foreign form it rewrites (LIMIT a, b,
-        # IFNULL): then sqlglot's rendering is what runs.
+        # IFNULL, LIKE): then sqlglot's rendering is what runs.
         return sql if _tokens(out, target) == _tokens(sql, target) else out
     for source in sources:
         if source == target:
@@ -204,7 +216,7 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
         if tree is None:
             continue
         try:
-            out = _names_as_written(_sqlite_dates(tree, target), target).sql(dialect=target)
+            out = _like_without_case(_names_as_written(_sqlite_dates(tree, target), target)).sql(dialect=target)
         except (SqlglotError, ValueError):
             continue
         if _parse(out, target) is not None:

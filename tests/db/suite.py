@@ -31,7 +31,11 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     ("SELECT replace(city, 'Paris', 'PARIS'), trim('  x  '), instr(name, 'a') FROM event ORDER BY id", None),
     ("SELECT name FROM event WHERE city = 'paris' COLLATE NOCASE ORDER BY id", None),
     # '%' in SQL (a placeholder mark for psycopg, even with no parameters)
-    ("SELECT name FROM event WHERE lower(name) LIKE '%a%' ORDER BY id", None),  # LIKE's case: engine's own
+    ("SELECT name FROM event WHERE lower(name) LIKE '%a%' ORDER BY id", None),
+    # LIKE without regard to case, as on SQLite
+    ("SELECT name FROM event WHERE name LIKE '%s%' ORDER BY id", None),
+    ("SELECT name FROM event WHERE city NOT LIKE 'PARIS' AND name LIKE 'W%' ORDER BY id", None),
+    ("SELECT count(*) FROM event WHERE `city` LIKE 'paris' AND date(happened) > '2020-01-01'", None),
     ("SELECT '100%', 'a %s b', '%%', '%(x)s' FROM event ORDER BY id LIMIT 1", None),
     # quoting, LIMIT forms, aggregates
     ("SELECT `name` FROM `event` ORDER BY `id` LIMIT 1, 2", None),

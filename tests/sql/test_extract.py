@@ -47,3 +47,15 @@ def test_select_of_scalar_subqueries_is_kept_whole() -> None:
     assert "DOUBLE PRECISION" in extract_sql(f"```sql\n{sql}\n```", "postgres")
     # prose that parses as a table-less SELECT still loses to the real statement after it
     assert extract_sql("I will select the right rows.\nSELECT name FROM singer") == "SELECT name FROM singer"
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "duckdb"])
+def test_sql_the_target_reads_only_in_part_is_not_cut_short(dialect: str) -> None:
+    # Backticks part-way through: the target's parser reads only `SELECT count(*) FROM event`, which used to be
+    # kept as the answer (its WHERE lost). The whole statement, read as SQLite, is the answer.
+    sql = "SELECT count(*) FROM event WHERE `city` LIKE 'paris' AND price > 5"
+    got = extract_sql(f"```sql\n{sql}\n```", dialect)
+    assert "WHERE" in got and "ILIKE 'paris'" in got and "price > 5" in got
+    # SQL the target reads whole is kept as it is
+    assert extract_sql("```sql\nSELECT name FROM event WHERE price > 5\n```", dialect) == (
+        "SELECT name FROM event WHERE price > 5")
