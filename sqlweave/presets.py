@@ -204,6 +204,17 @@ def _add_grammar(pipe: Pipeline) -> Pipeline:
     return pipe.replace_stage("generate", replace(generate, grammar=True))
 
 
+def _add_select(pipe: Pipeline) -> Pipeline:
+    """Close votes settled by the model's pairwise choice (CHASE-SQL's selector) instead of by group size."""
+    votes = [s for s in pipe.stages if isinstance(s, SelfConsistency)]
+    if not votes:
+        raise ConfigurationError(f"pipeline {pipe.name!r} has no vote stage whose choice the model could make",
+                                 hint="Add +select to a preset that votes (default, best, vote, ...).")
+    for vote in votes:
+        pipe = pipe.replace_stage(vote.name, replace(vote, select="pairwise"))
+    return pipe
+
+
 def _add_simplify(pipe: Pipeline) -> Pipeline:
     """The question simplified by the model (Guo et al.) right after it is checked."""
     return pipe.insert_after("check_question", SimplifyQuestion())
@@ -226,6 +237,7 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
     "evidence": _add_evidence,
     "simplify": _add_simplify,
     "grammar": _add_grammar,
+    "select": _add_select,
 }
 
 

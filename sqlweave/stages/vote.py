@@ -9,19 +9,29 @@ With ``only_below``, the stage spends its samples only where they are needed: it
 and votes only when the answer's calibrated confidence (:mod:`sqlweave.confidence`) is below that floor, so
 most questions cost one call. ``rewrite`` gives every sampled candidate the ``rewrite`` stage's rules, so that
 samples agreeing with the rewritten answer fall in its group.
+
+With ``select="pairwise"``, a close vote (the runner-up group within ``margin`` candidates of the largest) is
+settled by the model instead of by size: it is shown one query of each of the two leading groups with their first
+rows and asked which answers the question, in both orders (:mod:`sqlweave.stages.choose`, CHASE-SQL's selector);
+a choice it makes both times wins, otherwise the largest group does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..confidence import estimate
 from ..errors import SqlweaveError
 from ..pipeline import State, check_options
 from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
+from .choose import choose_between
 from .repair import repair_attempt
 from .rewrite import rewrite_attempt
+
+
+#: How :class:`SelfConsistency` settles a vote.
+SELECTIONS = ("majority", "pairwise")
 
 
 @dataclass(frozen=True)
@@ -39,13 +49,18 @@ class SelfConsistency:
     only_below: float | None = None
     #: Apply the ``rewrite`` stage's rules to each sampled candidate (for a vote placed after that stage).
     rewrite: bool = False
+    #: How a close vote is settled: "majority" (the largest group) or "pairwise" (the model chooses).
+    select: str = "majority"
+    #: With ``select="pairwise"``: the model is asked when the runner-up group has at least as many candidates as
+    #: the largest minus this.
+    margin: int = 1
     name: str = "vote"
     requires: ClassVar[tuple[str, ...]] = ("result",)
     provides: ClassVar[tuple[str, ...]] = ("sql", "result")
     recovers: bool = True
 
     def __post_init__(self) -> None:
-        check_options(self, at_least={"n": 1, "max_tokens": 1},
+        check_options(self, at_least={"n": 1, "max_tokens": 1, "margin": 0}, choices={"select": SELECTIONS},
                       between={"temperature": (0.0, 2.0), "only_below": (0.0, 1.0)}, optional=("only_below",))
 
     def __call__(self, state: State) -> None:
@@ -53,7 +68,7 @@ class SelfConsistency:
         if not state.prompt or greedy.kind == "refused":
             state.note(skipped=True)
             return
-        sure: dict[str, float] = {}
+        sure: dict[str, Any] = {}
         if self.only_below is not None:
             sure["confidence"] = estimate(state.question, state.sql, state.result, state.error, state.trace,
                                           state.db.dialect)
@@ -79,6 +94,11 @@ class SelfConsistency:
             return
         # Largest group wins; on a tie, the group holding the earliest candidate (the greedy one first).
         winner = groups[0]
+        if self.select == "pairwise" and len(groups) > 1 and len(groups[1]) >= len(winner) - self.margin:
+            pick, said = choose_between(state, candidates[winner[0]], candidates[groups[1][0]])
+            sure["selector"] = {**said, "chose": {None: "majority", 0: "largest", 1: "runner-up"}[pick]}
+            if pick == 1:
+                winner = groups[1]
         chosen = candidates[winner[0]]
         adopt(state, chosen)
         state.agreement = len(winner) / len(candidates)

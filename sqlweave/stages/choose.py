@@ -1,0 +1,83 @@
+"""The model chooses between two candidate queries (CHASE-SQL's pairwise selector, for the stock model).
+
+Majority voting over execution results picks the largest group of agreeing candidates; when the runner-up group
+is nearly as large, the vote is close to a coin toss. :func:`choose_between` shows the model the question, the
+schema and one query of each group with the first rows of its result, and asks which one answers the question.
+A small model prefers whichever query it is shown first, so it is asked twice with the order swapped: only a
+choice it makes both times counts; otherwise the caller keeps the majority.
+
+>>> letter("B")
+'B'
+>>> letter("Query A is correct because ...")
+'A'
+>>> letter("Both are fine.") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..db.connection import QueryResult
+from ..errors import SqlweaveError
+from ..llm.base import Message
+from ..pipeline import State
+from ..prompts import render
+from ..text import visible
+from .candidate import Attempt
+from .generate import dialect_name, evidence_block, knowledge_block
+
+#: Rows of each result the model is shown, and characters of each value.
+PREVIEW_ROWS = 5
+PREVIEW_CHARS = 40
+
+_LETTER = re.compile(r"\b(?:query\s+)?([AB])\b")
+
+
+def letter(text: str) -> str | None:
+    """The first standalone ``A`` or ``B`` of a model's reply (``None`` when it names neither)."""
+    found = _LETTER.search(text.strip())
+    return found.group(1) if found else None
+
+
+def preview(result: QueryResult | None, rows: int = PREVIEW_ROWS) -> str:
+    """A result as one short line for a prompt: its row count, columns and first ``rows`` rows.
+
+    >>> from sqlweave.db.connection import QueryResult
+    >>> preview(QueryResult("q", ("name", "age"), (("Ann", 31), ("Bo", None)), False, 0.0))
+    '2 rows (name, age): (Ann, 31); (Bo, NULL)'
+    """
+    if result is None:
+        return "no result"
+    count = f"{result.row_count}{'+' if result.truncated else ''} row{'s' if result.row_count != 1 else ''}"
+    shown = "; ".join("(" + ", ".join(visible(v, max_chars=PREVIEW_CHARS) for v in row) + ")"
+                      for row in result.rows[:rows])
+    more = f"; ... {result.row_count - rows} more" if result.row_count > rows else ""
+    cols = ", ".join(visible(c, max_chars=PREVIEW_CHARS) for c in result.columns)
+    return f"{count} ({cols}): {shown}{more}"
+
+
+def _ask(state: State, first: Attempt, second: Attempt) -> str | None:
+    schema = state.rendered_schema.text if state.rendered_schema is not None else ""
+    system, user = render("choose", dialect=dialect_name(state.db.dialect), schema=schema,
+                          question=state.question, knowledge=knowledge_block(state), evidence=evidence_block(state),
+                          sql_a=first.sql or "", rows_a=preview(first.result),
+                          sql_b=second.sql or "", rows_b=preview(second.result))
+    out = state.complete([Message("system", system), Message("user", user)], temperature=0.0, max_tokens=8)
+    return letter(out.text)
+
+
+def choose_between(state: State, first: Attempt, second: Attempt) -> tuple[int | None, dict[str, Any]]:
+    """Which of two candidates the model holds to answer the question: 0 (``first``), 1 (``second``) or
+    ``None`` when it does not pick the same one in both orders (or cannot be asked); with what it said."""
+    try:
+        straight = _ask(state, first, second)
+        swapped = _ask(state, second, first)
+    except SqlweaveError as err:
+        return None, {"failed": f"{err.code}: {err.message}"}
+    picks = [{"A": 0, "B": 1}.get(straight or ""), {"A": 1, "B": 0}.get(swapped or "")]
+    said = {"replies": [straight, swapped]}
+    if picks[0] is not None and picks[0] == picks[1]:
+        return picks[0], said
+    return None, said
