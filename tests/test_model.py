@@ -6,6 +6,7 @@ import pytest
 
 import sqlweave
 from sqlweave.db.demo import demo_database_path
+from sqlweave.errors import ConfigurationError
 from sqlweave.llm.base import Message
 
 pytestmark = pytest.mark.model
@@ -103,6 +104,21 @@ def test_a_new_process_reuses_the_schema_prompt_evaluated_before(tmp_path: Path)
         llm.llama.close()
     assert from_disk == [0, 1] and answers[0] == answers[1]
     assert len(list((tmp_path / "cache" / "prompt-states").rglob("*.npz"))) == 1
+
+
+def test_real_model_scores_choices_from_one_forward_pass(local_llm) -> None:
+    def p_a(a: str, b: str) -> float:
+        ask = [Message("system", "Answer with one letter."),
+               Message("user", f"Which word is the name of a colour? A: {a}  B: {b}\nReply with A or B.")]
+        out = local_llm.complete(ask, choices=("A", "B"))
+        first, second = (float(t) for t in out.texts)
+        assert abs(first + second - 1.0) < 1e-4 and 0.0 < first < 1.0
+        return first
+
+    # averaged over both orders, whatever the model's taste for a letter, the colour is held right
+    assert (p_a("blue", "table") + 1.0 - p_a("table", "blue")) / 2 > 0.5
+    with pytest.raises(ConfigurationError, match="distinct tokens"):
+        local_llm.complete([Message("user", "x")], choices=("the cat", "the dog"))
 
 
 def test_real_model_under_the_schema_grammar_writes_only_a_query_of_the_schema(singer_db: Path, local_llm) -> None:

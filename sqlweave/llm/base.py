@@ -49,6 +49,10 @@ class GenerationOptions(BaseModel):
     json_schema: dict[str, Any] | None = None
     #: A GBNF grammar the answer must follow (backends with ``supports_grammar`` only; see sqlweave.sql.grammar).
     grammar: str | None = None
+    #: Instead of writing an answer, say how likely the answer is to begin with each of these (backends with
+    #: ``supports_choices``): the completion's texts are the probabilities, in this order, as decimal text,
+    #: normalised over the choices.
+    choices: tuple[str, ...] | None = Field(None, min_length=2)
     timeout_s: float | None = Field(None, gt=0)
 
 
@@ -121,6 +125,8 @@ class LLM(ABC):
     supports_json_schema: bool = False
     #: whether :meth:`_complete` holds generation to a GBNF ``grammar`` (llama.cpp); others refuse one.
     supports_grammar: bool = False
+    #: whether :meth:`_complete` can score ``choices`` (the probability of each as the answer's first token).
+    supports_choices: bool = False
 
     def __init__(self) -> None:
         self.meter = UsageMeter()
@@ -133,6 +139,9 @@ class LLM(ABC):
         if opts.grammar is not None and not self.supports_grammar:
             raise ConfigurationError(f"the model backend {self.model_id} cannot hold generation to a grammar",
                                      hint="Use the embedded model (local, local:0.5b), or a pipeline without +grammar.")
+        if opts.choices is not None and not self.supports_choices:
+            raise ConfigurationError(f"the model backend {self.model_id} cannot score choices",
+                                     hint="Use the embedded model (local, local:0.5b), or ask for a written answer.")
         start = time.perf_counter()
         try:
             result = self._complete(tuple(_well_formed(m) for m in messages), opts)

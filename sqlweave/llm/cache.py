@@ -35,6 +35,7 @@ class CachedLLM(LLM):
         self.model_id = inner.model_id
         self.supports_json_schema = inner.supports_json_schema
         self.supports_grammar = inner.supports_grammar
+        self.supports_choices = inner.supports_choices
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -51,8 +52,9 @@ class CachedLLM(LLM):
         payload = {
             "backend": self.inner.cache_key_params(),
             "messages": [m.as_dict() for m in messages],
-            # No grammar leaves the key as it was before grammars existed, so earlier answers stay cached.
-            "options": options.model_dump(exclude={"timeout_s"} | ({"grammar"} if options.grammar is None else set())),
+            # No grammar (or choices) leaves the key as it was before they existed, so earlier answers stay cached.
+            "options": options.model_dump(exclude={"timeout_s"} | {k for k in ("grammar", "choices")
+                                                                   if getattr(options, k) is None}),
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 

@@ -21,12 +21,14 @@ class FakeLLM(LLM):
     """Replays queued answers in order; an exception in the queue is raised instead.
 
     ``responder`` (a function of messages and options) answers when the queue is empty.
-    Every call is kept in ``calls`` for assertions.
+    Every call is kept in ``calls`` for assertions. A call with ``choices`` takes one answer holding the
+    probabilities of the choices, in order, separated by spaces (``"0.3 0.7"``).
     """
 
     model_id = "fake"
     supports_json_schema = True
     supports_grammar = True  # accepted and recorded in the call's options; the scripted answers are not checked
+    supports_choices = True
 
     def __init__(self, answers: Iterable[str | BaseException] = (), responder: Responder | None = None) -> None:
         super().__init__()
@@ -49,6 +51,12 @@ class FakeLLM(LLM):
 
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         self.calls.append((messages, options))
+        if options.choices is not None:
+            texts = tuple(self._next(messages, options).split())
+            if len(texts) != len(options.choices):
+                raise LLMResponseError(f"the fake model was given {len(texts)} probabilities for "
+                                       f"{len(options.choices)} choices")
+            return Completion(texts, Usage(sum(estimate_tokens(m.content) for m in messages), 1), 0.0, self.model_id)
         texts = tuple(self._next(messages, options) for _ in range(options.n))
         prompt = sum(estimate_tokens(m.content) for m in messages)
         return Completion(texts, Usage(prompt, sum(estimate_tokens(t) for t in texts)), 0.0, self.model_id)

@@ -141,6 +141,7 @@ class LocalLLM(LLM):
 
     supports_json_schema = True
     supports_grammar = True
+    supports_choices = True
 
     def __init__(
         self,
@@ -192,6 +193,8 @@ class LocalLLM(LLM):
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         llama = self.llama
         self._check_context(messages)
+        if options.choices is not None:
+            return self._choices(llama, messages, options.choices)
         texts: list[str] = []
         usage = Usage()
         start = time.perf_counter()
@@ -243,6 +246,40 @@ class LocalLLM(LLM):
                 u = u if isinstance(u, dict) else {}
                 usage = usage + Usage(_count(u.get("prompt_tokens")), _count(u.get("completion_tokens")))
         return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id)
+
+
+    def _choices(self, llama: Any, messages: tuple[Message, ...], choices: tuple[str, ...]) -> Completion:
+        """The probability of each choice as the answer's first token, from the logits of one forward pass over
+        the prompt (llama.cpp reuses the evaluated prefix as for any call)."""
+        import numpy as np
+        from llama_cpp import LogitsProcessorList
+
+        ids = [llama.tokenize(well_formed(c).encode("utf-8"), add_bos=False, special=False)[:1] for c in choices]
+        if any(not i for i in ids) or len({i[0] for i in ids}) < len(ids):
+            raise ConfigurationError(f"the choices {list(choices)} do not begin with distinct tokens",
+                                     hint="Use choices that differ in their first word or letter (A, B, ...).")
+        seen: list[Any] = []
+
+        def grab(input_ids: Any, scores: Any) -> Any:
+            # The first sampler in llama.cpp's chain sees the whole vocabulary, in token order.
+            if not seen:
+                seen.append(np.array(scores, dtype=np.float64, copy=True))
+            return scores
+
+        start = time.perf_counter()
+        with self._lock:
+            out = llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0, max_tokens=1,
+                                               logits_processor=LogitsProcessorList([grab]))
+        if not seen:
+            raise LLMResponseError("the embedded model gave no scores for the choices",
+                                   hint="Retry; if it keeps failing, reinstall with: pip install 'sqlweave[local]'")
+        logits = seen[0][[i[0] for i in ids]]
+        probs = np.exp(logits - logits.max())
+        probs /= probs.sum()
+        u = out.get("usage") if isinstance(out, dict) else None
+        u = u if isinstance(u, dict) else {}
+        return Completion(tuple(f"{p:.6f}" for p in probs), Usage(_count(u.get("prompt_tokens")), 1),
+                          time.perf_counter() - start, self.model_id)
 
 
 @functools.lru_cache(maxsize=16)

@@ -226,4 +226,20 @@ def test_the_cache_key_without_a_grammar_is_the_key_from_before_grammars(tmp_pat
     old_key = hashlib.sha256(json.dumps(old_payload, sort_keys=True, default=str).encode()).hexdigest()
     assert llm.key(tuple(MSGS), opts) == old_key
     assert llm.key(tuple(MSGS), opts.model_copy(update={"grammar": 'root ::= "x"'})) != old_key
-    assert llm.supports_grammar is True
+    assert llm.key(tuple(MSGS), opts.model_copy(update={"choices": ("A", "B")})) != old_key
+    assert llm.supports_grammar is True and llm.supports_choices is True
+
+
+def test_choice_scores_are_cached_and_refused_by_backends_that_cannot(tmp_path: Path) -> None:
+    inner = FakeLLM(["0.25 0.75"])
+    llm = CachedLLM(inner, tmp_path / "c.sqlite")
+    first, again = (llm.complete(MSGS, choices=("A", "B")) for _ in range(2))
+    assert first.texts == again.texts == ("0.25", "0.75") and again.cached and len(inner.calls) == 1
+
+    class Writer(FakeLLM):
+        supports_choices = False
+
+    with pytest.raises(ConfigurationError, match="cannot score choices"):
+        Writer(["x"]).complete(MSGS, choices=("A", "B"))
+    with pytest.raises(ValueError):
+        GenerationOptions(choices=("A",))  # one choice is no choice

@@ -16,57 +16,77 @@ OLDEST = "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"
 YOUNGEST = "SELECT Name FROM singer ORDER BY Age ASC LIMIT 1"
 
 
-def run(answers, select: str = "pairwise", margin: int = 1):
+class WritingLLM(FakeLLM):
+    """A backend that can only write its choice (no probabilities)."""
+
+    supports_choices = False
+
+
+def ask(singer_db: Path, answers, select: str = "pairwise", margin: int = 1, llm_class=FakeLLM):
     pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, select=select, margin=margin),))
-    llm = FakeLLM(answers)
-    return pipe, llm
-
-
-def ask(singer_db: Path, answers, **kw):
-    pipe, llm = run(answers, **kw)
+    llm = llm_class(answers)
     return pipe.run("Who is the oldest singer?", Database.open(singer_db), llm), llm
 
 
-def test_a_choice_made_in_both_orders_overrules_the_majority(singer_db: Path) -> None:
-    # greedy and one sample say the youngest (2 votes), one sample the oldest (1 vote): a close vote
-    answer, llm = ask(singer_db, [YOUNGEST, YOUNGEST, OLDEST, "B", "A"])
+# greedy and one sample say the youngest (2 votes), one sample the oldest (1 vote): a close vote
+CLOSE = [YOUNGEST, YOUNGEST, OLDEST]
+
+
+def test_probabilities_averaged_over_both_orders_cancel_the_position_preference(singer_db: Path) -> None:
+    # The model leans to "A" in both orders, but less so when the oldest is shown first:
+    # P(youngest right) = (0.6 + (1 - 0.9)) / 2 = 0.35, so the runner-up (the oldest) wins.
+    answer, llm = ask(singer_db, CLOSE + ["0.6 0.4", "0.9 0.1"])
     assert answer.sql == OLDEST and answer.result.rows == (("Joe Sharp",),)
     notes = answer.trace[-1].notes
-    assert notes["selector"] == {"replies": ["B", "A"], "chose": "runner-up"} and notes["changed"] is True
+    assert notes["selector"] == {"p_a": [0.6, 0.9], "p_first": 0.35, "chose": "runner-up"} and notes["changed"]
     assert answer.agreement == pytest.approx(1 / 3)
     first, second = (llm.calls[2][0][-1].content, llm.calls[3][0][-1].content)
     # each query is shown with its first rows, in one order and then the other
     assert first.index(YOUNGEST) < first.index(OLDEST) and second.index(OLDEST) < second.index(YOUNGEST)
     assert "Result of query A: 1 row (Name): (Tribal King)" in first and "Who is the oldest singer?" in first
-    assert llm.calls[2][1].max_tokens == 8 and llm.calls[2][1].temperature == 0.0
+    assert llm.calls[2][1].choices == ("A", "B") and llm.calls[3][1].choices == ("A", "B")
 
 
-def test_a_choice_that_follows_the_position_keeps_the_majority(singer_db: Path) -> None:
-    answer, _ = ask(singer_db, [YOUNGEST, YOUNGEST, OLDEST, "B", "B"])
-    assert answer.sql == YOUNGEST and answer.trace[-1].notes["selector"]["chose"] == "majority"
-
-
-def test_the_model_agreeing_with_the_majority_keeps_it(singer_db: Path) -> None:
-    answer, _ = ask(singer_db, [YOUNGEST, YOUNGEST, OLDEST, "A", "Query B"])
+def test_probabilities_for_the_majority_keep_it(singer_db: Path) -> None:
+    answer, _ = ask(singer_db, CLOSE + ["0.9 0.1", "0.8 0.2"])
     assert answer.sql == YOUNGEST and answer.trace[-1].notes["selector"]["chose"] == "largest"
+    held, _ = ask(singer_db, CLOSE + ["0.7 0.3", "0.3 0.7"])  # the youngest is held right in both orders
+    assert held.sql == YOUNGEST and held.trace[-1].notes["selector"]["p_first"] == 0.7
+    undecided, _ = ask(singer_db, CLOSE + ["0.7 0.3", "0.7 0.3"])  # p_first = 0.5 exactly: no decision
+    assert undecided.sql == YOUNGEST and undecided.trace[-1].notes["selector"]["chose"] == "majority"
+
+
+def test_a_written_choice_made_in_both_orders_overrules_the_majority(singer_db: Path) -> None:
+    answer, llm = ask(singer_db, CLOSE + ["B", "A"], llm_class=WritingLLM)
+    assert answer.sql == OLDEST
+    assert answer.trace[-1].notes["selector"] == {"replies": ["B", "A"], "chose": "runner-up"}
+    assert llm.calls[2][1].max_tokens == 8 and llm.calls[2][1].temperature == 0.0 and llm.calls[2][1].choices is None
+
+
+def test_a_written_choice_that_follows_the_position_keeps_the_majority(singer_db: Path) -> None:
+    answer, _ = ask(singer_db, CLOSE + ["A", "A"], llm_class=WritingLLM)
+    assert answer.sql == YOUNGEST and answer.trace[-1].notes["selector"]["chose"] == "majority"
+    agreed, _ = ask(singer_db, CLOSE + ["A", "Query B"], llm_class=WritingLLM)
+    assert agreed.sql == YOUNGEST and agreed.trace[-1].notes["selector"]["chose"] == "largest"
 
 
 def test_a_clear_majority_is_not_put_to_the_model(singer_db: Path) -> None:
-    answer, llm = ask(singer_db, [YOUNGEST, YOUNGEST, OLDEST], margin=0)
+    answer, llm = ask(singer_db, CLOSE, margin=0)
     assert answer.sql == YOUNGEST and len(llm.calls) == 2 and "selector" not in answer.trace[-1].notes
     unanimous, llm = ask(singer_db, [OLDEST, OLDEST, OLDEST])
     assert len(llm.calls) == 2 and "selector" not in unanimous.trace[-1].notes
 
 
 def test_a_failed_choice_keeps_the_majority(singer_db: Path) -> None:
-    answer, _ = ask(singer_db, [YOUNGEST, YOUNGEST, OLDEST, LLMTimeoutError("the model took too long")])
-    assert answer.ok and answer.sql == YOUNGEST
-    assert answer.trace[-1].notes["selector"]["chose"] == "majority"
-    assert "took too long" in answer.trace[-1].notes["selector"]["failed"]
+    for answers in (CLOSE + [LLMTimeoutError("the model took too long")], CLOSE + ["high low"]):
+        answer, _ = ask(singer_db, answers)
+        assert answer.ok and answer.sql == YOUNGEST
+        assert answer.trace[-1].notes["selector"]["chose"] == "majority"
+        assert answer.trace[-1].notes["selector"]["failed"]
 
 
 def test_majority_voting_never_asks(singer_db: Path) -> None:
-    answer, llm = ask(singer_db, [YOUNGEST, YOUNGEST, OLDEST], select="majority")
+    answer, llm = ask(singer_db, CLOSE, select="majority")
     assert answer.sql == YOUNGEST and len(llm.calls) == 2
 
 
