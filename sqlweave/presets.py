@@ -204,15 +204,20 @@ def _add_grammar(pipe: Pipeline) -> Pipeline:
     return pipe.replace_stage("generate", replace(generate, grammar=True))
 
 
-def _add_select(pipe: Pipeline) -> Pipeline:
-    """Close votes settled by the model's pairwise choice (CHASE-SQL's selector) instead of by group size."""
-    votes = [s for s in pipe.stages if isinstance(s, SelfConsistency)]
-    if not votes:
-        raise ConfigurationError(f"pipeline {pipe.name!r} has no vote stage whose choice the model could make",
-                                 hint="Add +select to a preset that votes (default, best, vote, ...).")
-    for vote in votes:
-        pipe = pipe.replace_stage(vote.name, replace(vote, select="pairwise"))
-    return pipe
+def _selecting(how: str, addon: str) -> Callable[[Pipeline], Pipeline]:
+    """Close votes settled by the model (``how``: a :data:`~sqlweave.stages.vote.SELECTIONS` name) instead of
+    by group size."""
+
+    def add(pipe: Pipeline) -> Pipeline:
+        votes = [s for s in pipe.stages if isinstance(s, SelfConsistency)]
+        if not votes:
+            raise ConfigurationError(f"pipeline {pipe.name!r} has no vote stage whose choice the model could make",
+                                     hint=f"Add +{addon} to a preset that votes (default, best, vote, ...).")
+        for vote in votes:
+            pipe = pipe.replace_stage(vote.name, replace(vote, select=how))
+        return pipe
+
+    return add
 
 
 def _add_simplify(pipe: Pipeline) -> Pipeline:
@@ -237,7 +242,9 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
     "evidence": _add_evidence,
     "simplify": _add_simplify,
     "grammar": _add_grammar,
-    "select": _add_select,
+    # CHASE-SQL's pairwise selector, and reviewer reranking (the question's likelihood given each query).
+    "select": _selecting("pairwise", "select"),
+    "review": _selecting("review", "review"),
 }
 
 

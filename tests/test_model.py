@@ -121,6 +121,22 @@ def test_real_model_scores_choices_from_one_forward_pass(local_llm) -> None:
         local_llm.complete([Message("user", "x")], choices=("the cat", "the dog"))
 
 
+def test_real_model_scores_an_answer_it_is_made_to_give(local_llm) -> None:
+    def logp(sql: str, question: str) -> float:
+        ask = [Message("system", "Write the question a SQL query answers."),
+               Message("user", f"Query: {sql}\nWrite the question this query answers.")]
+        out = local_llm.complete(ask, continuation=question)
+        assert out.usage.completion_tokens == len(local_llm.llama.tokenize(question.encode(), add_bos=False))
+        return float(out.texts[0])
+
+    count, oldest = "How many singers are there?", "What is the name of the oldest singer?"
+    by_count = logp("SELECT count(*) FROM singer", count), logp("SELECT count(*) FROM singer", oldest)
+    by_age = logp("SELECT name FROM singer ORDER BY age DESC LIMIT 1", count), logp(
+        "SELECT name FROM singer ORDER BY age DESC LIMIT 1", oldest)
+    assert all(x < 0 for x in by_count + by_age)
+    assert by_count[0] > by_count[1] and by_age[1] > by_age[0]  # each query makes its own question likelier
+
+
 def test_real_model_under_the_schema_grammar_writes_only_a_query_of_the_schema(singer_db: Path, local_llm) -> None:
     answer = sqlweave.connect(singer_db, llm=local_llm, pipeline="default+grammar", cache=False).ask(
         "What are the names of the singers older than 30?")

@@ -53,6 +53,10 @@ class GenerationOptions(BaseModel):
     #: ``supports_choices``): the completion's texts are the probabilities, in this order, as decimal text,
     #: normalised over the choices.
     choices: tuple[str, ...] | None = Field(None, min_length=2)
+    #: Instead of writing an answer, say how likely this text is as the answer (backends with
+    #: ``supports_choices``): the completion's one text is its log-probability (natural log, summed over its
+    #: tokens) as decimal text.
+    continuation: str | None = Field(None, min_length=1)
     timeout_s: float | None = Field(None, gt=0)
 
 
@@ -125,7 +129,8 @@ class LLM(ABC):
     supports_json_schema: bool = False
     #: whether :meth:`_complete` holds generation to a GBNF ``grammar`` (llama.cpp); others refuse one.
     supports_grammar: bool = False
-    #: whether :meth:`_complete` can score ``choices`` (the probability of each as the answer's first token).
+    #: whether :meth:`_complete` can score ``choices`` (the probability of each as the answer's first token) and a
+    #: ``continuation`` (its log-probability as the answer).
     supports_choices: bool = False
 
     def __init__(self) -> None:
@@ -139,8 +144,8 @@ class LLM(ABC):
         if opts.grammar is not None and not self.supports_grammar:
             raise ConfigurationError(f"the model backend {self.model_id} cannot hold generation to a grammar",
                                      hint="Use the embedded model (local, local:0.5b), or a pipeline without +grammar.")
-        if opts.choices is not None and not self.supports_choices:
-            raise ConfigurationError(f"the model backend {self.model_id} cannot score choices",
+        if (opts.choices is not None or opts.continuation is not None) and not self.supports_choices:
+            raise ConfigurationError(f"the model backend {self.model_id} cannot score choices or answers",
                                      hint="Use the embedded model (local, local:0.5b), or ask for a written answer.")
         start = time.perf_counter()
         try:

@@ -52,8 +52,9 @@ class CachedLLM(LLM):
         payload = {
             "backend": self.inner.cache_key_params(),
             "messages": [m.as_dict() for m in messages],
-            # No grammar (or choices) leaves the key as it was before they existed, so earlier answers stay cached.
-            "options": options.model_dump(exclude={"timeout_s"} | {k for k in ("grammar", "choices")
+            # No grammar (or choices, continuation) leaves the key as it was before they existed, so earlier
+            # answers stay cached.
+            "options": options.model_dump(exclude={"timeout_s"} | {k for k in ("grammar", "choices", "continuation")
                                                                    if getattr(options, k) is None}),
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()

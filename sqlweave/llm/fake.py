@@ -22,7 +22,8 @@ class FakeLLM(LLM):
 
     ``responder`` (a function of messages and options) answers when the queue is empty.
     Every call is kept in ``calls`` for assertions. A call with ``choices`` takes one answer holding the
-    probabilities of the choices, in order, separated by spaces (``"0.3 0.7"``).
+    probabilities of the choices, in order, separated by spaces (``"0.3 0.7"``); a call with ``continuation``
+    takes one answer holding its log-probability (``"-12.5"``).
     """
 
     model_id = "fake"
@@ -51,6 +52,10 @@ class FakeLLM(LLM):
 
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         self.calls.append((messages, options))
+        if options.continuation is not None:
+            return Completion((self._next(messages, options).strip(),), Usage(
+                sum(estimate_tokens(m.content) for m in messages), estimate_tokens(options.continuation)), 0.0,
+                self.model_id)
         if options.choices is not None:
             texts = tuple(self._next(messages, options).split())
             if len(texts) != len(options.choices):

@@ -195,6 +195,8 @@ class LocalLLM(LLM):
         self._check_context(messages)
         if options.choices is not None:
             return self._choices(llama, messages, options.choices)
+        if options.continuation is not None:
+            return self._continuation(llama, messages, options.continuation)
         texts: list[str] = []
         usage = Usage()
         start = time.perf_counter()
@@ -279,6 +281,42 @@ class LocalLLM(LLM):
         u = out.get("usage") if isinstance(out, dict) else None
         u = u if isinstance(u, dict) else {}
         return Completion(tuple(f"{p:.6f}" for p in probs), Usage(_count(u.get("prompt_tokens")), 1),
+                          time.perf_counter() - start, self.model_id)
+
+
+    def _continuation(self, llama: Any, messages: tuple[Message, ...], text: str) -> Completion:
+        """The log-probability of ``text`` as the answer: the answer is forced, token by token, to be ``text``
+        (every other token's logit set to minus infinity) while each token's probability is read from the logits
+        llama.cpp would have sampled from, so the prompt prefix is reused as for any call."""
+        import numpy as np
+        from llama_cpp import LogitsProcessorList
+
+        want = llama.tokenize(well_formed(text).encode("utf-8"), add_bos=False, special=False)
+        logprobs: list[float] = []
+
+        def force(input_ids: Any, scores: Any) -> Any:
+            step = len(logprobs)
+            if step >= len(want):  # past the text: end the answer
+                scores[:] = -np.inf
+                scores[llama.token_eos()] = 0.0
+                return scores
+            logits = np.asarray(scores, dtype=np.float64)
+            top = logits.max()
+            logprobs.append(float(logits[want[step]] - top - np.log(np.exp(logits - top).sum())))
+            scores[:] = -np.inf
+            scores[want[step]] = 0.0
+            return scores
+
+        start = time.perf_counter()
+        with self._lock:
+            out = llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0,
+                                               max_tokens=len(want), logits_processor=LogitsProcessorList([force]))
+        if len(logprobs) != len(want):
+            raise LLMResponseError(f"the embedded model scored {len(logprobs)} of the {len(want)} tokens of the answer",
+                                   hint="Retry; if it keeps failing, reinstall with: pip install 'sqlweave[local]'")
+        u = out.get("usage") if isinstance(out, dict) else None
+        u = u if isinstance(u, dict) else {}
+        return Completion((f"{sum(logprobs):.6f}",), Usage(_count(u.get("prompt_tokens")), len(want)),
                           time.perf_counter() - start, self.model_id)
 
 

@@ -10,6 +10,10 @@ probabilities that it holds each query right are averaged over the two orders: t
 same to both queries and cancels, and the query with the higher average wins. Otherwise a written choice counts
 only when the model makes it in both orders. When neither decides, the caller keeps the majority.
 
+:func:`review` asks the other way round (reviewer reranking, Zhang et al. 2022): how likely is the user's question
+as the model's description of each query? The query under which the question is the most likely wins. It needs a
+backend that scores an answer (the embedded model) and no position is involved.
+
 >>> letter("B")
 'B'
 >>> letter("Query A is correct because ...")
@@ -78,6 +82,31 @@ def _chance_a(state: State, a: Attempt, b: Attempt) -> float:
     except ValueError:
         raise LLMResponseError(f"the model's choice scores are not numbers: {list(out.texts)}") from None
     return p_a / (p_a + p_b) if p_a + p_b > 0 else 0.5
+
+
+def likelihood(state: State, a: Attempt) -> float:
+    """The log-probability of the user's question as the model's description of ``a``'s query."""
+    schema = state.rendered_schema.text if state.rendered_schema is not None else ""
+    system, user = render("review", dialect=dialect_name(state.db.dialect), schema=schema, sql=a.sql or "",
+                          knowledge=knowledge_block(state), evidence=evidence_block(state))
+    out = state.complete([Message("system", system), Message("user", user)], continuation=state.question)
+    try:
+        return float(out.texts[0])
+    except (ValueError, IndexError):
+        raise LLMResponseError(f"the model's score of the question is not a number: {list(out.texts)}") from None
+
+
+def review(state: State, contenders: list[Attempt]) -> tuple[int | None, dict[str, Any]]:
+    """The index of the contender under whose query the question is the most likely, with the scores; ``None``
+    when the backend cannot score or scoring fails."""
+    if not state.llm.supports_choices:
+        return None, {"failed": f"{state.llm.model_id} cannot score answers"}
+    try:
+        scores = [likelihood(state, a) for a in contenders]
+    except SqlweaveError as err:
+        return None, {"failed": f"{err.code}: {err.message}"}
+    best = max(range(len(scores)), key=lambda i: (scores[i], -i))  # on a tie, the larger group
+    return best, {"logp": [round(x, 3) for x in scores]}
 
 
 def choose_between(state: State, first: Attempt, second: Attempt) -> tuple[int | None, dict[str, Any]]:

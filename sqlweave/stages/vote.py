@@ -13,7 +13,9 @@ samples agreeing with the rewritten answer fall in its group.
 With ``select="pairwise"``, a close vote (the runner-up group within ``margin`` candidates of the largest) is
 settled by the model instead of by size: it is shown one query of each of the two leading groups with their first
 rows and asked which answers the question, in both orders (:mod:`sqlweave.stages.choose`, CHASE-SQL's selector);
-a choice it makes both times wins, otherwise the largest group does.
+a choice it makes both times wins, otherwise the largest group does. With ``select="review"``, every group
+within ``margin`` of the largest is weighed by how likely the model finds the user's question as a description of
+its query (:func:`sqlweave.stages.choose.review`), and the likeliest wins.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from ..confidence import estimate
 from ..errors import SqlweaveError
 from ..pipeline import State, check_options
 from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
-from .choose import choose_between
+from .choose import choose_between, review
 from .repair import repair_attempt
 from .rewrite import rewrite_attempt
 
 
 #: How :class:`SelfConsistency` settles a vote.
-SELECTIONS = ("majority", "pairwise")
+SELECTIONS = ("majority", "pairwise", "review")
 
 
 @dataclass(frozen=True)
@@ -49,10 +51,11 @@ class SelfConsistency:
     only_below: float | None = None
     #: Apply the ``rewrite`` stage's rules to each sampled candidate (for a vote placed after that stage).
     rewrite: bool = False
-    #: How a close vote is settled: "majority" (the largest group) or "pairwise" (the model chooses).
+    #: How a close vote is settled: "majority" (the largest group), "pairwise" (the model chooses between the two
+    #: leading groups) or "review" (the group whose query makes the question the most likely, by the model).
     select: str = "majority"
-    #: With ``select="pairwise"``: the model is asked when the runner-up group has at least as many candidates as
-    #: the largest minus this.
+    #: With ``select`` other than "majority": the model is asked when the runner-up group has at least as many
+    #: candidates as the largest minus this (and "review" weighs every group that large).
     margin: int = 1
     name: str = "vote"
     requires: ClassVar[tuple[str, ...]] = ("result",)
@@ -94,11 +97,17 @@ class SelfConsistency:
             return
         # Largest group wins; on a tie, the group holding the earliest candidate (the greedy one first).
         winner = groups[0]
-        if self.select == "pairwise" and len(groups) > 1 and len(groups[1]) >= len(winner) - self.margin:
+        contenders = [g for g in groups if len(g) >= len(winner) - self.margin]
+        if self.select == "pairwise" and len(contenders) > 1:
             pick, said = choose_between(state, candidates[winner[0]], candidates[groups[1][0]])
             sure["selector"] = {**said, "chose": {None: "majority", 0: "largest", 1: "runner-up"}[pick]}
             if pick == 1:
                 winner = groups[1]
+        elif self.select == "review" and len(contenders) > 1:
+            pick, said = review(state, [candidates[g[0]] for g in contenders])
+            sure["selector"] = {**said, "chose": "majority" if pick is None else "largest" if pick == 0
+                                else f"group {pick + 1}"}
+            winner = contenders[pick or 0]
         chosen = candidates[winner[0]]
         adopt(state, chosen)
         state.agreement = len(winner) / len(candidates)

@@ -227,6 +227,7 @@ def test_the_cache_key_without_a_grammar_is_the_key_from_before_grammars(tmp_pat
     assert llm.key(tuple(MSGS), opts) == old_key
     assert llm.key(tuple(MSGS), opts.model_copy(update={"grammar": 'root ::= "x"'})) != old_key
     assert llm.key(tuple(MSGS), opts.model_copy(update={"choices": ("A", "B")})) != old_key
+    assert llm.key(tuple(MSGS), opts.model_copy(update={"continuation": "How many?"})) != old_key
     assert llm.supports_grammar is True and llm.supports_choices is True
 
 
@@ -241,5 +242,7 @@ def test_choice_scores_are_cached_and_refused_by_backends_that_cannot(tmp_path: 
 
     with pytest.raises(ConfigurationError, match="cannot score choices"):
         Writer(["x"]).complete(MSGS, choices=("A", "B"))
+    with pytest.raises(ConfigurationError, match="cannot score"):
+        Writer(["x"]).complete(MSGS, continuation="How many?")
     with pytest.raises(ValueError):
         GenerationOptions(choices=("A",))  # one choice is no choice

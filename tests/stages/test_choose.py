@@ -90,11 +90,33 @@ def test_majority_voting_never_asks(singer_db: Path) -> None:
     assert answer.sql == YOUNGEST and len(llm.calls) == 2
 
 
+def test_review_picks_the_query_under_which_the_question_is_likeliest(singer_db: Path) -> None:
+    # the youngest's query makes the question unlikely (-20.0), the oldest's likely (-8.0): the runner-up wins
+    answer, llm = ask(singer_db, CLOSE + ["-20.0", "-8.0"], select="review")
+    assert answer.sql == OLDEST
+    assert answer.trace[-1].notes["selector"] == {"logp": [-20.0, -8.0], "chose": "group 2"}
+    for call, sql in zip(llm.calls[2:], (YOUNGEST, OLDEST)):
+        messages, options = call
+        assert options.continuation == "Who is the oldest singer?" and sql in messages[-1].content
+        assert "Who is the oldest" not in messages[-1].content  # the question is what is scored, not shown
+    tied, _ = ask(singer_db, CLOSE + ["-9.0", "-9.0"], select="review")
+    assert tied.sql == YOUNGEST and tied.trace[-1].notes["selector"]["chose"] == "largest"
+
+
+def test_review_without_scores_keeps_the_majority(singer_db: Path) -> None:
+    answer, llm = ask(singer_db, CLOSE, select="review", llm_class=WritingLLM)
+    assert answer.sql == YOUNGEST and len(llm.calls) == 2
+    assert "cannot score" in answer.trace[-1].notes["selector"]["failed"]
+    broken, _ = ask(singer_db, CLOSE + ["-3.0", "not a number"], select="review")
+    assert broken.sql == YOUNGEST and broken.trace[-1].notes["selector"]["chose"] == "majority"
+
+
 def test_select_addon_turns_every_vote_pairwise() -> None:
     for name in ("default+select", "best+select", "vote+select"):
         votes = [s for s in build_pipeline(name).stages if isinstance(s, SelfConsistency)]
         assert votes and all(v.select == "pairwise" for v in votes)
     assert all(s.select == "majority" for s in build_pipeline("default").stages if isinstance(s, SelfConsistency))
+    assert [s.select for s in build_pipeline("default+review").stages if isinstance(s, SelfConsistency)] == ["review"]
     with pytest.raises(ConfigurationError, match="no vote stage"):
         build_pipeline("zero-shot+select")
     with pytest.raises(ConfigurationError, match="pairwise"):
