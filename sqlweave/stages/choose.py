@@ -1,4 +1,4 @@
-"""The model chooses between two candidate queries (CHASE-SQL's pairwise selector, for the stock model).
+"""The model chooses between candidate queries: pairwise (CHASE-SQL's selector) or by reviewer reranking.
 
 Majority voting over execution results picks the largest group of agreeing candidates; when the runner-up group
 is nearly as large, the vote is close to a coin toss. :func:`choose_between` shows the model the question, the
