@@ -119,13 +119,15 @@ def test_budget_is_the_context_less_the_rest_of_the_prompt(large) -> None:
 def test_named_tables_and_value_columns_come_first(large) -> None:
     _, s = large
     measure = lambda sub: render_schema(sub).tokens  # noqa: E731
-    fit = fit_to_budget(s, "Which museum branches and farm invoices are open?", 1200, measure,
+    fit = fit_to_budget(s, "Which museum branches and farm invoices are open?", 1400, measure,
                         also_keep=[("zoo_contract", "status")], table_costs=_table_costs(s, "create_table", fake()))
     kept = set(fit.schema.table_names)
     # every word of museum_invoice's name is in the question too
     assert set(fit.kept_first) == {"museum_branch", "museum_invoice", "farm_branch", "farm_invoice", "zoo_contract"}
-    assert set(fit.kept_first) | {"museum_payment"} <= kept  # museum_payment joins museum_branch to museum_invoice
-    assert fit.tokens_after <= 1200 and fit.tables_left_out and fit.retrievers == ("bm25",)
+    # museum_payment joins museum_branch to museum_invoice, farm_payment the farm's two (the budget has room for
+    # both, whichever domain BM25 ranks first)
+    assert set(fit.kept_first) | {"museum_payment", "farm_payment"} <= kept
+    assert fit.tokens_after <= 1400 and fit.tables_left_out and fit.retrievers == ("bm25",)
     assert set(fit.tables_left_out) | kept == set(s.table_names)
     ranking = rank_schema(s, QUESTION)
     assert ranking.tables[:2] in (("logistics_invoice", "logistics_supplier"), ("logistics_supplier", "logistics_invoice"))

@@ -111,12 +111,13 @@ def test_review_without_scores_keeps_the_majority(singer_db: Path) -> None:
     assert broken.sql == YOUNGEST and broken.trace[-1].notes["selector"]["chose"] == "majority"
 
 
-def test_select_addon_turns_every_vote_pairwise() -> None:
+def test_select_and_review_addons_set_how_every_vote_is_settled() -> None:
     for name in ("default+select", "best+select", "vote+select"):
         votes = [s for s in build_pipeline(name).stages if isinstance(s, SelfConsistency)]
         assert votes and all(v.select == "pairwise" for v in votes)
-    assert all(s.select == "majority" for s in build_pipeline("default").stages if isinstance(s, SelfConsistency))
-    assert [s.select for s in build_pipeline("default+review").stages if isinstance(s, SelfConsistency)] == ["review"]
+    selects = lambda name: [s.select for s in build_pipeline(name).stages if isinstance(s, SelfConsistency)]  # noqa: E731
+    assert selects("default") == selects("best") == selects("vote+review") == ["review"]  # default reviews close votes
+    assert selects("vote") == ["majority"]
     with pytest.raises(ConfigurationError, match="no vote stage"):
         build_pipeline("zero-shot+select")
     with pytest.raises(ConfigurationError, match="pairwise"):
