@@ -249,7 +249,6 @@ class LocalLLM(LLM):
                 usage = usage + Usage(_count(u.get("prompt_tokens")), _count(u.get("completion_tokens")))
         return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id)
 
-
     def _choices(self, llama: Any, messages: tuple[Message, ...], choices: tuple[str, ...]) -> Completion:
         """The probability of each choice as the answer's first token, from the logits of one forward pass over
         the prompt (llama.cpp reuses the evaluated prefix as for any call)."""
@@ -282,7 +281,6 @@ class LocalLLM(LLM):
         u = u if isinstance(u, dict) else {}
         return Completion(tuple(f"{p:.6f}" for p in probs), Usage(_count(u.get("prompt_tokens")), 1),
                           time.perf_counter() - start, self.model_id)
-
 
     def _continuation(self, llama: Any, messages: tuple[Message, ...], text: str) -> Completion:
         """The log-probability of ``text`` as the answer: the answer is forced, token by token, to be ``text``

@@ -80,10 +80,11 @@ def _foreign(tree: exp.Expression, target: str) -> bool:
     return False
 
 
-def _like_without_case(tree: exp.Expression) -> exp.Expression:
+def _like_without_case(tree: exp.Expression, target: str) -> exp.Expression:
     """``LIKE`` as SQLite reads it (without regard to case): ``ILIKE`` on PostgreSQL and DuckDB."""
-    return tree.transform(lambda node: exp.ILike(**node.args)
-                          if isinstance(node, exp.Like) else node)
+    if target not in ("postgres", "duckdb"):
+        return tree
+    return tree.transform(lambda node: exp.ILike(**node.args) if isinstance(node, exp.Like) else node)
 
 
 def _is_now(arg: exp.Expression | None) -> bool:
@@ -203,7 +204,7 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
     tree = _parse(sql, target)
     if tree is not None and not _foreign(tree, target):
         try:
-            out = _like_without_case(tree).sql(dialect=target)
+            out = _like_without_case(tree, target).sql(dialect=target)
         except (SqlglotError, ValueError):
             return sql
         # Keep the model's own text unless the target's parser read a foreign form it rewrites (LIMIT a, b,
@@ -216,7 +217,8 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
         if tree is None:
             continue
         try:
-            out = _like_without_case(_names_as_written(_sqlite_dates(tree, target), target)).sql(dialect=target)
+            written = _names_as_written(_sqlite_dates(tree, target), target)
+            out = _like_without_case(written, target).sql(dialect=target)
         except (SqlglotError, ValueError):
             continue
         if _parse(out, target) is not None:
