@@ -244,16 +244,13 @@ class LocalLLM(LLM):
                 if timed_out[0]:
                     raise LLMTimeoutError(f"the local model did not finish within {options.timeout_s:g} s")
                 texts.append(_generated_text(out))
-                u = out.get("usage") if isinstance(out, dict) else None
-                u = u if isinstance(u, dict) else {}
-                usage = usage + Usage(_count(u.get("prompt_tokens")), _count(u.get("completion_tokens")))
+                usage = usage + _usage(out)
         return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id)
 
     def _choices(self, llama: Any, messages: tuple[Message, ...], choices: tuple[str, ...]) -> Completion:
         """The probability of each choice as the answer's first token, from the logits of one forward pass over
         the prompt (llama.cpp reuses the evaluated prefix as for any call)."""
         import numpy as np
-        from llama_cpp import LogitsProcessorList
 
         ids = [llama.tokenize(well_formed(c).encode("utf-8"), add_bos=False, special=False)[:1] for c in choices]
         if any(not i for i in ids) or len({i[0] for i in ids}) < len(ids):
@@ -268,26 +265,21 @@ class LocalLLM(LLM):
             return scores
 
         start = time.perf_counter()
-        with self._lock:
-            out = llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0, max_tokens=1,
-                                               logits_processor=LogitsProcessorList([grab]))
+        prompt_tokens = self._watched(llama, messages, 1, grab)
         if not seen:
             raise LLMResponseError("the embedded model gave no scores for the choices",
                                    hint="Retry; if it keeps failing, reinstall with: pip install 'sqlweave[local]'")
         logits = seen[0][[i[0] for i in ids]]
         probs = np.exp(logits - logits.max())
         probs /= probs.sum()
-        u = out.get("usage") if isinstance(out, dict) else None
-        u = u if isinstance(u, dict) else {}
-        return Completion(tuple(f"{p:.6f}" for p in probs), Usage(_count(u.get("prompt_tokens")), 1),
-                          time.perf_counter() - start, self.model_id)
+        return Completion(tuple(f"{p:.6f}" for p in probs), Usage(prompt_tokens, 1), time.perf_counter() - start,
+                          self.model_id)
 
     def _continuation(self, llama: Any, messages: tuple[Message, ...], text: str) -> Completion:
         """The log-probability of ``text`` as the answer: the answer is forced, token by token, to be ``text``
         (every other token's logit set to minus infinity) while each token's probability is read from the logits
         llama.cpp would have sampled from, so the prompt prefix is reused as for any call."""
         import numpy as np
-        from llama_cpp import LogitsProcessorList
 
         want = llama.tokenize(well_formed(text).encode("utf-8"), add_bos=False, special=False)
         logprobs: list[float] = []
@@ -306,16 +298,23 @@ class LocalLLM(LLM):
             return scores
 
         start = time.perf_counter()
-        with self._lock:
-            out = llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0,
-                                               max_tokens=len(want), logits_processor=LogitsProcessorList([force]))
+        prompt_tokens = self._watched(llama, messages, len(want), force)
         if len(logprobs) != len(want):
             raise LLMResponseError(f"the embedded model scored {len(logprobs)} of the {len(want)} tokens of the answer",
                                    hint="Retry; if it keeps failing, reinstall with: pip install 'sqlweave[local]'")
-        u = out.get("usage") if isinstance(out, dict) else None
-        u = u if isinstance(u, dict) else {}
-        return Completion((f"{sum(logprobs):.6f}",), Usage(_count(u.get("prompt_tokens")), len(want)),
-                          time.perf_counter() - start, self.model_id)
+        return Completion((f"{sum(logprobs):.6f}",), Usage(prompt_tokens, len(want)), time.perf_counter() - start,
+                          self.model_id)
+
+    def _watched(self, llama: Any, messages: tuple[Message, ...], max_tokens: int,
+                 processor: Callable[[Any, Any], Any]) -> int:
+        """A greedy call of at most ``max_tokens`` whose logits ``processor`` sees (and may change) before each
+        token is chosen; returns the prompt's tokens."""
+        from llama_cpp import LogitsProcessorList
+
+        with self._lock:
+            out = llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0,
+                                               max_tokens=max_tokens, logits_processor=LogitsProcessorList([processor]))
+        return _usage(out).prompt_tokens
 
 
 @functools.lru_cache(maxsize=16)
@@ -338,6 +337,13 @@ def _generated_text(out: Any) -> str:
         raise LLMResponseError(f"the embedded model returned no answer: {str(out)[:200]}",
                                hint="Retry; if it keeps failing, reinstall with: pip install 'sqlweave[local]'") from err
     return content if isinstance(content, str) else ""
+
+
+def _usage(out: Any) -> Usage:
+    """The token counts llama.cpp reports for a chat completion (0 where it reports none)."""
+    u = out.get("usage") if isinstance(out, dict) else None
+    u = u if isinstance(u, dict) else {}
+    return Usage(_count(u.get("prompt_tokens")), _count(u.get("completion_tokens")))
 
 
 def _count(value: Any) -> int:

@@ -66,34 +66,40 @@ def preview(result: QueryResult | None, rows: int = PREVIEW_ROWS) -> str:
     return f"{count} ({cols}): {shown}{more}"
 
 
-def _prompt(state: State, a: Attempt, b: Attempt) -> list[Message]:
+def _messages(state: State, template: str, **fields: str) -> list[Message]:
+    """Template ``template`` over the prompt's schema, the dialect and the question's knowledge and evidence."""
     schema = state.rendered_schema.text if state.rendered_schema is not None else ""
-    system, user = render("choose", dialect=dialect_name(state.db.dialect), schema=schema,
-                          question=state.question, knowledge=knowledge_block(state), evidence=evidence_block(state),
-                          sql_a=a.sql or "", rows_a=preview(a.result), sql_b=b.sql or "", rows_b=preview(b.result))
+    system, user = render(template, dialect=dialect_name(state.db.dialect), schema=schema,
+                          knowledge=knowledge_block(state), evidence=evidence_block(state), **fields)
     return [Message("system", system), Message("user", user)]
+
+
+def _prompt(state: State, a: Attempt, b: Attempt) -> list[Message]:
+    return _messages(state, "choose", question=state.question, sql_a=a.sql or "", rows_a=preview(a.result),
+                     sql_b=b.sql or "", rows_b=preview(b.result))
+
+
+def _scores(texts: tuple[str, ...], n: int) -> list[float]:
+    """The ``n`` numbers a scoring call answered; anything else is a typed error."""
+    try:
+        values = [float(t) for t in texts]
+    except ValueError:
+        values = []
+    if len(values) != n:
+        raise LLMResponseError(f"the model's scores are not {n} number(s): {list(texts)}")
+    return values
 
 
 def _chance_a(state: State, a: Attempt, b: Attempt) -> float:
     """The model's probability that its reply begins with ``A`` rather than ``B``."""
-    out = state.complete(_prompt(state, a, b), choices=("A", "B"))
-    try:
-        p_a, p_b = (float(t) for t in out.texts)
-    except ValueError:
-        raise LLMResponseError(f"the model's choice scores are not numbers: {list(out.texts)}") from None
+    p_a, p_b = _scores(state.complete(_prompt(state, a, b), choices=("A", "B")).texts, 2)
     return p_a / (p_a + p_b) if p_a + p_b > 0 else 0.5
 
 
 def likelihood(state: State, a: Attempt) -> float:
     """The log-probability of the user's question as the model's description of ``a``'s query."""
-    schema = state.rendered_schema.text if state.rendered_schema is not None else ""
-    system, user = render("review", dialect=dialect_name(state.db.dialect), schema=schema, sql=a.sql or "",
-                          knowledge=knowledge_block(state), evidence=evidence_block(state))
-    out = state.complete([Message("system", system), Message("user", user)], continuation=state.question)
-    try:
-        return float(out.texts[0])
-    except (ValueError, IndexError):
-        raise LLMResponseError(f"the model's score of the question is not a number: {list(out.texts)}") from None
+    out = state.complete(_messages(state, "review", sql=a.sql or ""), continuation=state.question)
+    return _scores(out.texts, 1)[0]
 
 
 def review(state: State, contenders: list[Attempt]) -> tuple[int | None, dict[str, Any]]:

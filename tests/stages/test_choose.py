@@ -1,4 +1,5 @@
-"""The model's pairwise choice between the two leading result groups of a vote (CHASE-SQL's selector)."""
+"""How a close vote is settled by the model: its pairwise choice between the two leading result groups (CHASE-SQL's
+selector), or reviewer reranking (the question's likelihood given each leading query)."""
 
 from pathlib import Path
 
