@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/build_large_schema.py          # once: the database and the rewritten gold queries
     .venv/bin/python benchmarks/bench_large_schema.py [--n 100] [--out .eval-runs/large-schema] [--no-ex]
+        [--limit N] [--ex-budget TOKENS]
 
 Questions: ``--n`` (100) drawn, stratified by hardness (seed 0), from ``benchmarks/samples/spider-dev-200.json``
 among those whose gold query was rewritten for the large database.
@@ -12,8 +13,10 @@ among those whose gold query was rewritten for the large database.
    the tables and tokens shown. ``bm25`` and ``bm25+dense`` retrievers.
 2. EX with the embedded 1.5B model (``default`` preset, response cache on): each question on the large database
    (scored with the rewritten gold there) and on its own database (scored with the original gold), with prompt
-   tokens, model calls and seconds. One JSON line per (question, database) in ``--out/results.jsonl`` as soon as it
-   is scored, so a rerun resumes; traces in ``--out/traces.jsonl``.
+   tokens, model calls and seconds. ``--limit N`` answers N of the sampled questions spread over them;
+   ``--ex-budget`` sets the schema budget of the model part (default: derived from the context). One JSON
+   line per (question, database) in ``--out/results.jsonl`` as soon as it is scored, so a rerun resumes;
+   traces in ``--out/traces.jsonl``.
 
 Prints the tables and writes ``benchmarks/results/large-schema.json`` (``--results``).
 """
@@ -52,6 +55,14 @@ def load_questions(build: Path, sample: Path, n: int, seed: int) -> list[Any]:
     examples = [Example(i, rows[i]["db_id"], rows[i]["question"], rows[i]["gold"]) for i in ids if i in rows]
     chosen = stratified_sample(examples, n, seed)
     return [(ex, rows[ex.id]["gold_large"]) for ex in chosen]
+
+
+def spread(items: list[Any], limit: int | None) -> list[Any]:
+    """``limit`` items spread evenly over ``items`` (the sample is ordered by database), or all of them."""
+    if not limit or limit >= len(items):
+        return list(items)
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
 
 
 def counting_llm():
@@ -127,7 +138,9 @@ def read_jsonl(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return done
 
 
-def run_ex(questions, big_db, out: Path, model: str, pipeline_name: str, limit: int | None) -> dict[tuple[str, str], dict]:
+def run_ex(questions, big_db, out: Path, model: str, pipeline_name: str, budget: int | None = None) -> dict[tuple[str, str], dict]:
+    from dataclasses import replace
+
     from sqlweave.db import Database
     from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.llm.registry import get_llm
@@ -138,11 +151,14 @@ def run_ex(questions, big_db, out: Path, model: str, pipeline_name: str, limit: 
     done = read_jsonl(results)
     llm = get_llm(model, cache=True)
     pipe = build_pipeline(pipeline_name)
+    if budget is not None:  # the schema's tokens at most, in place of the budget derived from the model's context
+        for stage in pipe.stages:
+            if hasattr(stage, "budget"):
+                pipe = pipe.replace_stage(stage.name, replace(stage, budget=budget))
     big_schema = big_db.schema()
     gold_cache = GoldCache()
     own: dict[str, Any] = {}
-    todo = questions[:limit] if limit else questions
-    for k, (ex, gold_large) in enumerate(todo, 1):
+    for k, (ex, gold_large) in enumerate(questions, 1):
         for setting in ("large database", "own database"):
             if (ex.id, setting) in done:
                 continue
@@ -179,7 +195,7 @@ def run_ex(questions, big_db, out: Path, model: str, pipeline_name: str, limit: 
                 fh.flush()
                 os.fsync(fh.fileno())
             done[(ex.id, setting)] = row
-            print(f"[{k}/{len(todo)}] {setting}: {ex.id} match={match} schema_tokens={row['schema_tokens']} "
+            print(f"[{k}/{len(questions)}] {setting}: {ex.id} match={match} schema_tokens={row['schema_tokens']} "
                   f"seconds={row['cost_seconds']}", file=sys.stderr, flush=True)
     return done
 
@@ -251,7 +267,11 @@ def main() -> None:
     ap.add_argument("--retrievers", default="bm25,bm25+dense")
     ap.add_argument("--no-recall", action="store_true")
     ap.add_argument("--no-ex", action="store_true", help="skip the model part")
-    ap.add_argument("--limit", type=int, default=None, help="answer only the first N sampled questions")
+    ap.add_argument("--limit", type=int, default=None,
+                    help="answer only N of the sampled questions, spread over them (every database early on)")
+    ap.add_argument("--ex-budget", type=int, default=None,
+                    help="schema budget (tokens) for the model part (default: derived from the model's context); "
+                         "applied on both databases")
     ap.add_argument("--model", default="local:1.5b")
     ap.add_argument("--pipeline", default="default")
     ap.add_argument("--out", type=Path, default=ROOT / ".eval-runs" / "large-schema")
@@ -268,10 +288,11 @@ def main() -> None:
     if not args.no_recall:
         budgets = [None if b == "default" else int(b) for b in args.budgets.split(",")]
         recall = recall_rows(questions, big, budgets, args.retrievers.split(","))
+    answered = spread(questions, args.limit)
     done = read_jsonl(args.out / "results.jsonl")
     if not args.no_ex:
-        done = run_ex(questions, big, args.out, args.model, args.pipeline, args.limit)
-    ex, flips = ex_rows(questions, done)
+        done = run_ex(answered, big, args.out, args.model, args.pipeline, args.ex_budget)
+    ex, flips = ex_rows(answered, done)
     show(recall, ex, flips)
     args.results.parent.mkdir(parents=True, exist_ok=True)
     args.results.write_text(json.dumps({
@@ -279,7 +300,7 @@ def main() -> None:
         "command": " ".join(sys.argv), "database": {k: manifest[k] for k in ("tables", "databases", "seed",
                                                                             "questions_kept", "questions_dropped")},
         "full_schema_tokens": recall[0]["full_schema_tokens"] if recall else None,
-        "model": args.model, "pipeline": args.pipeline, "recall": recall, "ex": ex, "flips": flips,
+        "model": args.model, "pipeline": args.pipeline, "ex_budget": args.ex_budget or "default", "recall": recall, "ex": ex, "flips": flips,
     }, indent=2) + "\n")
 
 

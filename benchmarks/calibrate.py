@@ -9,7 +9,9 @@ on the questions of the training sample (``--train``, default the 200-question s
 training questions, the other questions of the run (held out) and the 120-question held-out sample: the expected
 calibration error (10 equal-width bins), the Brier score, the ROC AUC, and the EX of the 50%, 70% and 90% most
 confident answers. ``--write`` stores the fitted weights as ``sqlweave/data/confidence.json``; ``--out`` writes
-the figures as JSON. Needs the ``embed`` extra (scikit-learn comes with sentence-transformers).
+the figures as JSON. When the run voted on some answers, it also reports whether the vote's agreement would make
+those answers' confidence better (:func:`vote_refit`; reported, never written). Needs the ``embed`` extra
+(scikit-learn comes with sentence-transformers).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "benchmarks" / "samples"
 SHIPPED = ROOT / "sqlweave" / "data" / "confidence.json"
+VOTE_STAGES = ("vote", "vote_if_unsure")
 
 
 def load_run(folder: Path, data_dir: Path) -> list[dict[str, Any]]:
@@ -54,9 +57,11 @@ def load_run(folder: Path, data_dir: Path) -> list[dict[str, Any]]:
                 except SqlweaveError as err:
                     error = err
             values = signals(r["question"], r.get("prediction"), result, traces.get(r["id"], []), "sqlite")
+            vote = next((e.get("notes") or {} for e in traces.get(r["id"], []) if e.get("stage") in VOTE_STAGES), {})
             rows.append({"id": r["id"], "hardness": r.get("hardness"), "right": bool(r["match"]),
                          "answered": result is not None and error is None and bool(r.get("prediction")),
-                         "x": [values[k] for k in FEATURES]})
+                         "x": [values[k] for k in FEATURES], "confidence": r.get("confidence"),
+                         "agreement": None if vote.get("skipped") else vote.get("agreement")})
     for db in dbs.values():
         db.close()
     return rows
@@ -85,6 +90,32 @@ def fit(train: list[dict[str, Any]]) -> dict[str, Any]:
             "means": {f: round(float(m), 6) for f, m in zip(FEATURES, means)},
             "scales": {f: round(float(s), 6) for f, s in zip(FEATURES, scales)},
             "about": {"C": float(model.C_[0]), "answered_training_questions": len(answered)}}
+
+
+def vote_refit(train: list[dict[str, Any]], held: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Would the candidates' agreement make voted answers' confidence better? A logistic model of rightness on
+    the logit of the confidence the run gave (``confidence`` in its results) and the vote's agreement, fitted on
+    the training questions' voted answers and measured on the held-out ones against the run's own confidence."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    def voted(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [r for r in rows if r["answered"] and r["agreement"] is not None and r["confidence"]]
+
+    def x(rows: list[dict[str, Any]]) -> Any:
+        p = np.clip([r["confidence"] for r in rows], 1e-4, 1 - 1e-4)
+        return np.column_stack([np.log(p / (1 - p)), [r["agreement"] for r in rows]])
+
+    fit_on, check_on = voted(train), voted(held)
+    if len(fit_on) < 10 or len({r["right"] for r in fit_on}) < 2 or not check_on:
+        return None
+    model = LogisticRegression(C=1.0).fit(x(fit_on), [int(r["right"]) for r in fit_on])
+    refit = [float(p) for p in model.predict_proba(x(check_on))[:, 1]]
+    return {"training_voted": len(fit_on), "held_out_voted": len(check_on),
+            "weights": {"confidence_logit": round(float(model.coef_[0][0]), 4),
+                        "agreement": round(float(model.coef_[0][1]), 4), "intercept": round(float(model.intercept_[0]), 4)},
+            "run_confidence": measure(check_on, [float(r["confidence"]) for r in check_on]),
+            "refit": measure(check_on, refit)}
 
 
 def measure(rows: list[dict[str, Any]], probs: list[float]) -> dict[str, Any]:
@@ -157,11 +188,22 @@ def main() -> None:
         print("|---|---|---|---|")
         for floor, m in held["min_confidence"].items():
             print(f"| {floor} | {m['flagged_pct']}% | {m['ex_flagged']} | {m['ex_kept']} |")
+    held_rows = [r for r in rows if r["id"] not in train_ids]
+    refit = vote_refit(train, held_rows)
+    if refit:
+        print(f"\nvoted answers held out ({refit['held_out_voted']}; refit on {refit['training_voted']} of the "
+              f"training questions with the vote's agreement):")
+        print("| confidence | EX | mean confidence | calibration error | Brier | AUC |")
+        print("|---|---|---|---|---|---|")
+        for name in ("run_confidence", "refit"):
+            m = refit[name]
+            print(f"| {name} | {m['ex']} | {m['mean_confidence']} | {m['ece']} | {m['brier']} | {m['auc']} |")
     print("\nweights (standardised signals):")
     for f, w in sorted(fitted["weights"].items(), key=lambda kv: -abs(kv[1])):
         print(f"  {f:20s} {w:+.3f}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"run": str(args.run), "fitted": fitted, "report": report}, indent=2) + "\n")
+    args.out.write_text(json.dumps({"run": str(args.run), "fitted": fitted, "report": report, "vote_refit": refit},
+                                   indent=2) + "\n")
     if args.write:
         SHIPPED.parent.mkdir(parents=True, exist_ok=True)
         SHIPPED.write_text(json.dumps(fitted, indent=2) + "\n")
