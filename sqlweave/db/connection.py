@@ -31,6 +31,7 @@ from ..errors import (
     ExecutionError,
     MissingDependencyError,
     QueryTimeoutError,
+    SqlweaveError,
 )
 from ..sql.classify import ensure_read_only
 from .diagnose import diagnose, first_line
@@ -292,12 +293,17 @@ class Database:
         """
         original = sql
         ensure_read_only(sql, self.dialect)
-        if self.backend == "postgresql" and self._schema is not None:
-            # Names with capitals are only found quoted there: quote those the SQL left bare (never changes
+        if self.dialect in ("postgres", "duckdb") and (self._schema is not None or "like" in sql.lower()):
+            # Names with capitals are only found quoted on PostgreSQL: quote those the SQL left bare; and a LIKE
+            # over a date or a number, which SQLite reads as text, reads its text there too (neither changes
             # SQL that would run as written).
-            from ..sql.transpile import fix_case
+            from ..sql.transpile import fix_case, text_patterns
 
-            fixed = fix_case(sql, self._schema)
+            try:
+                schema = self.schema()
+            except SqlweaveError:  # the query runs as written; its own error, if any, says more
+                schema = None
+            fixed = sql if schema is None else text_patterns(fix_case(sql, schema, self.dialect), schema, self.dialect)
             if fixed != sql:
                 ensure_read_only(fixed, self.dialect)
                 sql = fixed

@@ -282,3 +282,50 @@ def fix_case(sql: str, schema: "Schema", dialect: str = "postgres") -> str:
                 quote(ident, next(iter(spellings)))
         table_name(col.args.get("table"))
     return tree.sql(dialect=dialect) if changed else sql
+
+
+# --- text patterns over dates and numbers ----------------------------------------------------------------
+
+#: Declared types whose values LIKE reads as they are (any other known type is not text to PostgreSQL or DuckDB).
+_TEXT_TYPE = re.compile(r"char|text|string|clob|citext|^name$", re.IGNORECASE)
+
+
+def text_patterns(sql: str, schema: "Schema", dialect: str) -> str:
+    """Cast a column that is not text to text where ``LIKE`` (or ``ILIKE``) reads it, as SQLite does by itself.
+
+    Models learnt ``WHERE happened LIKE '2020%'`` on SQLite, which keeps dates as ISO text. PostgreSQL and DuckDB
+    have no ``LIKE`` for dates, times or numbers (``operator does not exist: date ~~ unknown``), so that SQL would
+    fail there; cast to text, a date reads as the same ISO text and a number as its digits. Only columns of a
+    known type that is not text, in tables the query reads, are cast, and only on those two engines: SQL that
+    would run is never changed.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("event", (Column("name", "VARCHAR"), Column("happened", "DATE"))),), dialect="postgres")
+    >>> text_patterns("SELECT name FROM event AS e WHERE e.happened ILIKE '2020%' AND name ILIKE 'w%'", s, "postgres")
+    "SELECT name FROM event AS e WHERE CAST(e.happened AS TEXT) ILIKE '2020%' AND name ILIKE 'w%'"
+    """
+    if dialect not in ("postgres", "duckdb") or "like" not in sql.lower():
+        return sql
+    tree = _parse(sql, dialect)
+    if tree is None:
+        return sql
+    read: dict[str, str] = {}  # name or alias in the query -> table of the schema
+    for table in tree.find_all(exp.Table):
+        if schema.has_table(table.name):
+            real = schema.table(table.name).name
+            read[table.alias_or_name.lower()] = real
+            read.setdefault(table.name.lower(), real)
+
+    def not_text(col: exp.Column) -> bool:
+        tables = [read[col.table.lower()]] if col.table and col.table.lower() in read else (
+            [] if col.table else list(dict.fromkeys(read.values())))
+        types = [schema.table(t).column(col.name).type for t in tables if schema.table(t).has_column(col.name)]
+        return bool(types) and all(ty and not _TEXT_TYPE.search(ty) for ty in types)
+
+    changed = False
+    for like in list(tree.find_all(exp.Like, exp.ILike)):
+        col = like.this
+        if isinstance(col, exp.Column) and not_text(col):
+            like.set("this", exp.Cast(this=col.copy(), to=exp.DataType.build("text")))
+            changed = True
+    return tree.sql(dialect=dialect) if changed else sql

@@ -37,6 +37,10 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     ("SELECT name FROM event WHERE city NOT LIKE 'PARIS' AND name LIKE 'W%' ORDER BY id", None),
     ("SELECT count(*) FROM event WHERE `city` LIKE 'paris' AND date(happened) > '2020-01-01'", None),
     ("SELECT '100%', 'a %s b', '%%', '%(x)s' FROM event ORDER BY id LIMIT 1", None),
+    # LIKE over dates and numbers, which SQLite reads as text
+    ("SELECT name FROM event WHERE happened LIKE '2020%' ORDER BY id", None),
+    ("SELECT count(*) FROM event AS e WHERE e.ended LIKE '2020-07-03%' OR e.id LIKE '4'", None),
+    ("SELECT T1.name FROM event AS T1 WHERE T1.happened NOT LIKE '%-12-%' AND T1.city LIKE 'PARIS' ORDER BY T1.id", None),
     # quoting, LIMIT forms, aggregates
     ("SELECT `name` FROM `event` ORDER BY `id` LIMIT 1, 2", None),
     ("SELECT TOP 2 name FROM event ORDER BY price DESC", "SELECT name FROM event ORDER BY price DESC LIMIT 2"),
