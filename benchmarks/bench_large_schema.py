@@ -138,7 +138,8 @@ def read_jsonl(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
     return done
 
 
-def run_ex(questions, big_db, out: Path, model: str, pipeline_name: str, budget: int | None = None) -> dict[tuple[str, str], dict]:
+def run_ex(questions, big_db, out: Path, model: str, pipeline_name: str,
+           budget: int | None = None) -> dict[tuple[str, str], dict]:
     from dataclasses import replace
 
     from sqlweave.db import Database
@@ -300,7 +301,8 @@ def main() -> None:
         "command": " ".join(sys.argv), "database": {k: manifest[k] for k in ("tables", "databases", "seed",
                                                                             "questions_kept", "questions_dropped")},
         "full_schema_tokens": recall[0]["full_schema_tokens"] if recall else None,
-        "model": args.model, "pipeline": args.pipeline, "ex_budget": args.ex_budget or "default", "recall": recall, "ex": ex, "flips": flips,
+        "model": args.model, "pipeline": args.pipeline, "ex_budget": args.ex_budget or "default",
+        "recall": recall, "ex": ex, "flips": flips,
     }, indent=2) + "\n")
 
 

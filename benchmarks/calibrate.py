@@ -113,7 +113,8 @@ def vote_refit(train: list[dict[str, Any]], held: list[dict[str, Any]]) -> dict[
     refit = [float(p) for p in model.predict_proba(x(check_on))[:, 1]]
     return {"training_voted": len(fit_on), "held_out_voted": len(check_on),
             "weights": {"confidence_logit": round(float(model.coef_[0][0]), 4),
-                        "agreement": round(float(model.coef_[0][1]), 4), "intercept": round(float(model.intercept_[0]), 4)},
+                        "agreement": round(float(model.coef_[0][1]), 4),
+                        "intercept": round(float(model.intercept_[0]), 4)},
             "run_confidence": measure(check_on, [float(r["confidence"]) for r in check_on]),
             "refit": measure(check_on, refit)}
 

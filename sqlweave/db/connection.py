@@ -293,17 +293,22 @@ class Database:
         """
         original = sql
         ensure_read_only(sql, self.dialect)
-        if self.dialect in ("postgres", "duckdb") and (self._schema is not None or "like" in sql.lower()):
-            # Names with capitals are only found quoted on PostgreSQL: quote those the SQL left bare; and a LIKE
-            # over a date or a number, which SQLite reads as text, reads its text there too (neither changes
-            # SQL that would run as written).
-            from ..sql.transpile import fix_case, text_patterns
+        if self.dialect in ("postgres", "duckdb") and (self._schema is not None or "like" in sql.lower() or '"' in sql):
+            # What SQLite, where models learnt SQL, means by it: names with capitals are only found quoted on
+            # PostgreSQL, so those the SQL left bare are quoted; a double-quoted name that names nothing is a
+            # string; a LIKE over a date or a number reads its text. None of them changes SQL that would run.
+            from ..sql.transpile import fix_case, sqlite_strings, text_patterns
 
             try:
                 schema = self.schema()
             except SqlweaveError:  # the query runs as written; its own error, if any, says more
                 schema = None
-            fixed = sql if schema is None else text_patterns(fix_case(sql, schema, self.dialect), schema, self.dialect)
+            fixed = sql
+            if schema is not None:
+                # Under an access policy the schema lacks the hidden names: one of them must be refused as a
+                # name, not read as a string.
+                fixed = sql if self.policy is not None else sqlite_strings(sql, schema, self.dialect)
+                fixed = text_patterns(fix_case(fixed, schema, self.dialect), schema, self.dialect)
             if fixed != sql:
                 ensure_read_only(fixed, self.dialect)
                 sql = fixed

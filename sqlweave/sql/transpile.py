@@ -8,9 +8,19 @@ T-SQL instead and written in the target dialect with sqlglot. SQL that is alread
 back unchanged, or normalised by sqlglot where the target's parser reads a foreign form (``LIMIT 5, 10``).
 SQLite targets are never touched.
 
-``LIKE`` matches without regard to case on SQLite (and MySQL), where models learnt it, and with regard to case on
-PostgreSQL and DuckDB: ``name LIKE '%paris%'`` would miss ``'Paris'`` there. It becomes ``ILIKE`` on those two, so a
-question gets the same answer on every engine.
+What SQLite means by a query is kept, so a question gets the same answer on every engine:
+
+- ``LIKE`` matches without regard to case on SQLite (and MySQL), where models learnt it, and with regard to case on
+  PostgreSQL and DuckDB: ``name LIKE '%paris%'`` would miss ``'Paris'`` there. It becomes ``ILIKE`` on those two.
+- A bare column of an aggregate query (``SELECT T1.name, count(*) ... GROUP BY T1.id``) is refused by both; it
+  becomes the value SQLite gives (see :func:`_bare_columns`).
+- A result column's alias in ``WHERE``/``HAVING``, and a derived table with no name, are refused by PostgreSQL;
+  the alias becomes its expression and the derived table gets a name.
+- With the schema at hand (:meth:`sqlweave.db.Database.execute` does this), a double-quoted name that names
+  nothing is a string (:func:`sqlite_strings`), and a date or number under ``LIKE`` is read as text
+  (:func:`text_patterns`).
+
+``benchmarks/bench_dialects.py`` measures how many of a Spider run's queries give SQLite's rows on each engine.
 
 >>> to_dialect("SELECT strftime('%Y', founded) FROM club", "postgres")
 "SELECT TO_CHAR(CAST(founded AS TIMESTAMP), 'YYYY') FROM club"
@@ -85,6 +95,104 @@ def _like_without_case(tree: exp.Expression, target: str) -> exp.Expression:
     if target not in ("postgres", "duckdb"):
         return tree
     return tree.transform(lambda node: exp.ILike(**node.args) if isinstance(node, exp.Like) else node)
+
+
+def _own(node: exp.Expression) -> list[exp.Expression]:
+    """``node`` and what it holds, without nested queries and window functions."""
+    nested = (exp.Select, exp.Subquery, exp.Window)
+    return [cast(exp.Expression, n) for n in node.walk(prune=lambda n: n is not node and isinstance(n, nested))]
+
+
+def _bare_columns(tree: exp.Expression, target: str) -> exp.Expression:
+    """SQLite's bare columns in an aggregate query, in a form PostgreSQL and DuckDB accept.
+
+    SQLite lets a query select a column that is neither grouped nor aggregated (``SELECT T1.name, count(*) ...
+    GROUP BY T1.id``); both other engines refuse it. When the query has exactly one ``min()`` or ``max()``, SQLite
+    takes the bare column from the row holding that minimum or maximum: that becomes ``ARG_MAX(col, x)`` on DuckDB
+    and ``(ARRAY_AGG(col ORDER BY x DESC NULLS LAST))[1]`` on PostgreSQL. Otherwise SQLite takes it from any row
+    of the group, which only makes sense for a column that has one value per group (the name of a grouped id):
+    ``MIN(col)`` gives that value. A column that a group key, an alias or an outer query supplies is left alone.
+    """
+    if target not in ("postgres", "duckdb"):
+        return tree
+    for select in list(tree.find_all(exp.Select)):
+        group = select.args.get("group")
+        keys = list(group.expressions) if group else []
+        parts = [*select.expressions, *([select.args["having"]] if select.args.get("having") else []),
+                 *(select.args["order"].expressions if select.args.get("order") else [])]
+        aggregates = [n for e in parts for n in _own(e) if isinstance(n, exp.AggFunc)]
+        if (not keys and not aggregates) or any(
+                isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+                for e in select.expressions):
+            continue  # SELECT *, count(*) ... has no single form elsewhere
+        aliases = {e.alias.lower(): e.this for e in select.expressions if isinstance(e, exp.Alias)}
+        resolved = []
+        for k in keys:
+            if isinstance(k, exp.Literal) and k.is_int and 0 < int(k.name) <= len(select.expressions):
+                k = select.expressions[int(k.name) - 1].unalias()
+            elif isinstance(k, exp.Column) and not k.table and k.name.lower() in aliases:
+                k = aliases[k.name.lower()]
+            resolved.append(k)
+        key_sql = {k.sql(dialect=target).lower() for k in resolved}
+        key_cols = {(c.table.lower(), c.name.lower()) for k in resolved for c in _own(k) if isinstance(c, exp.Column)}
+        sources = {t.alias_or_name.lower() for t in select.find_all(exp.Table) if t.find_ancestor(exp.Select) is select}
+        sources |= {q.alias.lower() for q in select.find_all(exp.Subquery) if q.alias and q.parent_select is select}
+
+        def grouped(col: exp.Column) -> bool:
+            name, table = col.name.lower(), col.table.lower()
+            if any(n == name and (t == table or not t or not table) for t, n in key_cols):
+                return True
+            node: exp.Expression | None = col
+            while node is not None and node is not select:  # inside a grouped expression: strftime('%Y', d)
+                if node.sql(dialect=target).lower() in key_sql:
+                    return True
+                node = cast("exp.Expression | None", node.parent)
+            return False
+
+        bare: list[exp.Column] = []
+        for part in parts:
+            for col in _own(part):
+                if (not isinstance(col, exp.Column) or any(col is b for b in bare)
+                        or isinstance(col.find_ancestor(exp.AggFunc, exp.Select), exp.AggFunc)
+                        or (not col.table and col.name.lower() in aliases)  # ORDER BY an alias of the query
+                        or (col.table and col.table.lower() not in sources)  # a column of an outer query
+                        or grouped(col)):
+                    continue
+                bare.append(col)
+        extreme = [a for a in aggregates if isinstance(a, (exp.Min, exp.Max)) and not a.expressions]
+        by = extreme[0] if len(extreme) == 1 else None
+        for col in bare:
+            text = col.sql(dialect=target)
+            if by is None:
+                new = f"MIN({text})"
+            elif target == "duckdb":
+                new = f"{'ARG_MAX' if isinstance(by, exp.Max) else 'ARG_MIN'}({text}, {by.this.sql(dialect=target)})"
+            else:
+                new = (f"(ARRAY_AGG({text} ORDER BY {by.this.sql(dialect=target)} "
+                       f"{'DESC' if isinstance(by, exp.Max) else 'ASC'} NULLS LAST))[1]")
+            value = sqlglot.parse_one(new, read=target)
+            # A selected column keeps its name as the result's column name.
+            quoted = isinstance(col.this, exp.Identifier) and bool(col.this.quoted)
+            col.replace(exp.alias_(value, col.name, quoted=quoted) if col.parent is select else value)
+    return tree
+
+
+def _aliases_in_conditions(tree: exp.Expression, target: str) -> exp.Expression:
+    """A result column's alias in ``WHERE`` or ``HAVING`` (``HAVING n_languages > 2``), which SQLite and DuckDB
+    read and PostgreSQL does not: there it becomes the aliased expression itself."""
+    if target != "postgres":
+        return tree
+    for select in list(tree.find_all(exp.Select)):
+        aliases = {e.alias.lower(): e.this for e in select.expressions if isinstance(e, exp.Alias)}
+        if not aliases:
+            continue
+        names = {c.name.lower() for e in select.expressions for c in _own(e) if isinstance(c, exp.Column)}
+        for clause in (select.args.get("where"), select.args.get("having")):
+            for col in _own(clause) if clause is not None else []:
+                if (isinstance(col, exp.Column) and not col.table and col.name.lower() in aliases
+                        and col.name.lower() not in names):  # a name the select list reads as a column stays one
+                    col.replace(aliases[col.name.lower()].copy())
+    return tree
 
 
 def _is_now(arg: exp.Expression | None) -> bool:
@@ -193,6 +301,30 @@ def _tokens(sql: str, dialect: str) -> list[tuple[str, str]] | None:
     return [(t.token_type.name, t.text.upper()) for t in toks]
 
 
+def _named_derived_tables(tree: exp.Expression, target: str) -> exp.Expression:
+    """A subquery in ``FROM`` or ``JOIN`` with no name, which SQLite reads and PostgreSQL before 16 does not:
+    it gets one (``sub1``, ``sub2``, ...)."""
+    if target != "postgres":
+        return tree
+    taken = {a.name.lower() for a in tree.find_all(exp.TableAlias)} | {t.name.lower() for t in tree.find_all(exp.Table)}
+    n = 0
+    for sub in list(tree.find_all(exp.Subquery)):
+        if not sub.alias and isinstance(sub.parent, (exp.From, exp.Join)):
+            n += 1
+            while f"sub{n}" in taken:
+                n += 1
+            sub.set("alias", exp.TableAlias(this=exp.to_identifier(f"sub{n}")))
+    return tree
+
+
+def _sqlite_forms(tree: exp.Expression, target: str) -> exp.Expression:
+    """What SQLite means by a query, in forms ``target`` reads the same way (case-blind LIKE, bare columns of an
+    aggregate query, aliases in conditions, unnamed derived tables)."""
+    for form in (_like_without_case, _bare_columns, _aliases_in_conditions, _named_derived_tables):
+        tree = form(tree, target)
+    return tree
+
+
 def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES) -> str:
     """``sql`` in the ``target`` dialect (sqlglot names: ``postgres``, ``duckdb``, ...).
 
@@ -204,7 +336,7 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
     tree = _parse(sql, target)
     if tree is not None and not _foreign(tree, target):
         try:
-            out = _like_without_case(tree, target).sql(dialect=target)
+            out = _sqlite_forms(tree, target).sql(dialect=target)
         except (SqlglotError, ValueError):
             return sql
         # Keep the model's own text unless the target's parser read a foreign form it rewrites (LIMIT a, b,
@@ -218,7 +350,7 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
             continue
         try:
             written = _names_as_written(_sqlite_dates(tree, target), target)
-            out = _like_without_case(written, target).sql(dialect=target)
+            out = _sqlite_forms(written, target).sql(dialect=target)
         except (SqlglotError, ValueError):
             continue
         if _parse(out, target) is not None:
@@ -327,5 +459,41 @@ def text_patterns(sql: str, schema: "Schema", dialect: str) -> str:
         col = like.this
         if isinstance(col, exp.Column) and not_text(col):
             like.set("this", exp.Cast(this=col.copy(), to=exp.DataType.build("text")))
+            changed = True
+    return tree.sql(dialect=dialect) if changed else sql
+
+
+# --- double-quoted strings ---------------------------------------------------------------------------------
+
+
+def sqlite_strings(sql: str, schema: "Schema", dialect: str) -> str:
+    """A double-quoted name that names nothing, as SQLite reads it: a string (``WHERE language = "English"``).
+
+    SQLite takes ``"English"`` for a string when no column has that name; PostgreSQL and DuckDB read it as a
+    column and fail. On those two engines, a double-quoted, unqualified name that is no column of the schema and
+    no name the query defines (an alias, a CTE, a derived table's column) becomes the string it spells. SQL that
+    would run is never changed.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("event", (Column("name", "VARCHAR"), Column("city", "VARCHAR"))),), dialect="postgres")
+    >>> print(sqlite_strings('SELECT "name" FROM event WHERE city = "Paris" OR city LIKE "%yon%"', s, "postgres"))
+    SELECT "name" FROM event WHERE city = 'Paris' OR city LIKE '%yon%'
+    """
+    if dialect not in ("postgres", "duckdb") or '"' not in sql:
+        return sql
+    tree = _parse(sql, dialect)
+    if tree is None:
+        return sql
+    known = {c.name.lower() for t in schema.tables for c in t.columns} | {t.name.lower() for t in schema.tables}
+    known |= {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
+    known |= {a.name.lower() for a in tree.find_all(exp.TableAlias) if a.name}
+    known |= {c.name.lower() for a in tree.find_all(exp.TableAlias) for c in a.columns}
+    known |= {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    changed = False
+    for col in list(tree.find_all(exp.Column)):
+        ident = col.this
+        if (isinstance(ident, exp.Identifier) and ident.quoted and not col.table
+                and ident.name.lower() not in known):
+            col.replace(exp.Literal.string(ident.name))
             changed = True
     return tree.sql(dialect=dialect) if changed else sql

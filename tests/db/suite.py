@@ -41,6 +41,17 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     ("SELECT name FROM event WHERE happened LIKE '2020%' ORDER BY id", None),
     ("SELECT count(*) FROM event AS e WHERE e.ended LIKE '2020-07-03%' OR e.id LIKE '4'", None),
     ("SELECT T1.name FROM event AS T1 WHERE T1.happened NOT LIKE '%-12-%' AND T1.city LIKE 'PARIS' ORDER BY T1.id", None),
+    # SQLite's bare columns in aggregate queries: from the row of the one min()/max(), else one value per group
+    ("SELECT name, city, max(price) FROM event GROUP BY city ORDER BY city", None),
+    ("SELECT name, min(happened) FROM event", None),
+    ("SELECT city, note, count(*) FROM event WHERE note IS NOT NULL GROUP BY city ORDER BY city", None),
+    ("SELECT T1.name, count(*) FROM event AS T1 JOIN event AS T2 ON T1.city = T2.city GROUP BY T1.id ORDER BY T1.id",
+     None),
+    ("SELECT T1.name, count(*) FROM event AS T1 GROUP BY T1.id ORDER BY T1.name", None),
+    # a result column's alias in HAVING; a double-quoted name that names nothing is a string
+    ("SELECT city, count(*) AS n FROM event GROUP BY city HAVING n > 1", None),
+    ("SELECT count(*) FROM (SELECT city FROM event GROUP BY city)", None),
+    ("SELECT name FROM event WHERE city = \"Paris\" OR note LIKE \"%door%\" ORDER BY id", None),
     # quoting, LIMIT forms, aggregates
     ("SELECT `name` FROM `event` ORDER BY `id` LIMIT 1, 2", None),
     ("SELECT TOP 2 name FROM event ORDER BY price DESC", "SELECT name FROM event ORDER BY price DESC LIMIT 2"),

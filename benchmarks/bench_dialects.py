@@ -1,0 +1,212 @@
+"""Same question, same answer on every engine? The model's SQLite-flavoured answers run on PostgreSQL and DuckDB.
+
+    .venv/bin/python benchmarks/bench_dialects.py [RUN] [--engines postgres,duckdb] [--limit N]
+        [--results benchmarks/results/dialects.json] [--keep-server]
+
+``RUN`` is a ``sqlweave eval`` folder over Spider dev (default ``.eval-runs/default-972``; restore it from
+``benchmarks/checkpoints/default-972``). Each of its predictions, and each gold query, was written for SQLite.
+The Spider databases they read are copied by sqlweave's loader into a throwaway PostgreSQL server
+(``scripts/postgres.sh``, in ``--pg-dir``) and into DuckDB files; each query then goes the way a model's answer
+goes there (:func:`sqlweave.sql.extract.extract_sql` to the engine's dialect, then
+:meth:`sqlweave.db.Database.execute`), and its rows are compared with the rows SQLite gives: same rows (in order
+when the query orders them; numbers, and text that reads as a number, to 4 decimals; dates as ISO text), the same
+rows in another order (rows that tie on the ORDER BY key), different rows, or an error on the engine that SQLite
+did not have. No model is called.
+
+Prints one table per engine (outcome counts for predictions and gold queries, and the most frequent error kinds)
+and writes ``--results``; ``--show N`` prints N differing queries of each kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SPIDER = ROOT.parent / "shared" / "data" / "spider"
+SCRIPT = ROOT / "scripts" / "postgres.sh"
+ENGINES = ("postgres", "duckdb")
+
+
+def normal(value: Any) -> Any:
+    """One spelling per value across engines (the loader stores whole numbers kept as text as numbers there)."""
+    if isinstance(value, str):
+        try:
+            value = float(value) if value.strip() else value
+        except ValueError:
+            return value
+    if isinstance(value, dt.datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (Decimal, float, int)):
+        f = round(float(value), 4)
+        return int(f) if f == int(f) else f
+    return value
+
+
+def rows_of(result: Any, ordered: bool) -> list[tuple[Any, ...]]:
+    rows = [tuple(normal(v) for v in r) for r in result.rows]
+    return rows if ordered else sorted(rows, key=repr)
+
+
+class Server:
+    """The throwaway PostgreSQL server of ``scripts/postgres.sh`` in its own folder."""
+
+    def __init__(self, folder: Path) -> None:
+        self.env = {**os.environ, "SQLWEAVE_PG_DIR": str(folder), "SQLWEAVE_PYTHON": sys.executable}
+        self.base = ""
+
+    def run(self, *args: str) -> str:
+        proc = subprocess.run(["bash", str(SCRIPT), *args], env=self.env, capture_output=True, text=True,
+                              timeout=900, cwd=ROOT)
+        if proc.returncode != 0:
+            raise SystemExit(f"scripts/postgres.sh {' '.join(args)} failed:\n{proc.stderr.strip()}")
+        return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+
+    def url(self, name: str) -> str:
+        return self.base.rsplit("/", 1)[0] + "/" + name
+
+
+def target(engine: str, db_id: str, server: Server | None, duck_dir: Path) -> str:
+    source = SPIDER / "database" / db_id / f"{db_id}.sqlite"
+    if engine == "postgres":
+        assert server is not None
+        server.run("load", db_id.lower(), str(source))  # the server's database names are lower-case
+        return server.url(db_id.lower())
+    from sqlweave.db.load import load_database
+
+    path = duck_dir / f"{db_id}.duckdb"
+    if not path.exists():
+        load_database(source, path)
+    return str(path)
+
+
+def outcome(engine_db: Any, lite_db: Any, sql: str) -> tuple[str, str | None, str | None]:
+    """(``same`` | ``order`` | ``different`` | ``fails`` | ``sqlite fails``, the SQL that ran on the engine, the
+    error); ``order``: the same rows in another order (rows tying on the ORDER BY key)."""
+    from sqlglot import exp
+
+    from sqlweave.errors import SqlweaveError
+    from sqlweave.sql.extract import extract_sql
+    from sqlweave.sql.validate import parse_one
+
+    try:
+        reference = lite_db.execute(sql)
+    except SqlweaveError:
+        return "sqlite fails", None, None
+    try:
+        ordered = parse_one(sql, "sqlite").find(exp.Order) is not None
+    except SqlweaveError:
+        ordered = False
+    ran = None
+    try:
+        ran = extract_sql(f"```sql\n{sql}\n```", engine_db.dialect)
+        got = engine_db.execute(ran)
+    except SqlweaveError as err:
+        return "fails", ran, f"{err.code}: {err.message}"
+    if rows_of(got, ordered) == rows_of(reference, ordered):
+        return "same", ran, None
+    if ordered and rows_of(got, False) == rows_of(reference, False):
+        return "order", ran, None  # rows that tie on the ORDER BY key come in another order
+    return "different", ran, None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run", nargs="?", type=Path, default=ROOT / ".eval-runs" / "default-972")
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--limit", type=int, default=None, help="only the first N questions of the run")
+    ap.add_argument("--pg-dir", type=Path, default=Path(tempfile.gettempdir()) / "sqlweave-pg-dialects")
+    ap.add_argument("--duck-dir", type=Path, default=None, help="DuckDB copies (default: CACHE/spider-duckdb)")
+    ap.add_argument("--keep-server", action="store_true", help="leave the PostgreSQL server running")
+    ap.add_argument("--show", type=int, default=0, help="print N differing or failing queries per engine")
+    ap.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results" / "dialects.json")
+    args = ap.parse_args()
+
+    from sqlweave.config import cache_dir
+    from sqlweave.db import Database
+
+    records = [json.loads(line) for line in (args.run / "results.jsonl").read_text().splitlines() if line.strip()]
+    records = records[: args.limit] if args.limit else records
+    engines = [e for e in args.engines.split(",") if e]
+    duck_dir = args.duck_dir or cache_dir() / "spider-duckdb"
+    duck_dir.mkdir(parents=True, exist_ok=True)
+    server = Server(args.pg_dir) if "postgres" in engines else None
+    if server is not None:
+        server.base = server.run("start")
+    report: dict[str, Any] = {}
+    examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    try:
+        for engine in engines:
+            start = time.perf_counter()
+            counts: dict[str, Counter[str]] = {"prediction": Counter(), "gold": Counter()}
+            errors: Counter[str] = Counter()
+            by_db: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for r in records:
+                by_db[r["db_id"]].append(r)
+            for db_id, rs in by_db.items():
+                with Database.open(SPIDER / "database" / db_id / f"{db_id}.sqlite", timeout_s=10) as lite, \
+                        Database.open(target(engine, db_id, server, duck_dir), timeout_s=10) as db:
+                    for r in rs:
+                        for kind, sql in (("prediction", r.get("prediction")), ("gold", r["gold"])):
+                            if not sql:
+                                continue
+                            what, ran, error = outcome(db, lite, sql)
+                            counts[kind][what] += 1
+                            if what == "fails" and error:
+                                errors[error.split(":", 1)[0] + ": " + error.split(":", 1)[1].strip()[:60]] += 1
+                            if what in ("fails", "different"):
+                                examples[engine].append({"id": r["id"], "kind": kind, "outcome": what, "sqlite": sql,
+                                                         "ran": ran, "error": error})
+            report[engine] = {"questions": len(records), "seconds": round(time.perf_counter() - start, 1),
+                              **{k: dict(v) for k, v in counts.items()},
+                              "top_errors": errors.most_common(12)}
+    finally:
+        if server is not None and not args.keep_server:
+            server.run("stop")
+
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(markup=False, highlight=False, width=160)
+    for engine, rep in report.items():
+        t = Table(title=f"{engine}: SQLite-dialect queries of {args.run.name} ({rep['questions']} questions)")
+        for col in ("queries", "same rows as SQLite", "same rows, ties in another order", "different rows",
+                    "fail on the engine", "fail on SQLite too"):
+            t.add_column(col)
+        for kind in ("prediction", "gold"):
+            c = rep[kind]
+            t.add_row(kind, str(c.get("same", 0)), str(c.get("order", 0)), str(c.get("different", 0)),
+                      str(c.get("fails", 0)), str(c.get("sqlite fails", 0)))
+        console.print(t)
+        for err, n in rep["top_errors"]:
+            console.print(f"  {n:4d}  {err}")
+        for ex in examples[engine][: args.show]:
+            console.print(f"  [{ex['outcome']}] {ex['id']} {ex['kind']}: {ex['sqlite']}\n      ran: {ex['ran']}"
+                          + (f"\n      error: {ex['error']}" if ex["error"] else ""))
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps({
+        "date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "command": "python benchmarks/bench_dialects.py " + " ".join(sys.argv[1:]), "run": str(args.run),
+        "engines": report, "examples": examples,
+    }, indent=2, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
