@@ -27,7 +27,7 @@ stopped. Model answers come from the response cache when the same prompt was see
 
 The third preset is ``best`` (``default`` voting below confidence 0.8 instead of 0.6): the most accurate pipeline
 measured on Spider that needs no example pool; ``ensemble`` needs Spider's training pairs as examples, which would
-be out of domain here. The first checkpoint (18 questions) was made with ``default-vote`` in that place.
+be out of domain here. The first checkpoint (18 questions, 2026-11-23) holds ``zero-shot`` and ``default`` only.
 """
 
 from __future__ import annotations
