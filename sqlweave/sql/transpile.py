@@ -16,6 +16,7 @@ What SQLite means by a query is kept, so a question gets the same answer on ever
   becomes the value SQLite gives (see :func:`_bare_columns`).
 - A result column's alias in ``WHERE``/``HAVING``, and a derived table with no name, are refused by PostgreSQL;
   the alias becomes its expression and the derived table gets a name.
+- NULLs sort first in ascending order on SQLite and last on the other two: ``ORDER BY`` says SQLite's order.
 - With the schema at hand (:meth:`sqlweave.db.Database.execute` does this), a double-quoted name that names
   nothing is a string (:func:`sqlite_strings`), and a date or number under ``LIKE`` is read as text
   (:func:`text_patterns`).
@@ -317,10 +318,29 @@ def _named_derived_tables(tree: exp.Expression, target: str) -> exp.Expression:
     return tree
 
 
-def _sqlite_forms(tree: exp.Expression, target: str) -> exp.Expression:
-    """What SQLite means by a query, in forms ``target`` reads the same way (case-blind LIKE, bare columns of an
-    aggregate query, aliases in conditions, unnamed derived tables)."""
-    for form in (_like_without_case, _bare_columns, _aliases_in_conditions, _named_derived_tables):
+def _nulls_as_sqlite_sorts_them(tree: exp.Expression, target: str) -> exp.Expression:
+    """NULLs sort first in ascending and last in descending order on SQLite, and last in ascending order on
+    PostgreSQL and DuckDB (first in descending order on PostgreSQL): ``ORDER BY price DESC LIMIT 1`` would answer
+    a row with no price there. The query's own ``ORDER BY`` says SQLite's order (``NULLS FIRST`` / ``NULLS LAST``);
+    orderings inside aggregates and windows are left alone."""
+    if target not in ("postgres", "duckdb"):
+        return tree
+    for node in tree.find_all(exp.Select, exp.SetOperation):
+        order = node.args.get("order")
+        for term in order.expressions if order is not None else []:
+            if isinstance(term, exp.Ordered):
+                term.set("nulls_first", not term.args.get("desc"))
+    return tree
+
+
+def _sqlite_forms(tree: exp.Expression, target: str, sql: str) -> exp.Expression:
+    """What SQLite means by ``sql`` (parsed as ``tree``), in forms ``target`` reads the same way (case-blind LIKE,
+    bare columns of an aggregate query, aliases in conditions, unnamed derived tables, where NULLs sort; the last
+    only when the query does not say where itself)."""
+    forms = [_like_without_case, _bare_columns, _aliases_in_conditions, _named_derived_tables]
+    if not re.search(r"\bnulls\s+(first|last)\b", sql, re.IGNORECASE):
+        forms.append(_nulls_as_sqlite_sorts_them)
+    for form in forms:
         tree = form(tree, target)
     return tree
 
@@ -336,7 +356,7 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
     tree = _parse(sql, target)
     if tree is not None and not _foreign(tree, target):
         try:
-            out = _sqlite_forms(tree, target).sql(dialect=target)
+            out = _sqlite_forms(tree, target, sql).sql(dialect=target)
         except (SqlglotError, ValueError):
             return sql
         # Keep the model's own text unless the target's parser read a foreign form it rewrites (LIMIT a, b,
@@ -350,7 +370,7 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
             continue
         try:
             written = _names_as_written(_sqlite_dates(tree, target), target)
-            out = _sqlite_forms(written, target).sql(dialect=target)
+            out = _sqlite_forms(written, target, sql).sql(dialect=target)
         except (SqlglotError, ValueError):
             continue
         if _parse(out, target) is not None:

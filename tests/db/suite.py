@@ -51,6 +51,9 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     # a result column's alias in HAVING; a double-quoted name that names nothing is a string
     ("SELECT city, count(*) AS n FROM event GROUP BY city HAVING n > 1", None),
     ("SELECT count(*) FROM (SELECT city FROM event GROUP BY city)", None),
+    # NULLs first in ascending, last in descending order, as SQLite sorts them
+    ("SELECT name FROM event ORDER BY note, id", None),
+    ("SELECT name, note FROM event ORDER BY note DESC, id LIMIT 3", None),
     ("SELECT name FROM event WHERE city = \"Paris\" OR note LIKE \"%door%\" ORDER BY id", None),
     # quoting, LIMIT forms, aggregates
     ("SELECT `name` FROM `event` ORDER BY `id` LIMIT 1, 2", None),
