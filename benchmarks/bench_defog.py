@@ -106,14 +106,6 @@ def check_run_meta(out: Path, model: str) -> None:
 # --- running ---------------------------------------------------------------------------------------
 
 
-def pick(questions: list[Any], limit: int | None) -> list[Any]:
-    """``limit`` questions spread evenly over the file (every database and category early on), or all."""
-    if not limit or limit >= len(questions):
-        return list(questions)
-    step = len(questions) / limit
-    return [questions[int(i * step)] for i in range(limit)]
-
-
 def make_llm(spec: str, question: Any = None, threads: int | None = None) -> Any:
     from sqlweave.eval.defog import minimal_queries
     from sqlweave.llm.fake import FakeLLM
@@ -334,11 +326,12 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"unknown engine(s) {unknown}: use {', '.join(ENGINES)}")
 
     from sqlweave.eval.defog import load_questions, questions_path
+    from sqlweave.eval.sample import spread
     from sqlweave.presets import build_pipeline
 
     for p in presets:
         build_pipeline(p)  # an unknown preset fails now, not after an hour
-    questions = {e: pick(list(load_questions(questions_path(args.data_dir, e))), args.limit) for e in engines}
+    questions = {e: spread(list(load_questions(questions_path(args.data_dir, e))), args.limit) for e in engines}
     ids = {q.id for qs in questions.values() for q in qs}
 
     if not args.summary_only:

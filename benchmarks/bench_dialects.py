@@ -24,7 +24,6 @@ import datetime as dt
 import json
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the test suite's PostgresServer drives scripts/postgres.sh
 SPIDER = ROOT.parent / "shared" / "data" / "spider"
-SCRIPT = ROOT / "scripts" / "postgres.sh"
 ENGINES = ("postgres", "duckdb")
 
 
@@ -64,29 +63,10 @@ def rows_of(result: Any, ordered: bool) -> list[tuple[Any, ...]]:
     return rows if ordered else sorted(rows, key=repr)
 
 
-class Server:
-    """The throwaway PostgreSQL server of ``scripts/postgres.sh`` in its own folder."""
-
-    def __init__(self, folder: Path) -> None:
-        self.env = {**os.environ, "SQLWEAVE_PG_DIR": str(folder), "SQLWEAVE_PYTHON": sys.executable}
-        self.base = ""
-
-    def run(self, *args: str) -> str:
-        proc = subprocess.run(["bash", str(SCRIPT), *args], env=self.env, capture_output=True, text=True,
-                              timeout=900, cwd=ROOT)
-        if proc.returncode != 0:
-            raise SystemExit(f"scripts/postgres.sh {' '.join(args)} failed:\n{proc.stderr.strip()}")
-        return proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
-
-    def url(self, name: str) -> str:
-        return self.base.rsplit("/", 1)[0] + "/" + name
-
-
-def target(engine: str, db_id: str, server: Server | None, duck_dir: Path) -> str:
+def target(engine: str, db_id: str, server: Any, duck_dir: Path) -> str:
     source = SPIDER / "database" / db_id / f"{db_id}.sqlite"
     if engine == "postgres":
-        assert server is not None
-        server.run("load", db_id.lower(), str(source))  # the server's database names are lower-case
+        server.load(db_id.lower(), source)  # the server's database names are lower-case
         return server.url(db_id.lower())
     from sqlweave.db.load import load_database
 
@@ -140,15 +120,16 @@ def main() -> int:
 
     from sqlweave.config import cache_dir
     from sqlweave.db import Database
+    from tests.db.conftest import PostgresServer
 
     records = [json.loads(line) for line in (args.run / "results.jsonl").read_text().splitlines() if line.strip()]
     records = records[: args.limit] if args.limit else records
     engines = [e for e in args.engines.split(",") if e]
     duck_dir = args.duck_dir or cache_dir() / "spider-duckdb"
     duck_dir.mkdir(parents=True, exist_ok=True)
-    server = Server(args.pg_dir) if "postgres" in engines else None
+    server = PostgresServer(str(args.pg_dir)) if "postgres" in engines else None
     if server is not None:
-        server.base = server.run("start")
+        server.base_url = server.script("start")
     report: dict[str, Any] = {}
     examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
     try:
@@ -169,7 +150,8 @@ def main() -> int:
                             what, ran, error = outcome(db, lite, sql)
                             counts[kind][what] += 1
                             if what == "fails" and error:
-                                errors[error.split(":", 1)[0] + ": " + error.split(":", 1)[1].strip()[:60]] += 1
+                                code, _, message = error.partition(":")
+                                errors[f"{code}: {message.strip()[:60]}"] += 1
                             if what in ("fails", "different"):
                                 examples[engine].append({"id": r["id"], "kind": kind, "outcome": what, "sqlite": sql,
                                                          "ran": ran, "error": error})
@@ -178,7 +160,7 @@ def main() -> int:
                               "top_errors": errors.most_common(12)}
     finally:
         if server is not None and not args.keep_server:
-            server.run("stop")
+            server.script("stop")
 
     from rich.console import Console
     from rich.table import Table

@@ -57,14 +57,6 @@ def load_questions(build: Path, sample: Path, n: int, seed: int) -> list[Any]:
     return [(ex, rows[ex.id]["gold_large"]) for ex in chosen]
 
 
-def spread(items: list[Any], limit: int | None) -> list[Any]:
-    """``limit`` items spread evenly over ``items`` (the sample is ordered by database), or all of them."""
-    if not limit or limit >= len(items):
-        return list(items)
-    step = len(items) / limit
-    return [items[int(i * step)] for i in range(limit)]
-
-
 def counting_llm():
     """A stand-in for the embedded model in the no-model part: its context and its exact token counts."""
     from sqlweave.llm.fake import FakeLLM
@@ -279,6 +271,7 @@ def main() -> None:
     ap.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results" / "large-schema.json")
     args = ap.parse_args()
     from sqlweave.db import Database
+    from sqlweave.eval.sample import spread
 
     build = args.build or default_out()
     questions = load_questions(build, args.sample, args.n, args.seed)

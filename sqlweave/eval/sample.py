@@ -11,10 +11,25 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, TypeVar
 
 from ..errors import ConfigurationError
 from .datasets import Example
+
+T = TypeVar("T")
+
+
+def spread(items: Sequence[T], n: int | None) -> list[T]:
+    """``n`` of ``items`` spread evenly over them (every part of a file ordered by database early on), or all of
+    them when ``n`` is ``None`` or not smaller.
+
+    >>> spread(list(range(10)), 4), spread(list(range(10)), 2), spread("ab", None)
+    ([0, 2, 5, 7], [0, 5], ['a', 'b'])
+    """
+    if not n or n >= len(items):
+        return list(items)
+    step = len(items) / n
+    return [items[int(i * step)] for i in range(n)]
 
 
 def stratified_sample(examples: Sequence[Example], n: int, seed: int = 0) -> list[Example]:
