@@ -152,6 +152,8 @@ class State:
     approx_sql: str | None = None           # approximate: a first zero-shot query (pruning, example ranking)
     values: list[dict[str, Any]] | None = None  # select_values: stored values the question names
     values_text: str = ""                   # select_values: their prompt block
+    links: list[dict[str, Any]] | None = None  # link_schema: question words that name a table or column otherwise
+    links_text: str = ""                    # link_schema: their prompt block
     examples: list[Any] | None = None       # select_examples: the retrieved question/SQL pairs
     examples_text: str = ""                 # select_examples: their prompt block
     prompt_template: str | None = None      # generate: the template used (correction re-renders it)
@@ -213,6 +215,7 @@ INITIAL_SLOTS = frozenset({"question", "db", "llm", "schema", "prompt_schema", "
 #: The stage that usually writes each slot, named in the error when a pipeline lacks it.
 PRODUCERS = {"rendered_schema": "render_schema", "raw_output": "generate", "sql": "extract_sql",
              "result": "execute", "approx_sql": "approximate", "values": "select_values",
+             "links": "link_schema",
              "examples": "select_examples", "simplified_question": "simplify"}
 
 

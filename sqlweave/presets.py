@@ -29,6 +29,7 @@ from .stages.simplify import SimplifyQuestion
 from .stages.dac import DecomposedCorrection
 from .stages.ensemble import PromptEnsemble
 from .stages.generate_evidence import GenerateEvidence
+from .stages.link_schema import LinkSchema
 from .stages.readings import SecondReadings
 from .stages.revise import RevisionChain
 from .stages.rewrite import RewriteQuery
@@ -195,6 +196,14 @@ def _add_evidence(pipe: Pipeline) -> Pipeline:
     return pipe.insert_before("generate", GenerateEvidence())
 
 
+def _add_links(pipe: Pipeline) -> Pipeline:
+    """Schema links by meaning, on the schema the prompt shows, just before generation."""
+    if not any(s.name == "render_schema" for s in pipe.stages):
+        raise ConfigurationError(f"pipeline {pipe.name!r} has no render_schema stage whose schema words could link to",
+                                 hint="Add +link to a preset that shows the schema in a prompt (default, rag, ...).")
+    return pipe.insert_after("render_schema", LinkSchema())
+
+
 def _add_grammar(pipe: Pipeline) -> Pipeline:
     """Generation held to the schema's query grammar (llama.cpp GBNF, in the spirit of PICARD)."""
     generate = next((s for s in pipe.stages if s.name == "generate"), None)
@@ -242,6 +251,7 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
                                       name="vote_if_unsure"),
     "values": _add_values,
     "evidence": _add_evidence,
+    "link": _add_links,
     "simplify": _add_simplify,
     "grammar": _add_grammar,
     # CHASE-SQL's pairwise selector, and reviewer reranking (the question's likelihood given each query).

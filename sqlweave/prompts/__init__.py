@@ -36,8 +36,10 @@ from ..errors import ConfigurationError
 #: (:func:`sqlweave.stages.generate.history_block`); ``language`` a word on a question that is not in
 #: English (:func:`sqlweave.question.language_block`); ``knowledge`` the database's business terms, preferred
 #: joins and sample questions that fit the question (:func:`sqlweave.stages.generate.knowledge_block`); ``evidence``
-#: the question's evidence (:func:`sqlweave.stages.generate.evidence_block`).
-OPTIONAL: dict[str, str] = {"values": "", "history": "", "language": "", "knowledge": "", "evidence": ""}
+#: the question's evidence (:func:`sqlweave.stages.generate.evidence_block`); ``links`` the question's words that
+#: name a table or column by another word (:func:`sqlweave.stages.generate.links_block`).
+OPTIONAL: dict[str, str] = {"values": "", "history": "", "language": "", "knowledge": "", "evidence": "",
+                            "links": ""}
 
 
 @lru_cache(maxsize=None)

@@ -43,6 +43,23 @@ def values_block(state: Any) -> str:
     return f"{VALUES_HEADER}\n{text}\n\n" if text.strip() else ""
 
 
+#: The line that introduces the question's words that name tables or columns otherwise.
+LINKS_HEADER = "Words of the question that mean these tables or columns:"
+
+
+def links_block(state: Any) -> str:
+    """The prompt block of the schema links by meaning (``state.links_text``, from ``link_schema``), or ``""``.
+
+    >>> from types import SimpleNamespace
+    >>> print(links_block(SimpleNamespace(links_text='- "vocalists" = table singer')), end="")
+    Words of the question that mean these tables or columns:
+    - "vocalists" = table singer
+    <BLANKLINE>
+    """
+    text = str(getattr(state, "links_text", "") or "").strip("\n")
+    return f"{LINKS_HEADER}\n{text}\n\n" if text.strip() else ""
+
+
 def prompt_question(state: Any) -> str:
     """The question as generation prompts show it: ``state.prompt_question`` if a stage set one
     (question simplification with ``use_for_generation``), else ``state.question``."""
@@ -109,10 +126,10 @@ def knowledge_block(state: Any) -> str:
 
 
 def prompt_fields(state: Any) -> dict[str, str]:
-    """Template fields that depend on earlier stages: ``question``, ``examples``, ``values``, ``history`` and
-    ``language`` (a word on the question's language when the check stage found it is not English)."""
+    """Template fields that depend on earlier stages: ``question``, ``examples``, ``values``, ``links``, ``history``
+    and ``language`` (a word on the question's language when the check stage found it is not English)."""
     return {"question": prompt_question(state), "examples": state.examples_text,
-            "values": values_block(state), "history": history_block(state),
+            "values": values_block(state), "history": history_block(state), "links": links_block(state),
             "language": language_block(state.question_language),
             "knowledge": knowledge_block(state), "evidence": evidence_block(state)}
 
