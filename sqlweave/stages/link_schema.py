@@ -16,7 +16,8 @@ the links in ``state.links`` / ``state.links_text``, which generation prompts sh
     Words of the question that mean these tables or columns:
     - "vocalists" = table singer
 
-It needs the ``embed`` extra. Without it, or when the embedding model cannot load, the stage links nothing and
+Questions in another language than English are left as they are (the embedding model reads English). It needs
+the ``embed`` extra. Without it, or when the embedding model cannot load, the stage links nothing and
 says why in the trace: the question is still answered, as without the stage.
 
 >>> from sqlweave.db.schema import Schema, Table, Column
@@ -38,6 +39,7 @@ import numpy as np
 
 from ..errors import SqlweaveError
 from ..pipeline import State, check_options
+from ..question import is_english
 from ..retrieval.schema_retriever import _split
 from .select_values import STOPWORDS, schema_words
 
@@ -173,6 +175,9 @@ class LinkSchema:
 
     def __call__(self, state: State) -> None:
         state.links, state.links_text = [], ""
+        if state.question_language and not is_english(state.question_language):  # the embedding model reads English
+            state.note(links=[], skipped=f"the question is in {state.question_language}")
+            return
         fit = state.schema_fit
         shown = fit.schema if fit is not None else state.prompt_schema
         try:

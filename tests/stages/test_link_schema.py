@@ -129,6 +129,17 @@ def test_without_embeddings_the_stage_links_nothing_and_says_why(singer_db: Path
     assert LINKS_HEADER not in llm.calls[0][0][1].content
 
 
+def test_a_question_in_another_language_is_not_linked(singer_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    emb = TableEmbedder({"chanteurs": {"singer": 1.0}}, NAMES)
+    monkeypatch.setattr("sqlweave.retrieval.dense.get_embedder", lambda *a, **k: emb)
+    llm = FakeLLM(["SELECT count(*) FROM singer"])
+    answer = build_pipeline("zero-shot+link").run("Combien de chanteurs y a-t-il dans la base ?",
+                                                  Database.open(singer_db), llm)
+    entry = next(e for e in answer.trace if e.stage == "link_schema")
+    assert entry.notes["links"] == [] and entry.notes["skipped"] == "the question is in French"
+    assert LINKS_HEADER not in llm.calls[0][0][1].content and answer.sql == "SELECT count(*) FROM singer"
+
+
 def test_the_addon_goes_after_the_schema_is_rendered() -> None:
     names = [s.name for s in build_pipeline("default+link").stages]
     assert names.index("link_schema") == names.index("render_schema") + 1 < names.index("generate")
