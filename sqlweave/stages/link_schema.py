@@ -77,8 +77,8 @@ class Link:
 
 
 def candidate_words(question: str, schema: "Schema") -> list[str]:
-    """The question's words that could name a table or column by another word: not quoted, not a stopword or a
-    question word, not a word of the schema's names (singular or plural), first occurrence only.
+    """The question's words that could name a table or column by another word: not quoted, not capitalised (but
+    the first), not a stopword or a question word, not a form of a word of the schema's names; each word once.
 
     >>> from sqlweave.db.schema import Schema, Table, Column
     >>> candidate_words("How many vocalists from 'New France' are older than the singer Joe, named Bob?",
@@ -158,8 +158,8 @@ class LinkSchema:
     """Put the question's links by meaning to the shown schema in ``state.links`` / ``state.links_text``.
 
     ``threshold`` is the least cosine similarity of a word and a name, ``margin`` how far the name must be ahead
-    of the next table or column, ``max_links`` how many links a prompt shows (chosen on the 200-question sample of
-    Spider-Syn; BENCHMARKS.md).
+    of any other table and its columns, ``max_links`` how many links a prompt shows (threshold and margin chosen on
+    the 200-question sample of Spider-Syn; BENCHMARKS.md).
     """
 
     threshold: float = 0.5
