@@ -50,10 +50,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/linking-200.json"))
     args = ap.parse_args()
     ids = set(json.loads(args.sample.read_text())["ids"])
-    spider = {e.id: e for e in load_spider(args.spider).examples if e.id in ids}
+    dataset = load_spider(args.spider)
+    spider = {e.id: e for e in dataset.examples if e.id in ids}
     syn = {e.id: e for e in load_spider_syn(args.syn).examples if e.id in spider}
-    ds_dir = load_spider(args.spider).db_dir
-    schemas = {db: Database.open(ds_dir / db / f"{db}.sqlite").schema() for db in {e.db_id for e in syn.values()}}
+    schemas = {db: Database.open(dataset.db_dir / db / f"{db}.sqlite").schema()
+               for db in {e.db_id for e in syn.values()}}
     embedder = get_embedder()
     rows = []
     for threshold in (float(t) for t in args.thresholds.split(",")):

@@ -40,7 +40,7 @@ import numpy as np
 from ..errors import SqlweaveError
 from ..pipeline import State, check_options
 from ..question import is_english
-from ..retrieval.schema_retriever import _split
+from ..retrieval.schema_retriever import _words
 from .select_values import STOPWORDS, schema_words
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def link_terms(question: str, schema: "Schema", embedder: "Embedder | None" = No
         embedder = get_embedder()
     targets: list[tuple[str, str | None]] = [(t.name, None) for t in schema.tables]
     targets += [(t.name, c.name) for t in schema.tables for c in t.columns]
-    texts = [" ".join(_split(c if c is not None else t)).lower() for t, c in targets]
+    texts = [_words(c if c is not None else t).lower() for t, c in targets]
     vectors = embedder.encode([w.lower() for w in words] + texts)
     q, s = np.asarray(vectors[: len(words)]), np.asarray(vectors[len(words):])
     sims = q @ s.T
