@@ -1,11 +1,18 @@
-"""A cold `sqlweave ask` (a new process) on a database asked before, with and without the prompt states on disk.
+"""A cold `sqlweave ask` (a new process) on a database asked before: with and without the prompt states on disk,
+or one pipeline against another.
 
     .venv/bin/python benchmarks/bench_cold_ask.py --out benchmarks/results/cold-ask.json
+    .venv/bin/python benchmarks/bench_cold_ask.py --pipelines default,default+link --reworded \
+        --out benchmarks/results/cold-ask-link.json
 
 Each mode has its own cache folder (the model weights are shared) and asks the demo database once to warm up
-("asked before"); then each question runs as a fresh process in both modes, alternating, so both see the same
+("asked before"); then each question runs as a fresh process in every mode, alternating, so all modes see the same
 machine load. The response cache is off (``--no-cache``): every answer is computed. Prints the median wall-clock
 seconds of a whole process (start, model load, answer, exit) per mode, and their ratio.
+
+Without ``--pipelines`` the modes are ``default`` with the prompt states off and on. With ``--pipelines A,B`` they are
+those pipelines, both with the prompt states on. ``--reworded`` asks the same questions in words that no table or
+column of the demo database uses ("clients" for customers), which is when ``+link`` loads its embedding model.
 """
 
 from __future__ import annotations
@@ -18,21 +25,32 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 QUESTIONS = ["How many customers are there?", "How many products are there?", "How many orders are there?",
              "Which country has the most customers?", "What is the average price of a product?"]
+REWORDED = ["How many clients are there?", "How many items are for sale?", "How many purchases were made?",
+            "Which nation has the most clients?", "What is the mean cost of an item?"]
 WARM_UP = "How many customers live in Canada?"
 
 
-def ask(question: str, cache: Path, states: bool, model: str) -> tuple[float, bool]:
+@dataclass(frozen=True)
+class Mode:
+    name: str
+    pipeline: str
+    states: bool
+
+
+def ask(question: str, cache: Path, mode: Mode, model: str) -> tuple[float, bool]:
     from sqlweave.llm.weights import model_dir
 
     env = {**os.environ, "SQLWEAVE_CACHE_DIR": str(cache), "SQLWEAVE_MODEL_DIR": str(model_dir()),
-           "SQLWEAVE_PROMPT_STATES": "1" if states else "0"}
+           "SQLWEAVE_PROMPT_STATES": "1" if mode.states else "0"}
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "sqlweave.cli", "ask", "--db", _demo(), "--model", model,
-                           "--no-cache", "--json", question], env=env, capture_output=True, text=True, timeout=900)
+                           "--pipeline", mode.pipeline, "--no-cache", "--json", question],
+                          env=env, capture_output=True, text=True, timeout=900)
     return time.perf_counter() - start, proc.returncode == 0
 
 
@@ -46,29 +64,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="local:1.5b")
     parser.add_argument("--questions", type=int, default=len(QUESTIONS))
+    parser.add_argument("--pipelines", help="compare these pipelines (comma-separated), prompt states on for all")
+    parser.add_argument("--reworded", action="store_true", help="ask in words the schema does not use")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.pipelines:
+        modes = [Mode(p, p, True) for p in args.pipelines.split(",") if p]
+        header = "pipeline (prompt states on)"
+    else:
+        modes = [Mode("off", "default", False), Mode("on", "default", True)]
+        header = "prompt states on disk"
+    questions = (REWORDED if args.reworded else QUESTIONS)[: args.questions]
     root = Path(tempfile.mkdtemp(prefix="sqlweave-cold-"))
-    caches = {"off": root / "off", "on": root / "on"}
-    for mode, cache in caches.items():
-        ask(WARM_UP, cache, mode == "on", args.model)
-    seconds: dict[str, list[float]] = {"off": [], "on": []}
-    ok: dict[str, int] = {"off": 0, "on": 0}
-    for q in QUESTIONS[: args.questions]:
-        for mode in ("off", "on"):
-            s, good = ask(q, caches[mode], mode == "on", args.model)
-            seconds[mode].append(s)
-            ok[mode] += good
+    caches = {m.name: root / f"cache-{i}" for i, m in enumerate(modes)}
+    for m in modes:
+        ask(WARM_UP, caches[m.name], m, args.model)
+    seconds: dict[str, list[float]] = {m.name: [] for m in modes}
+    ok: dict[str, int] = {m.name: 0 for m in modes}
+    for q in questions:
+        for m in modes:
+            s, good = ask(q, caches[m.name], m, args.model)
+            seconds[m.name].append(s)
+            ok[m.name] += good
     med = {m: statistics.median(v) for m, v in seconds.items()}
-    print("| prompt states on disk | questions | answered | median s per cold `ask` | all runs (s) |")
+    print(f"| {header} | questions | answered | median s per cold `ask` | all runs (s) |")
     print("|---|---|---|---|---|")
-    for mode in ("off", "on"):
-        print(f"| {mode} | {len(seconds[mode])} | {ok[mode]} | {med[mode]:.2f} | "
-              f"{', '.join(f'{s:.1f}' for s in seconds[mode])} |")
-    print(f"\nratio off / on: {med['off'] / med['on']:.1f}x")
+    for m in modes:
+        print(f"| {m.name} | {len(seconds[m.name])} | {ok[m.name]} | {med[m.name]:.2f} | "
+              f"{', '.join(f'{s:.1f}' for s in seconds[m.name])} |")
+    first, last = modes[0].name, modes[-1].name
+    print(f"\nratio {first} / {last}: {med[first] / med[last]:.2f}x")
     if args.out:
-        args.out.write_text(json.dumps({"model": args.model, "seconds": seconds, "median": med, "answered": ok,
-                                        "ratio": med["off"] / med["on"]}, indent=2) + "\n")
+        args.out.write_text(json.dumps({"model": args.model, "questions": questions,
+                                        "modes": [m.__dict__ for m in modes], "seconds": seconds, "median": med,
+                                        "answered": ok, "ratio": med[first] / med[last]}, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ open with ``read_only``. Nothing sqlweave runs can write to the user's database.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 import time
@@ -293,25 +294,24 @@ class Database:
         """
         original = sql
         ensure_read_only(sql, self.dialect)
-        if self.dialect in ("postgres", "duckdb") and (self._schema is not None or "like" in sql.lower() or '"' in sql):
+        if self.dialect in ("postgres", "duckdb") and (self._schema is not None or _MAY_NEED_SCHEMA.search(sql)):
             # What SQLite, where models learnt SQL, means by it: names with capitals are only found quoted on
             # PostgreSQL, so those the SQL left bare are quoted; a double-quoted name that names nothing is a
-            # string; a LIKE over a date or a number reads its text. None of them changes SQL that would run.
-            from ..sql.transpile import fix_case, sqlite_strings, text_patterns
+            # string; a LIKE over a date or a number reads its text; text compared with a date reads as one.
+            # None of them changes SQL that would run.
+            from ..sql.transpile import for_schema
 
             try:
                 schema = self.schema()
             except SqlweaveError:  # the query runs as written; its own error, if any, says more
                 schema = None
-            fixed = sql
             if schema is not None:
                 # Under an access policy the schema lacks the hidden names: one of them must be refused as a
                 # name, not read as a string.
-                fixed = sql if self.policy is not None else sqlite_strings(sql, schema, self.dialect)
-                fixed = text_patterns(fix_case(fixed, schema, self.dialect), schema, self.dialect)
-            if fixed != sql:
-                ensure_read_only(fixed, self.dialect)
-                sql = fixed
+                fixed = for_schema(sql, schema, self.dialect, strings=self.policy is None)
+                if fixed != sql:
+                    ensure_read_only(fixed, self.dialect)
+                    sql = fixed
         limit = self.timeout_s if timeout_s is None else timeout_s
         rows = self.max_rows if max_rows is None else max_rows
         if self.policy is None:
@@ -438,6 +438,11 @@ _DRIVER_PACKAGES = {
     ("postgresql", "asyncpg"): "asyncpg", ("duckdb", ""): "sqlweave[duckdb]", ("mysql", ""): "mysqlclient",
     ("mysql", "pymysql"): "pymysql",
 }
+
+
+#: SQL that a schema-aware form may change (LIKE, a double-quoted name, a date): only then is a schema that was
+#: not read yet introspected before the query runs.
+_MAY_NEED_SCHEMA = re.compile(r'like|"|date|time|now\(|interval', re.IGNORECASE)
 
 
 def _driver_hint(backend: str, driver: str) -> str:

@@ -17,9 +17,10 @@ What SQLite means by a query is kept, so a question gets the same answer on ever
 - A result column's alias in ``WHERE``/``HAVING``, and a derived table with no name, are refused by PostgreSQL;
   the alias becomes its expression and the derived table gets a name.
 - NULLs sort first in ascending order on SQLite and last on the other two: ``ORDER BY`` says SQLite's order.
-- With the schema at hand (:meth:`sqlweave.db.Database.execute` does this), a double-quoted name that names
-  nothing is a string (:func:`sqlite_strings`), and a date or number under ``LIKE`` is read as text
-  (:func:`text_patterns`).
+- With the schema at hand (:meth:`sqlweave.db.Database.execute` does this with :func:`for_schema`), a
+  double-quoted name that names nothing is a string (:func:`sqlite_strings`), a date or number under ``LIKE`` is
+  read as text (:func:`text_patterns`), and a date kept as text is read as a timestamp where the query compares it
+  with a date (:func:`text_dates`).
 
 ``benchmarks/bench_dialects.py`` measures how many of a Spider run's queries give SQLite's rows on each engine.
 
@@ -45,7 +46,12 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..db.schema import Schema
+
+    #: A schema-aware form: changes the parsed query in place and says whether it changed anything.
+    _Step = Callable[[exp.Expression, Schema, str], bool]
 
 #: Dialects tried, in order, when the SQL is not the target's own. MySQL reads ``||`` as OR, so it comes after
 #: SQLite and is only used for SQL SQLite's parser refuses.
@@ -378,6 +384,60 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
     return sql
 
 
+# --- with the schema at hand: what SQLite reads by itself --------------------------------------------------
+
+
+def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True) -> str:
+    """``sql`` with every schema-aware form below applied, parsed once and written once (only if one changed it).
+
+    On PostgreSQL and DuckDB, in this order: a double-quoted name that names nothing becomes a string
+    (:func:`sqlite_strings`, skipped with ``strings=False``), names are spelt as the schema spells them
+    (:func:`fix_case`, PostgreSQL only), a date or number under ``LIKE`` is read as text (:func:`text_patterns`), and
+    a text column compared with a date or time is read as a timestamp (:func:`text_dates`). SQL that would run is
+    never changed; on other engines, or when the SQL does not parse, it comes back as it is.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("Event", (Column("name", "TEXT"), Column("day", "TEXT"))),), dialect="postgres")
+    >>> sql = "SELECT name FROM event WHERE day >= CURRENT_DATE - 7 AND name = " + '"Fair"'
+    >>> print(for_schema(sql, s, "postgres"))
+    SELECT name FROM "Event" WHERE CAST(day AS TIMESTAMP) >= CURRENT_DATE - 7 AND name = 'Fair'
+    """
+    steps = ([_strings_tree] if strings else []) + [_case_tree, _patterns_tree, _dates_tree]
+    return _apply(sql, schema, dialect, *steps)
+
+
+def _apply(sql: str, schema: "Schema", dialect: str, *steps: "_Step") -> str:
+    if dialect not in ("postgres", "duckdb"):
+        return sql
+    tree = _parse(sql, dialect)
+    if tree is None:
+        return sql
+    changed = False
+    for step in steps:
+        changed = step(tree, schema, dialect) or changed
+    return tree.sql(dialect=dialect) if changed else sql
+
+
+def _tables_read(tree: exp.Expression, schema: "Schema") -> dict[str, str]:
+    """Each name or alias of the query's tables (lowercase) -> the schema's table it reads."""
+    read: dict[str, str] = {}
+    for table in tree.find_all(exp.Table):
+        if schema.has_table(table.name):
+            real = schema.table(table.name).name
+            read[table.alias_or_name.lower()] = real
+            read.setdefault(table.name.lower(), real)
+    return read
+
+
+def _column_types(col: exp.Column, schema: "Schema", read: dict[str, str]) -> list[str | None]:
+    """The declared types ``col`` may have: its table's column, or every read table's column of that name."""
+    if col.table:
+        tables = [read[col.table.lower()]] if col.table.lower() in read else []
+    else:
+        tables = list(dict.fromkeys(read.values()))
+    return [schema.table(t).column(col.name).type for t in tables if schema.table(t).has_column(col.name)]
+
+
 # --- case on PostgreSQL ----------------------------------------------------------------------------------
 
 
@@ -394,16 +454,17 @@ def fix_case(sql: str, schema: "Schema", dialect: str = "postgres") -> str:
     >>> fix_case("SELECT id, city FROM customer AS c WHERE c.Id > 1", s)
     'SELECT "Id", city FROM "Customer" AS c WHERE c."Id" > 1'
     """
+    return _apply(sql, schema, dialect, _case_tree)
+
+
+def _case_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     if dialect != "postgres":
-        return sql
+        return False
     tables = {t.name.lower(): t.name for t in schema.tables}
     columns: dict[str, set[str]] = {}
     for t in schema.tables:
         for c in t.columns:
             columns.setdefault(c.name.lower(), set()).add(c.name)
-    tree = _parse(sql, dialect)
-    if tree is None:
-        return sql
     defined = {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
     defined |= {a.name.lower() for a in tree.find_all(exp.TableAlias) if a.name}
     defined |= {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
@@ -433,7 +494,7 @@ def fix_case(sql: str, schema: "Schema", dialect: str = "postgres") -> str:
             if len(spellings) == 1 and seen not in spellings and low not in defined:
                 quote(ident, next(iter(spellings)))
         table_name(col.args.get("table"))
-    return tree.sql(dialect=dialect) if changed else sql
+    return changed
 
 
 # --- text patterns over dates and numbers ----------------------------------------------------------------
@@ -456,31 +517,99 @@ def text_patterns(sql: str, schema: "Schema", dialect: str) -> str:
     >>> text_patterns("SELECT name FROM event AS e WHERE e.happened ILIKE '2020%' AND name ILIKE 'w%'", s, "postgres")
     "SELECT name FROM event AS e WHERE CAST(e.happened AS TEXT) ILIKE '2020%' AND name ILIKE 'w%'"
     """
-    if dialect not in ("postgres", "duckdb") or "like" not in sql.lower():
-        return sql
-    tree = _parse(sql, dialect)
-    if tree is None:
-        return sql
-    read: dict[str, str] = {}  # name or alias in the query -> table of the schema
-    for table in tree.find_all(exp.Table):
-        if schema.has_table(table.name):
-            real = schema.table(table.name).name
-            read[table.alias_or_name.lower()] = real
-            read.setdefault(table.name.lower(), real)
+    return _apply(sql, schema, dialect, _patterns_tree)
 
-    def not_text(col: exp.Column) -> bool:
-        tables = [read[col.table.lower()]] if col.table and col.table.lower() in read else (
-            [] if col.table else list(dict.fromkeys(read.values())))
-        types = [schema.table(t).column(col.name).type for t in tables if schema.table(t).has_column(col.name)]
-        return bool(types) and all(ty and not _TEXT_TYPE.search(ty) for ty in types)
+
+def _patterns_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
+    likes = [like for like in tree.find_all(exp.Like, exp.ILike) if isinstance(like.this, exp.Column)]
+    if not likes:
+        return False
+    read = _tables_read(tree, schema)
+    changed = False
+    for like in likes:
+        types = _column_types(like.this, schema, read)
+        if types and all(ty and not _TEXT_TYPE.search(ty) for ty in types):
+            like.set("this", exp.Cast(this=like.this.copy(), to=exp.DataType.build("text")))
+            changed = True
+    return changed
+
+
+# --- text compared with dates -------------------------------------------------------------------------------
+
+#: Declared types of dates and times (``TIMESTAMP WITH TIME ZONE``, ``DATETIME``, ``DATE``, ``TIME``).
+_DATE_TYPE = re.compile(r"date|time", re.IGNORECASE)
+
+#: Expressions whose value is a date or a time on PostgreSQL and DuckDB.
+_DATE_VALUES = (exp.CurrentDate, exp.CurrentTimestamp, exp.CurrentTime, exp.DateAdd, exp.DateSub, exp.DateTrunc,
+                exp.TimestampTrunc, exp.StrToDate, exp.StrToTime, exp.TsOrDsToDate, exp.TimeStrToTime)
+
+
+def _unparen(node: exp.Expression | None) -> exp.Expression | None:
+    """``node`` without the parentheses around it."""
+    while isinstance(node, exp.Paren):
+        node = cast(exp.Expression, node.this)
+    return node
+
+
+def text_dates(sql: str, schema: "Schema", dialect: str) -> str:
+    """Read a text column as a timestamp where the query compares it with a date or a time, as SQLite does.
+
+    Many databases keep dates as ISO text (``'2023-01-05'``), and SQLite compares them with its own date values,
+    which are text too. PostgreSQL and DuckDB refuse to compare text with a date (``operator does not exist: text
+    >= timestamp without time zone``); cast to ``TIMESTAMP``, the text reads as the date it spells. Only a column
+    of a known text type, compared (``=``, ``<``, ``BETWEEN`` ...) with a date column, a cast to a date type,
+    ``CURRENT_DATE``, ``NOW()``, date arithmetic or an interval sum, is cast: SQL that would run is never changed.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("visit", (Column("day", "TEXT"), Column("seen", "DATE"))),), dialect="postgres")
+    >>> text_dates("SELECT * FROM visit WHERE day >= seen - INTERVAL '14 days' AND day <> 'never'", s, "postgres")
+    "SELECT * FROM visit WHERE CAST(day AS TIMESTAMP) >= seen - INTERVAL '14 DAYS' AND day <> 'never'"
+    """
+    return _apply(sql, schema, dialect, _dates_tree)
+
+
+def _dates_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
+    comparisons = list(tree.find_all(exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between))
+    if not comparisons:
+        return False
+    read = _tables_read(tree, schema)
+
+    def is_text(node: exp.Expression) -> bool:
+        types = _column_types(node, schema, read) if isinstance(node, exp.Column) else []
+        return bool(types) and all(ty and _TEXT_TYPE.search(ty) for ty in types)
+
+    def is_date(node: exp.Expression | None) -> bool:
+        node = _unparen(node)
+        if node is None:
+            return False
+        if isinstance(node, _DATE_VALUES) or isinstance(node, exp.Interval):
+            return True
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            return node.to.is_type(*exp.DataType.TEMPORAL_TYPES)
+        if isinstance(node, (exp.Add, exp.Sub)):
+            return is_date(node.this) or is_date(node.expression)
+        if isinstance(node, exp.Column):
+            types = _column_types(node, schema, read)
+            return bool(types) and all(ty and _DATE_TYPE.search(ty) and not _TEXT_TYPE.search(ty) for ty in types)
+        return False
+
+    def as_timestamp(node: exp.Expression) -> None:
+        node.replace(exp.Cast(this=node.copy(), to=exp.DataType.build("timestamp")))
 
     changed = False
-    for like in list(tree.find_all(exp.Like, exp.ILike)):
-        col = like.this
-        if isinstance(col, exp.Column) and not_text(col):
-            like.set("this", exp.Cast(this=col.copy(), to=exp.DataType.build("text")))
-            changed = True
-    return tree.sql(dialect=dialect) if changed else sql
+    for cmp in comparisons:
+        if isinstance(cmp, exp.Between):
+            sides = [cmp.this, cmp.args.get("low"), cmp.args.get("high")]
+        else:
+            sides = [cmp.this, cmp.expression]
+        if not any(is_date(side) for side in sides):
+            continue
+        for side in sides:
+            inner = _unparen(side)
+            if inner is not None and is_text(inner):
+                as_timestamp(inner)
+                changed = True
+    return changed
 
 
 # --- double-quoted strings ---------------------------------------------------------------------------------
@@ -499,11 +628,12 @@ def sqlite_strings(sql: str, schema: "Schema", dialect: str) -> str:
     >>> print(sqlite_strings('SELECT "name" FROM event WHERE city = "Paris" OR city LIKE "%yon%"', s, "postgres"))
     SELECT "name" FROM event WHERE city = 'Paris' OR city LIKE '%yon%'
     """
-    if dialect not in ("postgres", "duckdb") or '"' not in sql:
+    if '"' not in sql:
         return sql
-    tree = _parse(sql, dialect)
-    if tree is None:
-        return sql
+    return _apply(sql, schema, dialect, _strings_tree)
+
+
+def _strings_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     known = {c.name.lower() for t in schema.tables for c in t.columns} | {t.name.lower() for t in schema.tables}
     known |= {a.alias.lower() for a in tree.find_all(exp.Alias) if a.alias}
     known |= {a.name.lower() for a in tree.find_all(exp.TableAlias) if a.name}
@@ -516,4 +646,4 @@ def sqlite_strings(sql: str, schema: "Schema", dialect: str) -> str:
                 and ident.name.lower() not in known):
             col.replace(exp.Literal.string(ident.name))
             changed = True
-    return tree.sql(dialect=dialect) if changed else sql
+    return changed

@@ -37,10 +37,20 @@ def dialect_name(dialect: str) -> str:
     return _DIALECT_NAMES.get(dialect, dialect)
 
 
+def headed_block(header: str, text: object) -> str:
+    """``text`` under ``header`` and followed by a blank line, or ``""`` when ``text`` is empty or blank: the
+    shape of every optional block of a generation prompt.
+
+    >>> headed_block("Evidence:", "x > 1"), headed_block("Evidence:", None), headed_block("Evidence:", "\\n  ")
+    ('Evidence:\\nx > 1\\n\\n', '', '')
+    """
+    body = str(text or "").strip("\n")
+    return f"{header}\n{body}\n\n" if body.strip() else ""
+
+
 def values_block(state: Any) -> str:
     """The prompt block of selected values (``state.values_text``), or ``""`` when there are none."""
-    text = str(state.values_text or "").strip("\n")
-    return f"{VALUES_HEADER}\n{text}\n\n" if text.strip() else ""
+    return headed_block(VALUES_HEADER, state.values_text)
 
 
 #: The line that introduces the question's words that name tables or columns otherwise.
@@ -56,8 +66,7 @@ def links_block(state: Any) -> str:
     - "vocalists" = table singer
     <BLANKLINE>
     """
-    text = str(getattr(state, "links_text", "") or "").strip("\n")
-    return f"{LINKS_HEADER}\n{text}\n\n" if text.strip() else ""
+    return headed_block(LINKS_HEADER, getattr(state, "links_text", ""))
 
 
 def prompt_question(state: Any) -> str:
@@ -111,8 +120,7 @@ def evidence_block(state: Any) -> str:
     >>> evidence_block(SimpleNamespace(evidence=None))
     ''
     """
-    text = str(getattr(state, "evidence", None) or "").strip()
-    return f"{EVIDENCE_HEADER}\n{text}\n\n" if text else ""
+    return headed_block(EVIDENCE_HEADER, str(getattr(state, "evidence", None) or "").strip())
 
 
 def knowledge_block(state: Any) -> str:

@@ -49,8 +49,9 @@ from .generate import dialect_name, prompt_fields
 #: The context assumed for a backend that does not state its own (OpenAI-compatible servers).
 DEFAULT_CONTEXT_TOKENS = 32768
 
-#: Tokens kept free besides the measured prompt: the answer (384), a few-shot prompt's examples and the turns
-#: a correction adds to the conversation.
+#: Tokens kept free besides the measured prompt: the answer (384), a few-shot prompt's examples, the turns a
+#: correction adds to the conversation, and the schema links that ``link_schema`` adds after this stage (three
+#: short lines at most).
 DEFAULT_RESERVE_TOKENS = 2048
 
 #: Chat-template tokens around the system and user messages.

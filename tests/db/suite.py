@@ -24,6 +24,11 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     ("SELECT julianday(happened) FROM event ORDER BY id", None),
     ("SELECT count(*) FROM event WHERE happened < date('now')", None),
     ("SELECT name FROM event WHERE happened BETWEEN '2020-01-01' AND '2020-12-31' ORDER BY id", None),
+    # dates kept as text (booked), compared with dates, as SQLite compares them
+    ("SELECT name FROM event WHERE booked >= date(happened, '-14 days') ORDER BY id", None),
+    ("SELECT name FROM event AS e WHERE e.booked BETWEEN date(e.happened, '-30 days') AND e.happened ORDER BY id",
+     None),
+    ("SELECT count(*) FROM event WHERE booked < ended AND booked < date('now')", None),
     # strings
     ("SELECT substr(name, 1, 6), lower(name), upper(city), length(name) FROM event ORDER BY id", None),
     ("SELECT name || ' in ' || city FROM event ORDER BY id", None),

@@ -21,7 +21,7 @@ from sqlweave.sql.extract import extract_sql
 from sqlweave.sql.normalize import normalized_sql
 from sqlweave.sql.repair import repair_schema_links
 from sqlweave.sql.skeleton import sql_entities, sql_skeleton
-from sqlweave.sql.transpile import fix_case, to_dialect
+from sqlweave.sql.transpile import fix_case, for_schema, to_dialect
 
 from . import tenants
 
@@ -146,6 +146,8 @@ def test_sql_utilities_raise_only_typed_errors(text: str, dialect: str | None) -
     if dialect is not None:
         typed_only(lambda: to_dialect(text, dialect))
     typed_only(lambda: fix_case(text, SCHEMA))
+    for engine in ("postgres", "duckdb"):
+        assert isinstance(typed_only(lambda: for_schema(text, SCHEMA, engine)), str)
 
 
 @FUZZ

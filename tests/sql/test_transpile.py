@@ -8,7 +8,7 @@ from sqlweave.db.schema import Column, Schema, Table
 from sqlweave.errors import RefusedStatementError
 from sqlweave.sql.classify import ensure_read_only, is_read_only
 from sqlweave.sql.extract import extract_sql
-from sqlweave.sql.transpile import fix_case, to_dialect
+from sqlweave.sql.transpile import fix_case, for_schema, text_dates, to_dialect
 
 SQLITE_TEXTS = [
     "SELECT strftime('%Y', d) FROM t",
@@ -72,6 +72,52 @@ def test_fix_case_quotes_only_what_postgres_would_not_find() -> None:
     same = 'SELECT count(*) AS total FROM "Customer" ORDER BY total'
     assert fix_case(same, s) == same
     assert fix_case("SELECT Id FROM customer", s, "duckdb") == "SELECT Id FROM customer"
+
+
+VISITS = Schema("x", (
+    Table("visit", (Column("id", "INTEGER"), Column("day", "TEXT"), Column("seen", "DATE"), Column("at", "VARCHAR(20)"))),
+    Table("person", (Column("id", "INTEGER"), Column("day", "TIMESTAMP"), Column("born", "TEXT"))),
+), dialect="postgres")
+
+
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT id FROM visit WHERE day >= CURRENT_DATE - INTERVAL '7 days'",
+     "SELECT id FROM visit WHERE CAST(day AS TIMESTAMP) >= CURRENT_DATE - INTERVAL '7 DAYS'"),
+    ("SELECT id FROM visit WHERE seen < at",  # the text side is cast, whichever side it is on
+     "SELECT id FROM visit WHERE seen < CAST(at AS TIMESTAMP)"),
+    ("SELECT v.id FROM visit AS v JOIN person AS p ON v.id = p.id WHERE v.day BETWEEN p.day AND NOW()",
+     "SELECT v.id FROM visit AS v JOIN person AS p ON v.id = p.id WHERE CAST(v.day AS TIMESTAMP) BETWEEN p.day "
+     "AND CURRENT_TIMESTAMP"),
+    ("SELECT id FROM visit WHERE (day) = CAST('2020-01-01' AS DATE)",
+     "SELECT id FROM visit WHERE (CAST(day AS TIMESTAMP)) = CAST('2020-01-01' AS DATE)"),
+])
+def test_text_dates_casts_text_compared_with_a_date(sql: str, expected: str) -> None:
+    assert text_dates(sql, VISITS, "postgres") == expected
+    assert text_dates(sql, VISITS, "duckdb").startswith("SELECT")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT id FROM visit WHERE day >= '2020-01-01'",  # text with text: runs as it is
+    "SELECT id FROM visit WHERE seen >= CURRENT_DATE - 7",  # a date column already
+    "SELECT id FROM visit WHERE day = at",
+    "SELECT v.id FROM visit AS v, person AS p WHERE day > p.born",  # day is text in one table, a date in the other
+    "SELECT id FROM visit WHERE nothing > CURRENT_DATE",  # a name the schema does not know
+])
+def test_text_dates_leaves_what_would_run_or_is_unknown(sql: str) -> None:
+    assert text_dates(sql, VISITS, "postgres") == sql
+
+
+def test_text_dates_and_for_schema_leave_sqlite_alone() -> None:
+    sql = "SELECT id FROM visit WHERE day >= CURRENT_DATE"
+    assert text_dates(sql, VISITS, "sqlite") == sql
+    assert for_schema(sql, VISITS, "sqlite") == sql
+    assert for_schema("SELECT FROM (((", VISITS, "postgres") == "SELECT FROM ((("
+
+
+def test_for_schema_keeps_quoted_names_under_a_policy() -> None:
+    sql = 'SELECT id FROM visit WHERE "secret" = 1'
+    assert for_schema(sql, VISITS, "postgres") == "SELECT id FROM visit WHERE 'secret' = 1"
+    assert for_schema(sql, VISITS, "postgres", strings=False) == sql
 
 
 @pytest.mark.parametrize("sql", [
