@@ -138,7 +138,8 @@ def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = 
 
     For a database that is not SQLite, a statement that only SQLite's parser reads (backtick quoting, say)
     is found too, and with ``transpile`` the statement is returned in ``dialect``
-    (:func:`sqlweave.sql.transpile.to_dialect`). SQLite answers are returned exactly as written.
+    (:func:`sqlweave.sql.transpile.to_dialect`). On SQLite, SQLite's own SQL is returned exactly as written;
+    PostgreSQL's or MySQL's date forms are written in SQLite's.
 
     Raises:
         NoSQLInOutputError: nothing in ``text`` parses as a SQL statement. The raw
@@ -161,7 +162,7 @@ def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = 
                     break
     if found is None:
         raise NoSQLInOutputError("the model's answer contains no SQL statement", raw=text)
-    if transpile and dialect not in (None, "sqlite"):
+    if transpile and dialect is not None:
         from .transpile import to_dialect
 
         return to_dialect(found, dialect)

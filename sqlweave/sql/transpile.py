@@ -6,7 +6,8 @@ SQL is parsed as the target dialect first; when that fails, or the tree holds a 
 (SQLite's date functions, a DuckDB ``strftime`` with SQLite's argument order), it is read as SQLite, MySQL or
 T-SQL instead and written in the target dialect with sqlglot. SQL that is already the target's own comes
 back unchanged, or normalised by sqlglot where the target's parser reads a foreign form (``LIMIT 5, 10``).
-SQLite targets are never touched.
+On SQLite, SQLite's own SQL is never touched; PostgreSQL's and MySQL's date forms (``EXTRACT``, ``INTERVAL``
+arithmetic, ``DATE_TRUNC``, ``CAST(d AS DATE)``) are written in SQLite's.
 
 What SQLite means by a query is kept, so a question gets the same answer on every engine:
 
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING, cast
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import SqlglotError
+from sqlglot.errors import ErrorLevel, SqlglotError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -354,11 +355,14 @@ def _sqlite_forms(tree: exp.Expression, target: str, sql: str) -> exp.Expression
 def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES) -> str:
     """``sql`` in the ``target`` dialect (sqlglot names: ``postgres``, ``duckdb``, ...).
 
-    Returns ``sql`` itself when the target is SQLite (or unknown), when it already is the target's own, and when
-    no dialect reads it (the database then reports the error).
+    Returns ``sql`` itself when the target is unknown, when it already is the target's own, and when no dialect
+    reads it (the database then reports the error). SQLite's own SQL is never changed; what SQLite has no form for
+    (PostgreSQL's and MySQL's date arithmetic and fields) is written in SQLite's (:func:`_to_sqlite`).
     """
-    if not target or target == "sqlite" or not sql.strip():
+    if not target or not sql.strip():
         return sql
+    if target == "sqlite":
+        return _to_sqlite(sql)
     tree = _parse(sql, target)
     if tree is not None and not _foreign(tree, target):
         try:
@@ -382,6 +386,136 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES)
         if _parse(out, target) is not None:
             return out
     return sql
+
+
+# --- into SQLite ------------------------------------------------------------------------------------------
+
+#: Date fields as SQLite's ``strftime`` spells them (not the week: SQLite's ``%W`` is not the ISO week that
+#: PostgreSQL and MySQL count).
+_STRFTIME_FIELDS = {"year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "minute": "%M", "second": "%S",
+                    "dow": "%w", "dayofweek": "%w", "doy": "%j", "dayofyear": "%j", "epoch": "%s"}
+
+#: Functions SQLite has no such name for, which sqlglot's SQLite parser leaves unknown.
+_NOT_SQLITE = {"now", "curdate", "date_part", "to_char", "date_format", "datediff", "date_trunc", "age", "to_date",
+               "year", "month", "day", "extract", "date_add", "date_sub", "dateadd", "getdate", "sysdate"}
+
+#: Interval units as SQLite's date modifiers name them (a week is seven days, a quarter three months).
+_MODIFIER_UNITS = {"second": ("second", 1), "minute": ("minute", 1), "hour": ("hour", 1), "day": ("day", 1),
+                   "week": ("day", 7), "month": ("month", 1), "quarter": ("month", 3), "year": ("year", 1)}
+
+
+def _call(name: str, *args: exp.Expression) -> exp.Expression:
+    return cast(exp.Expression, exp.func(name, *args))
+
+
+def _not_sqlite(tree: exp.Expression) -> bool:
+    """Does the tree hold a form SQLite lacks, or reads otherwise than its writer meant?"""
+    for node in tree.walk():
+        if isinstance(node, (exp.Extract, exp.Interval, exp.DateAdd, exp.DateSub, exp.DateTrunc, exp.TimestampTrunc,
+                             exp.Year, exp.Month, exp.Day, exp.ToChar, exp.DateDiff)):
+            return True
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _NOT_SQLITE:
+            return True
+        # CAST(x AS DATE) runs on SQLite, but as a number: '2020-07-01' becomes 2020.
+        if isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.TEMPORAL_TYPES):
+            return True
+    return False
+
+
+def _to_sqlite(sql: str) -> str:
+    """``sql`` unchanged when SQLite reads it as its writer meant; else, read as PostgreSQL, MySQL or SQLite, in
+    SQLite's forms: ``EXTRACT(YEAR FROM d)``, ``YEAR(d)`` and ``DATE_PART('year', d)`` become
+    ``CAST(strftime('%Y', d) AS INTEGER)``; ``d - INTERVAL '14 days'``, ``DATE_SUB(d, INTERVAL 14 DAY)`` become
+    ``date(d, '-14 day')`` (``datetime`` for hours, minutes, seconds and ``NOW()``); ``DATE_TRUNC('month', d)``
+    becomes ``date(d, 'start of month')``; ``CAST(d AS DATE)``, a number on SQLite, becomes ``date(d)``;
+    ``TO_CHAR``, ``DATE_FORMAT``, ``NOW()`` and ``DATEDIFF`` go through sqlglot. SQL with a form none of those
+    covers comes back unchanged, for SQLite to report.
+
+    >>> _to_sqlite("SELECT EXTRACT(YEAR FROM d), count(*) FROM t WHERE d >= CURRENT_DATE - INTERVAL '30 days' GROUP BY 1")
+    "SELECT CAST(STRFTIME('%Y', d) AS INTEGER), COUNT(*) FROM t WHERE d >= DATE('now', '-30 day') GROUP BY 1"
+    >>> _to_sqlite("SELECT strftime('%Y', d) FROM t WHERE d > date('now', '-1 month')")  # SQLite's own
+    "SELECT strftime('%Y', d) FROM t WHERE d > date('now', '-1 month')"
+    """
+    tree = _parse(sql, "sqlite")
+    if tree is not None and not _not_sqlite(tree):
+        return sql
+    for source in ("postgres", "mysql", "sqlite"):
+        tree = _parse(sql, source)
+        if tree is None:
+            continue
+        try:
+            out = tree.transform(_sqlite_form).sql(dialect="sqlite", unsupported_level=ErrorLevel.RAISE)
+        except (SqlglotError, ValueError):
+            continue
+        back = _parse(out, "sqlite")
+        if back is not None and not _not_sqlite(back):
+            return out
+    return sql
+
+
+def _field(unit: str, value: exp.Expression) -> exp.Expression | None:
+    """``EXTRACT(unit FROM value)`` in SQLite's terms, or ``None`` for a field it has no format for."""
+    unit = unit.lower()
+    if unit == "quarter":
+        month = exp.cast(_call("strftime", exp.Literal.string("%m"), value.copy()), "INTEGER")
+        return exp.paren(exp.Div(this=exp.paren(exp.Add(this=month, expression=exp.Literal.number(2))),
+                                 expression=exp.Literal.number(3), typed=True))
+    fmt = _STRFTIME_FIELDS.get(unit) or _STRFTIME_FIELDS.get(unit.removesuffix("s"))
+    if fmt is None:
+        return None
+    return exp.cast(_call("strftime", exp.Literal.string(fmt), value.copy()), "INTEGER")
+
+
+def _shift(value: exp.Expression, amount: exp.Expression | None, unit: str, sign: int) -> exp.Expression | None:
+    """``value`` moved by ``sign * amount unit`` with SQLite's ``date``/``datetime`` modifiers, or ``None``."""
+    if not isinstance(amount, exp.Literal):
+        return None
+    words = amount.name.strip().split()
+    if len(words) == 2 and not unit:  # PostgreSQL's INTERVAL '14 days'
+        words, unit = words[:1], words[1]
+    try:
+        n = float(words[0]) if len(words) == 1 else None
+    except ValueError:
+        n = None
+    name, factor = _MODIFIER_UNITS.get(unit.lower().rstrip("s"), (None, 0))
+    if n is None or name is None:
+        return None
+    n *= factor * sign
+    text = f"{int(n):+d}" if n == int(n) else f"{n:+g}"
+    now = isinstance(value, (exp.CurrentDate, exp.CurrentTimestamp))
+    base: exp.Expression = exp.Literal.string("now") if now else value.copy()
+    timed = name in ("hour", "minute", "second") or isinstance(value, exp.CurrentTimestamp)
+    return _call("datetime" if timed else "date", base, exp.Literal.string(f"{text} {name}"))
+
+
+def _sqlite_form(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Extract):
+        return _field(node.name, node.expression) or node
+    if isinstance(node, (exp.Year, exp.Month, exp.Day)):
+        return _field(type(node).__name__, node.this) or node
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "date_part" and len(node.expressions) == 2:
+        unit = node.expressions[0]
+        return (_field(unit.name, node.expressions[1]) or node) if isinstance(unit, exp.Literal) else node
+    if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
+        interval = node.expression
+        unit = interval.args.get("unit")
+        return _shift(node.this, interval.this, unit.name if unit else "", -1 if isinstance(node, exp.Sub) else 1) or node
+    if isinstance(node, (exp.DateAdd, exp.DateSub)):
+        amount, unit = node.expression, node.args.get("unit")
+        if isinstance(amount, exp.Interval):
+            amount, unit = amount.this, amount.args.get("unit")
+        return _shift(node.this, amount, unit.name if unit else "day", -1 if isinstance(node, exp.DateSub) else 1) or node
+    if isinstance(node, (exp.DateTrunc, exp.TimestampTrunc)):
+        unit = node.args.get("unit")
+        start = {"year": "start of year", "month": "start of month"}.get(unit.name.lower() if unit else "")
+        if start:
+            return _call("date", node.this.copy(), exp.Literal.string(start))
+        return _call("date", node.this.copy()) if unit is not None and unit.name.lower() == "day" else node
+    if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE):
+        return _call("date", node.this.copy())
+    if isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.TEMPORAL_TYPES):
+        return _call("datetime", node.this.copy())
+    return node
 
 
 # --- with the schema at hand: what SQLite reads by itself --------------------------------------------------

@@ -18,7 +18,7 @@ class ExtractSQL:
     """Set ``state.sql`` from ``state.raw_output``; refuse anything but one read-only statement.
 
     SQL written in another dialect than the database's is transpiled to it first (the trace keeps what the
-    model wrote as ``written``); SQLite answers are used exactly as written.
+    model wrote as ``written``); SQLite's own SQL is used exactly as written on SQLite.
     """
 
     name: str = "extract_sql"

@@ -68,6 +68,28 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
 ]
 
 
+#: SQL a model writes in PostgreSQL's or MySQL's dialect for a SQLite database, and a SQLite query that gives the
+#: answer it means. Each runs on SQLite after the extract stage's transpilation and must give that query's rows.
+FOREIGN_ON_SQLITE: list[tuple[str, str]] = [
+    ("SELECT name, EXTRACT(YEAR FROM happened), EXTRACT(MONTH FROM happened) FROM event ORDER BY id",
+     "SELECT name, 2019 + (id > 1) + (id > 3), CAST(substr(happened, 6, 2) AS INTEGER) FROM event ORDER BY id"),
+    ("SELECT count(*) FROM event WHERE YEAR(happened) = 2020 AND MONTH(ended) >= 7", "SELECT 2"),
+    ("SELECT DATE_PART('day', ended), EXTRACT(QUARTER FROM happened), EXTRACT(HOUR FROM ended) FROM event ORDER BY id",
+     "VALUES (14, 1, 22), (3, 3, 18), (1, 4, 1), (24, 4, 20)"),
+    ("SELECT name FROM event WHERE booked >= happened - INTERVAL '14 days' ORDER BY id",
+     "SELECT name FROM event WHERE id < 4 ORDER BY id"),
+    ("SELECT name FROM event WHERE booked >= DATE_SUB(happened, INTERVAL 2 WEEK) ORDER BY id",
+     "SELECT name FROM event WHERE id < 4 ORDER BY id"),
+    ("SELECT happened + INTERVAL 1 MONTH, ended - INTERVAL '90 minutes' FROM event WHERE id = 2",
+     "SELECT '2020-08-01', '2020-07-03 16:30:00'"),
+    ("SELECT DATE_TRUNC('month', happened), DATE_TRUNC('year', ended) FROM event WHERE id = 3",
+     "SELECT '2020-10-01', '2020-01-01'"),
+    ("SELECT CAST(ended AS DATE), ended::date FROM event WHERE id = 2", "SELECT '2020-07-03', '2020-07-03'"),
+    ("SELECT TO_CHAR(happened, 'YYYY-MM') FROM event ORDER BY id", "SELECT substr(happened, 1, 7) FROM event ORDER BY id"),
+    ("SELECT count(*) FROM event WHERE happened < NOW() - INTERVAL '1 year' AND ended < CURRENT_DATE", "SELECT 4"),
+]
+
+
 def normal(value: Any) -> Any:
     """One spelling per value across engines: dates as ISO text, numbers as rounded floats."""
     if isinstance(value, dt.datetime):

@@ -14,6 +14,8 @@ from sqlweave.errors import (
 )
 from tests.conftest import file_digest
 
+from .suite import FOREIGN_ON_SQLITE, rows, run_as_model_wrote_it
+
 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(DatabaseNotFoundError, match="no database file"):
@@ -120,3 +122,11 @@ def test_invalid_utf8_does_not_crash(tmp_path: Path) -> None:
     conn.close()
     rows = Database.open(path).execute("SELECT s FROM t").rows
     assert rows[0][0].startswith("a") and rows[0][0].endswith("b")
+
+
+@pytest.mark.parametrize("sql,meant", FOREIGN_ON_SQLITE)
+def test_postgres_and_mysql_date_forms_give_what_they_mean_on_sqlite(events_db: Path, sql: str, meant: str) -> None:
+    with Database.open(events_db) as db:
+        ran, got = run_as_model_wrote_it(db, sql)
+        assert ran != sql  # it was brought to SQLite's forms, not run as written
+        assert got == rows(db.execute(meant)), f"ran on SQLite: {ran}"

@@ -21,7 +21,7 @@ SQLITE_TEXTS = [
 
 
 @pytest.mark.parametrize("sql", SQLITE_TEXTS)
-def test_sqlite_targets_are_never_touched(sql: str) -> None:
+def test_sqlite_sql_on_sqlite_is_never_touched(sql: str) -> None:
     assert to_dialect(sql, "sqlite") is sql
     assert to_dialect(sql, None) is sql
 
