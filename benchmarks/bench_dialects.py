@@ -13,7 +13,8 @@ when the query orders them; numbers, and text that reads as a number, to 4 decim
 rows in another order (rows that tie on the ORDER BY key), different rows, or an error on the engine that SQLite
 did not have. No model is called.
 
-Prints one table per engine (outcome counts for predictions and gold queries, and the most frequent error kinds)
+First it counts the queries that the transpiler changes on SQLite itself (it must change none: they are SQLite's
+own). Prints one table per engine (outcome counts for predictions and gold queries, and the most frequent error kinds)
 and writes ``--results``; ``--show N`` prints N differing queries of each kind.
 """
 
@@ -165,7 +166,15 @@ def main() -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from sqlweave.sql.transpile import to_dialect
+
+    # On SQLite itself, SQLite's own SQL must come out of the transpiler exactly as it went in.
+    sqlite_queries = [sql for r in records for sql in (r.get("prediction"), r["gold"]) if sql]
+    sqlite_changed = [sql for sql in sqlite_queries if to_dialect(sql, "sqlite") != sql]
     console = Console(markup=False, highlight=False, width=160)
+    console.print(f"sqlite: {len(sqlite_changed)} of {len(sqlite_queries)} queries changed by to_dialect(sql, 'sqlite')")
+    for sql in sqlite_changed[: args.show]:
+        console.print(f"  changed: {sql}\n      to: {to_dialect(sql, 'sqlite')}")
     for engine, rep in report.items():
         t = Table(title=f"{engine}: SQLite-dialect queries of {args.run.name} ({rep['questions']} questions)")
         for col in ("queries", "same rows as SQLite", "same rows, ties in another order", "different rows",
@@ -186,6 +195,7 @@ def main() -> int:
         "date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "command": "python benchmarks/bench_dialects.py " + " ".join(sys.argv[1:]), "run": str(args.run),
         "engines": report, "examples": examples,
+        "sqlite_unchanged": {"queries": len(sqlite_queries), "changed": len(sqlite_changed)},
     }, indent=2, default=str) + "\n")
     return 0
 

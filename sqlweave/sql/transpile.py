@@ -345,11 +345,21 @@ def _sqlite_forms(tree: exp.Expression, target: str, sql: str) -> exp.Expression
     bare columns of an aggregate query, aliases in conditions, unnamed derived tables, where NULLs sort; the last
     only when the query does not say where itself)."""
     forms = [_like_without_case, _bare_columns, _aliases_in_conditions, _named_derived_tables]
-    if not re.search(r"\bnulls\s+(first|last)\b", sql, re.IGNORECASE):
+    if not _says_where_nulls_sort(sql):
         forms.append(_nulls_as_sqlite_sorts_them)
     for form in forms:
         tree = form(tree, target)
     return tree
+
+
+def _says_where_nulls_sort(sql: str) -> bool:
+    """Does the query name a NULL order itself (``NULLS FIRST``/``NULLS LAST``, as words, not inside a string)?
+
+    >>> _says_where_nulls_sort("SELECT a FROM t ORDER BY a NULLS LAST"), _says_where_nulls_sort("SELECT 'nulls last'")
+    (True, False)
+    """
+    words = [text for _, text in _tokens(sql, "sqlite") or []]
+    return any(a == "NULLS" and b in ("FIRST", "LAST") for a, b in zip(words, words[1:]))
 
 
 def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES) -> str:
