@@ -115,6 +115,10 @@ def load_sentence_transformer(model_dir: Path) -> Any:
     except ImportError as err:
         raise MissingDependencyError("sentence-transformers is not installed", hint=_INSTALL_HINT) from err
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # transformers draws its own progress bar ("Loading weights: 100%|...") on stderr, inside the CLI's output.
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
     try:
         return SentenceTransformer(str(model_dir), device="cpu")
     except (OSError, ValueError) as err:

@@ -110,3 +110,16 @@ def test_prune_stage_with_dense_method(singer_db: Path) -> None:
     assert answer.ok
     note = next(e for e in answer.trace if e.stage == "prune_schema").notes
     assert note["method"] == "dense" and "stadium" in note["tables"]
+
+
+@needs_embeddings
+def test_loading_the_embedding_model_draws_no_progress_bar(capfd: pytest.CaptureFixture[str]) -> None:
+    # transformers draws "Loading weights: 100%|..." on stderr, which would land inside the CLI's output.
+    from sqlweave.config import Settings
+    from sqlweave.retrieval.dense import _resolve_model, load_sentence_transformer
+
+    model_dir, _ = _resolve_model(None, Settings.from_env())
+    model = load_sentence_transformer(model_dir)
+    assert model.encode(["vocalists"]).shape == (1, 384)
+    out, err = capfd.readouterr()
+    assert "Loading weights" not in err and "%|" not in err
