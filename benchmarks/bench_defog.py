@@ -4,6 +4,7 @@ the benchmark's own rule.
     .venv/bin/python benchmarks/bench_defog.py [--presets zero-shot,default,best] [--engines postgres,sqlite]
         [--model local:1.5b | gold | fake] [--limit N] [--out .eval-runs/defog-1.5b] [--results benchmarks/results/defog.json]
     .venv/bin/python benchmarks/bench_defog.py --summary-only      # the table from what is done so far
+    .venv/bin/python benchmarks/bench_defog.py --out NEW --against OLD  # and what NEW fixed and broke against OLD
 
 Databases: ``benchmarks/defog_setup.py`` (the 11 PostgreSQL dumps loaded into the project's throwaway server in
 ``--pg-dir``, each with a knowledge file made from its ``NAME.json``, and SQLite copies made by sqlweave's loader).
@@ -271,6 +272,25 @@ def collect(out: Path, presets: list[str], engines: list[str], ids: set[str] | N
     return runs
 
 
+def compare(out: Path, against: Path, presets: list[str], engines: list[str], ids: set[str]) -> dict[str, Any]:
+    """Question by question, each column of ``out`` against the same column of another run (``against``): how
+    many answers it fixed and broke, among the questions both have done."""
+    changes: dict[str, Any] = {}
+    for preset in presets:
+        for engine in engines:
+            now_path, then_path = checkpoint_path(out, preset, engine), checkpoint_path(against, preset, engine)
+            if not (now_path.exists() and then_path.exists()):
+                continue
+            now, then = read_checkpoint(now_path), read_checkpoint(then_path)
+            both = sorted(i for i in now.keys() & then.keys() if i in ids)
+            fixed = [i for i in both if now[i]["correct"] and not then[i]["correct"]]
+            broken = [i for i in both if then[i]["correct"] and not now[i]["correct"]]
+            changes[f"{preset} {engine}"] = {"questions": len(both), "fixed": fixed, "broken": broken,
+                                             "right_then": sum(bool(then[i]["correct"]) for i in both),
+                                             "right_now": sum(bool(now[i]["correct"]) for i in both)}
+    return changes
+
+
 def print_table(runs: dict[str, dict[str, Any]], title: str) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -319,6 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--decimal-points", type=int, default=None, help="round floats before comparing (sql-eval: off)")
     ap.add_argument("--summary-only", action="store_true", help="print the table from the checkpoints; run nothing")
     ap.add_argument("--stop-server", action="store_true", help="stop the PostgreSQL server at the end")
+    ap.add_argument("--against", type=Path, help="another run's --out: print what this one fixed and broke")
     args = ap.parse_args(argv)
     presets = [p for p in args.presets.split(",") if p]
     engines = [e for e in args.engines.split(",") if e]
@@ -356,6 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     model = json.loads(meta_path.read_text())["model"] if meta_path.exists() else args.model
     n_total = len(ids)
     print_table(runs, f"defog sql-eval, {model}: EX by sql-eval's rule ({n_total} questions per engine)")
+    changes = compare(args.out, args.against, presets, engines, ids) if args.against else None
+    for column, c in (changes or {}).items():
+        print(f"against {args.against}: {column}: {c['right_then']} -> {c['right_now']} right of {c['questions']} "
+              f"(fixed {len(c['fixed'])}: {', '.join(map(str, c['fixed'])) or '-'}; "
+              f"broken {len(c['broken'])}: {', '.join(map(str, c['broken'])) or '-'})")
     results = args.results
     if results is None and not args.limit and args.model not in ("gold", "fake"):
         results = ROOT / "benchmarks" / "results" / "defog.json"
@@ -376,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"--out {os.path.relpath(args.out, ROOT) if args.out.is_absolute() else args.out}",
             ],
             "runs": runs,
+            **({"against": {"run": str(args.against), "changes": changes}} if changes else {}),
         }
         results.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         print(f"summary written to {results}")
