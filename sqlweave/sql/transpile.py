@@ -426,8 +426,11 @@ def _not_sqlite(tree: exp.Expression) -> bool:
             return True
         if isinstance(node, exp.Anonymous) and node.name.lower() in _NOT_SQLITE:
             return True
-        # CAST(x AS DATE) runs on SQLite, but as a number: '2020-07-01' becomes 2020.
+        # CAST(x AS DATE) runs on SQLite, but as a number: '2020-07-01' becomes 2020; so does CURRENT_DATE - 7.
         if isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.TEMPORAL_TYPES):
+            return True
+        if isinstance(node, (exp.Add, exp.Sub)) and _is_date_value(node.this) and (
+                _is_date_value(node.expression) or isinstance(node.expression, exp.Literal)):
             return True
     return False
 
@@ -438,6 +441,7 @@ def _to_sqlite(sql: str) -> str:
     ``CAST(strftime('%Y', d) AS INTEGER)``; ``d - INTERVAL '14 days'``, ``DATE_SUB(d, INTERVAL 14 DAY)`` become
     ``date(d, '-14 day')`` (``datetime`` for hours, minutes, seconds and ``NOW()``); ``DATE_TRUNC('month', d)``
     becomes ``date(d, 'start of month')``; ``CAST(d AS DATE)``, a number on SQLite, becomes ``date(d)``;
+    ``date - date`` becomes the days between them (``julianday``) and ``CURRENT_DATE - 7`` a week ago;
     ``TO_CHAR``, ``DATE_FORMAT``, ``NOW()`` and ``DATEDIFF`` go through sqlglot. SQL with a form none of those
     covers comes back unchanged, for SQLite to report.
 
@@ -498,7 +502,32 @@ def _shift(value: exp.Expression, amount: exp.Expression | None, unit: str, sign
     return _call("datetime" if timed else "date", base, exp.Literal.string(f"{text} {name}"))
 
 
+def _is_date_value(node: exp.Expression) -> bool:
+    """A date or timestamp by its form: ``CAST(x AS DATE)``, ``x::timestamp``, ``CURRENT_DATE``, ``NOW()``."""
+    node = _unparen(node) or node
+    return isinstance(node, (exp.CurrentDate, exp.CurrentTimestamp)) or (
+        isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.TEMPORAL_TYPES))
+
+
+def _day_number(node: exp.Expression) -> exp.Expression:
+    node = _unparen(node) or node
+    if isinstance(node, (exp.CurrentDate, exp.CurrentTimestamp)):
+        return _call("julianday", exp.Literal.string("now"))
+    return _call("julianday", node.this.copy() if isinstance(node, exp.Cast) else node.copy())
+
+
 def _sqlite_form(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.Sub) and _is_date_value(node.this) and _is_date_value(node.expression):
+        # date - date: days between them (SQLite would subtract the years its texts start with)
+        days = exp.paren(exp.Sub(this=_day_number(node.this), expression=_day_number(node.expression)))
+        whole = all(isinstance(side, exp.CurrentDate) or (isinstance(side, exp.Cast) and side.to.is_type(
+            exp.DataType.Type.DATE)) for side in (_unparen(node.this), _unparen(node.expression)))
+        return exp.cast(days, "INTEGER") if whole else days
+    if (isinstance(node, (exp.Add, exp.Sub)) and _is_date_value(node.this) and isinstance(node.expression, exp.Literal)
+            and not node.expression.is_string):
+        # date + n: n days later (SQLite would add n to the year its text starts with)
+        return _shift(_unparen(node.this) or node.this, node.expression, "day",
+                      -1 if isinstance(node, exp.Sub) else 1) or node
     if isinstance(node, exp.Extract):
         return _field(node.name, node.expression) or node
     if isinstance(node, (exp.Year, exp.Month, exp.Day)):

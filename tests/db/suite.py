@@ -87,6 +87,11 @@ FOREIGN_ON_SQLITE: list[tuple[str, str]] = [
     ("SELECT CAST(ended AS DATE), ended::date FROM event WHERE id = 2", "SELECT '2020-07-03', '2020-07-03'"),
     ("SELECT TO_CHAR(happened, 'YYYY-MM') FROM event ORDER BY id", "SELECT substr(happened, 1, 7) FROM event ORDER BY id"),
     ("SELECT count(*) FROM event WHERE happened < NOW() - INTERVAL '1 year' AND ended < CURRENT_DATE", "SELECT 4"),
+    # date - date is days, date + n is n days later (SQLite alone would do arithmetic on the years)
+    ("SELECT ended::date - happened::date, CAST(ended AS TIMESTAMP) - CAST(happened AS TIMESTAMP) FROM event "
+     "ORDER BY id", "VALUES (0, 0.9375), (2, 2.75), (1, 1.0520833333333333), (4, 4.833333333333333)"),
+    ("SELECT name FROM event WHERE CAST(booked AS DATE) + 14 >= CAST(happened AS DATE) AND CURRENT_DATE - 30 > booked "
+     "ORDER BY id", "SELECT name FROM event WHERE id < 4 ORDER BY id"),
 ]
 
 
