@@ -209,16 +209,34 @@ def _is_now(arg: exp.Expression | None) -> bool:
 
 _COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Like)
 
+#: strftime formats of one number (a year, a month ...), which SQLite turns into that number in arithmetic.
+_NUMERIC_FIELDS = {"%Y", "%m", "%d", "%H", "%M", "%S", "%w", "%j", "%W"}
+
+#: Where a value is used as a number.
+_ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Avg, exp.Sum)
+
 
 def _sqlite_dates(tree: exp.Expression, target: str) -> exp.Expression:
-    """SQLite's own forms that sqlglot leaves as they are: ``date('now')``, ``date(d, '+1 day')``,
-    ``datetime(...)``, ``time(...)``, ``julianday(d)``, and ``COLLATE NOCASE``."""
+    """SQLite's own forms that sqlglot leaves as they are, or writes otherwise than SQLite means them:
+    ``date('now')``, ``date(d, '+1 day')``, ``datetime(...)``, ``time(...)``, ``julianday(d)``, seconds since 1970
+    (``datetime(t, 'unixepoch')``, ``strftime('%Y', t, 'unixepoch')``, ``strftime('%s', d)``), a date field used as a
+    number (``strftime('%Y', 'now') - strftime('%Y', born)``, which SQLite reads as numbers), and ``COLLATE NOCASE``."""
 
     def as_timestamp(arg: exp.Expression) -> exp.Expression:
         return exp.CurrentTimestamp() if _is_now(arg) else exp.cast(arg, "TIMESTAMP")
 
+    def is_modifier(node: exp.Expression | None, text: str) -> bool:
+        return isinstance(node, exp.Literal) and node.is_string and node.name.strip().lower() == text
+
     def shifted(value: exp.Expression, modifiers: list[exp.Expression]) -> exp.Expression | None:
-        out = as_timestamp(value)
+        if modifiers and is_modifier(modifiers[0], "unixepoch"):  # seconds since 1970, in UTC as on SQLite
+            seconds = exp.Mul(this=exp.paren(value.copy()),
+                              expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.var("SECOND")))
+            out: exp.Expression = exp.Add(this=exp.cast(exp.Literal.string("1970-01-01"), "TIMESTAMP"),
+                                          expression=seconds)
+            modifiers = modifiers[1:]
+        else:
+            out = as_timestamp(value)
         for m in modifiers:
             found = _MODIFIER.match(m.name) if isinstance(m, exp.Literal) and m.is_string else None
             if found is None:
@@ -247,6 +265,24 @@ def _sqlite_dates(tree: exp.Expression, target: str) -> exp.Expression:
             if kind == "date":
                 return exp.CurrentDate() if isinstance(moved, exp.CurrentTimestamp) else exp.cast(moved, "DATE")
             return moved if kind == "datetime" else exp.cast(moved, "TIME")
+        if (isinstance(node, exp.Anonymous) and node.name.lower() == "strftime" and len(node.expressions) >= 3
+                and isinstance(node.expressions[0], exp.Literal)):
+            moved = shifted(node.expressions[1], list(node.expressions[2:]))
+            return node if moved is None else exp.TimeToStr(this=moved, format=node.expressions[0].copy())
+        if isinstance(node, exp.TsOrDsToTimestamp) and _is_now(node.this):
+            return exp.CurrentTimestamp()
+        if isinstance(node, exp.TimeToStr) and isinstance(node.args.get("format"), exp.Literal):
+            fmt = node.args["format"].name
+            ts = node.this.copy().transform(rewrite)  # what is replaced here is not visited again
+            if fmt == "%s":  # seconds since 1970
+                return exp.cast(exp.Extract(this=exp.var("EPOCH"), expression=ts), "BIGINT")
+            text: exp.Expression = node.copy()
+            text.set("this", ts)
+            if fmt == "%w" and target == "postgres":  # the weekday, 0 for Sunday: TO_CHAR has no such field
+                text = exp.cast(exp.Extract(this=exp.var("DOW"), expression=ts), "TEXT")
+            if fmt in _NUMERIC_FIELDS and isinstance(node.parent, _ARITHMETIC):
+                return exp.cast(text, "INTEGER")  # SQLite reads '1987' as 1987 in arithmetic
+            return text
         if isinstance(node, exp.Anonymous) and node.name.lower() == "julianday" and len(node.expressions) == 1:
             ts = as_timestamp(node.expressions[0])
             if target == "duckdb":  # DuckDB's Julian day starts at midnight, SQLite's at noon
@@ -418,10 +454,15 @@ def _call(name: str, *args: exp.Expression) -> exp.Expression:
     return cast(exp.Expression, exp.func(name, *args))
 
 
+def _has_double_colon(sql: str) -> bool:
+    """Does the SQL cast with PostgreSQL's ``x::type`` (as a token, not inside a string)?"""
+    return any(kind == "DCOLON" for kind, _ in _tokens(sql, "postgres") or [])
+
+
 def _not_sqlite(tree: exp.Expression) -> bool:
     """Does the tree hold a form SQLite lacks, or reads otherwise than its writer meant?"""
     for node in tree.walk():
-        if isinstance(node, (exp.Extract, exp.Interval, exp.DateAdd, exp.DateSub, exp.DateTrunc, exp.TimestampTrunc,
+        if isinstance(node, (exp.ILike, exp.Extract, exp.Interval, exp.DateAdd, exp.DateSub, exp.DateTrunc, exp.TimestampTrunc,
                              exp.Year, exp.Month, exp.Day, exp.ToChar, exp.DateDiff)):
             return True
         if isinstance(node, exp.Anonymous) and node.name.lower() in _NOT_SQLITE:
@@ -442,6 +483,7 @@ def _to_sqlite(sql: str) -> str:
     ``date(d, '-14 day')`` (``datetime`` for hours, minutes, seconds and ``NOW()``); ``DATE_TRUNC('month', d)``
     becomes ``date(d, 'start of month')``; ``CAST(d AS DATE)``, a number on SQLite, becomes ``date(d)``;
     ``date - date`` becomes the days between them (``julianday``) and ``CURRENT_DATE - 7`` a week ago;
+    ``ILIKE`` becomes ``LIKE``, which ignores case on SQLite, and ``x::float`` ``CAST(x AS REAL)``;
     ``TO_CHAR``, ``DATE_FORMAT``, ``NOW()`` and ``DATEDIFF`` go through sqlglot. SQL with a form none of those
     covers comes back unchanged, for SQLite to report.
 
@@ -451,14 +493,18 @@ def _to_sqlite(sql: str) -> str:
     "SELECT strftime('%Y', d) FROM t WHERE d > date('now', '-1 month')"
     """
     tree = _parse(sql, "sqlite")
-    if tree is not None and not _not_sqlite(tree):
+    if tree is not None and not _not_sqlite(tree) and ("::" not in sql or not _has_double_colon(sql)):
         return sql
     for source in ("postgres", "mysql", "sqlite"):
         tree = _parse(sql, source)
         if tree is None:
             continue
         try:
-            out = tree.transform(_sqlite_form).sql(dialect="sqlite", unsupported_level=ErrorLevel.RAISE)
+            for _ in range(4):  # a rewritten node's own arguments are rewritten on the next pass
+                done, tree = tree, tree.transform(_sqlite_form)
+                if tree == done:
+                    break
+            out = tree.sql(dialect="sqlite", unsupported_level=ErrorLevel.RAISE)
         except (SqlglotError, ValueError):
             continue
         back = _parse(out, "sqlite")
@@ -517,6 +563,8 @@ def _day_number(node: exp.Expression) -> exp.Expression:
 
 
 def _sqlite_form(node: exp.Expression) -> exp.Expression:
+    if isinstance(node, exp.ILike):  # SQLite's LIKE already ignores case
+        return exp.Like(**node.args)
     if isinstance(node, exp.Sub) and _is_date_value(node.this) and _is_date_value(node.expression):
         # date - date: days between them (SQLite would subtract the years its texts start with)
         days = exp.paren(exp.Sub(this=_day_number(node.this), expression=_day_number(node.expression)))
@@ -546,9 +594,10 @@ def _sqlite_form(node: exp.Expression) -> exp.Expression:
         return _shift(node.this, amount, unit.name if unit else "day", -1 if isinstance(node, exp.DateSub) else 1) or node
     if isinstance(node, (exp.DateTrunc, exp.TimestampTrunc)):
         unit = node.args.get("unit")
-        start = {"year": "start of year", "month": "start of month"}.get(unit.name.lower() if unit else "")
+        start = {"year": ["start of year"], "month": ["start of month"],
+                 "week": ["weekday 0", "-6 day"]}.get(unit.name.lower() if unit else "")  # weeks start on Monday
         if start:
-            return _call("date", node.this.copy(), exp.Literal.string(start))
+            return _call("date", node.this.copy(), *map(exp.Literal.string, start))
         return _call("date", node.this.copy()) if unit is not None and unit.name.lower() == "day" else node
     if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE):
         return _call("date", node.this.copy())
@@ -566,8 +615,9 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
     On PostgreSQL and DuckDB, in this order: a double-quoted name that names nothing becomes a string
     (:func:`sqlite_strings`, skipped with ``strings=False``), names are spelt as the schema spells them
     (:func:`fix_case`, PostgreSQL only), a date or number under ``LIKE`` is read as text (:func:`text_patterns`), and
-    a text column compared with a date or time is read as a timestamp (:func:`text_dates`). SQL that would run is
-    never changed; on other engines, or when the SQL does not parse, it comes back as it is.
+    a text column compared with a date or time is read as a timestamp (:func:`text_dates`), and a boolean column
+    reads 1 and 0 as true and false (:func:`boolean_numbers`, PostgreSQL only). SQL that would run is never changed;
+    on other engines, or when the SQL does not parse, it comes back as it is.
 
     >>> from sqlweave.db.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("Event", (Column("name", "TEXT"), Column("day", "TEXT"))),), dialect="postgres")
@@ -575,7 +625,7 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
     >>> print(for_schema(sql, s, "postgres"))
     SELECT name FROM "Event" WHERE CAST(day AS TIMESTAMP) >= CURRENT_DATE - 7 AND name = 'Fair'
     """
-    steps = ([_strings_tree] if strings else []) + [_case_tree, _patterns_tree, _dates_tree]
+    steps = ([_strings_tree] if strings else []) + [_case_tree, _patterns_tree, _dates_tree, _booleans_tree]
     return _apply(sql, schema, dialect, *steps)
 
 
@@ -602,13 +652,18 @@ def _tables_read(tree: exp.Expression, schema: "Schema") -> dict[str, str]:
     return read
 
 
-def _column_types(col: exp.Column, schema: "Schema", read: dict[str, str]) -> list[str | None]:
-    """The declared types ``col`` may have: its table's column, or every read table's column of that name."""
-    if col.table:
-        tables = [read[col.table.lower()]] if col.table.lower() in read else []
+def _column_is(node: exp.Expression | None, schema: "Schema", read: dict[str, str],
+               kind: "Callable[[str], object]") -> bool:
+    """Is ``node`` a column whose declared type is known and of ``kind``, whichever table of the query it is from
+    (its own table's, or every read table's column of that name when it is not qualified)?"""
+    if not isinstance(node, exp.Column):
+        return False
+    if node.table:
+        tables = [read[node.table.lower()]] if node.table.lower() in read else []
     else:
         tables = list(dict.fromkeys(read.values()))
-    return [schema.table(t).column(col.name).type for t in tables if schema.table(t).has_column(col.name)]
+    types = [schema.table(t).column(node.name).type for t in tables if schema.table(t).has_column(node.name)]
+    return bool(types) and all(ty and kind(ty) for ty in types)
 
 
 # --- case on PostgreSQL ----------------------------------------------------------------------------------
@@ -700,8 +755,7 @@ def _patterns_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool
     read = _tables_read(tree, schema)
     changed = False
     for like in likes:
-        types = _column_types(like.this, schema, read)
-        if types and all(ty and not _TEXT_TYPE.search(ty) for ty in types):
+        if _column_is(like.this, schema, read, lambda ty: not _TEXT_TYPE.search(ty)):
             like.set("this", exp.Cast(this=like.this.copy(), to=exp.DataType.build("text")))
             changed = True
     return changed
@@ -748,8 +802,7 @@ def _dates_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     read = _tables_read(tree, schema)
 
     def is_text(node: exp.Expression) -> bool:
-        types = _column_types(node, schema, read) if isinstance(node, exp.Column) else []
-        return bool(types) and all(ty and _TEXT_TYPE.search(ty) for ty in types)
+        return _column_is(node, schema, read, _TEXT_TYPE.search)
 
     def is_date(node: exp.Expression | None) -> bool:
         node = _unparen(node)
@@ -761,10 +814,7 @@ def _dates_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
             return node.to.is_type(*exp.DataType.TEMPORAL_TYPES)
         if isinstance(node, (exp.Add, exp.Sub)):
             return is_date(node.this) or is_date(node.expression)
-        if isinstance(node, exp.Column):
-            types = _column_types(node, schema, read)
-            return bool(types) and all(ty and _DATE_TYPE.search(ty) and not _TEXT_TYPE.search(ty) for ty in types)
-        return False
+        return _column_is(node, schema, read, lambda ty: _DATE_TYPE.search(ty) and not _TEXT_TYPE.search(ty))
 
     def as_timestamp(node: exp.Expression) -> None:
         node.replace(exp.Cast(this=node.copy(), to=exp.DataType.build("timestamp")))
@@ -782,6 +832,50 @@ def _dates_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
             if inner is not None and is_text(inner):
                 as_timestamp(inner)
                 changed = True
+    return changed
+
+
+# --- booleans as numbers -----------------------------------------------------------------------------------
+
+_BOOLEAN_TYPE = re.compile(r"^\s*bool(ean)?\s*$", re.IGNORECASE)
+
+
+def boolean_numbers(sql: str, schema: "Schema", dialect: str) -> str:
+    """A boolean column as SQLite, which has no booleans, reads it: ``= 1`` is true, ``= 0`` false, and its sum
+    counts the true rows.
+
+    PostgreSQL refuses ``is_placebo = 1`` (``operator does not exist: boolean = integer``) and ``SUM(is_placebo)``;
+    the number becomes ``TRUE`` or ``FALSE``, and a boolean under ``SUM`` or ``AVG`` is cast to an integer. DuckDB
+    reads both already. Only columns of the schema's boolean type are touched: SQL that would run is never changed.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("t", (Column("id", "INTEGER"), Column("ok", "BOOLEAN"))),), dialect="postgres")
+    >>> boolean_numbers("SELECT SUM(ok), count(*) FROM t WHERE ok = 1 OR id = 1 OR ok <> 0", s, "postgres")
+    'SELECT SUM(CAST(ok AS INT)), COUNT(*) FROM t WHERE ok = TRUE OR id = 1 OR ok <> FALSE'
+    """
+    return _apply(sql, schema, dialect, _booleans_tree)
+
+
+def _booleans_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
+    if dialect != "postgres":
+        return False
+    read = _tables_read(tree, schema)
+
+    def is_boolean(node: exp.Expression | None) -> bool:
+        return _column_is(node, schema, read, _BOOLEAN_TYPE.match)
+
+    changed = False
+    for cmp in list(tree.find_all(exp.EQ, exp.NEQ)):
+        for side, other in (("this", cmp.expression), ("expression", cmp.this)):
+            number = cmp.args.get(side)
+            if (is_boolean(other) and isinstance(number, exp.Literal) and not number.is_string
+                    and number.name in ("0", "1")):
+                cmp.set(side, exp.Boolean(this=number.name == "1"))
+                changed = True
+    for agg in list(tree.find_all(exp.Sum, exp.Avg)):
+        if is_boolean(agg.this):
+            agg.set("this", exp.cast(agg.this.copy(), "INTEGER"))
+            changed = True
     return changed
 
 

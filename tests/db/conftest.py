@@ -113,12 +113,12 @@ def events_sqlite(path: Path) -> Path:
     conn = sqlite3.connect(path)
     conn.executescript("""
         CREATE TABLE event (id INTEGER PRIMARY KEY, name TEXT, city TEXT, happened DATE, ended DATETIME,
-                            note TEXT, price REAL, booked TEXT);
+                            note TEXT, price REAL, booked TEXT, stamp INTEGER, paid BOOLEAN);
         INSERT INTO event VALUES
-          (1, 'Spring Gala', 'Paris', '2019-03-14', '2019-03-14 22:30:00', NULL, 12.5, '2019-03-01'),
-          (2, 'summer fair', 'Lyon', '2020-07-01', '2020-07-03 18:00:00', 'outdoor', 8.0, '2020-06-25'),
-          (3, 'Autumn Show', 'Paris', '2020-10-31', '2020-11-01 01:15:00', NULL, 20.25, '2020-10-30'),
-          (4, 'winter market', 'Nice', '2021-12-20', '2021-12-24 20:00:00', 'indoor', 5.75, '2021-11-01');
+          (1, 'Spring Gala', 'Paris', '2019-03-14', '2019-03-14 22:30:00', NULL, 12.5, '2019-03-01', 1552602600, 1),
+          (2, 'summer fair', 'Lyon', '2020-07-01', '2020-07-03 18:00:00', 'outdoor', 8.0, '2020-06-25', 1593799200, 0),
+          (3, 'Autumn Show', 'Paris', '2020-10-31', '2020-11-01 01:15:00', NULL, 20.25, '2020-10-30', 1604193300, 1),
+          (4, 'winter market', 'Nice', '2021-12-20', '2021-12-24 20:00:00', 'indoor', 5.75, '2021-11-01', 1640376000, 1);
     """)
     conn.commit()
     conn.close()

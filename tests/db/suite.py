@@ -29,6 +29,15 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     ("SELECT name FROM event AS e WHERE e.booked BETWEEN date(e.happened, '-30 days') AND e.happened ORDER BY id",
      None),
     ("SELECT count(*) FROM event WHERE booked < ended AND booked < date('now')", None),
+    # seconds since 1970 (stamp), and date fields used as numbers, as SQLite reads them
+    ("SELECT datetime(stamp, 'unixepoch'), date(stamp, 'unixepoch', '+1 day') FROM event ORDER BY id", None),
+    ("SELECT strftime('%Y-%m', stamp, 'unixepoch'), strftime('%s', ended) - stamp FROM event ORDER BY id", None),
+    ("SELECT strftime('%Y', ended) - strftime('%Y', booked), (strftime('%w', happened) + 6) % 7, "
+     "avg(strftime('%m', happened)) FROM event GROUP BY id ORDER BY id", None),
+    ("SELECT count(*) FROM event WHERE strftime('%w', happened) IN ('0', '6')", None),
+    # booleans as SQLite keeps them: 1 and 0
+    ("SELECT count(*), sum(paid) FROM event WHERE paid = 1", None),
+    ("SELECT name FROM event WHERE paid <> 0 AND 1 = paid ORDER BY id", None),
     # strings
     ("SELECT substr(name, 1, 6), lower(name), upper(city), length(name) FROM event ORDER BY id", None),
     ("SELECT name || ' in ' || city FROM event ORDER BY id", None),
@@ -87,6 +96,11 @@ FOREIGN_ON_SQLITE: list[tuple[str, str]] = [
     ("SELECT CAST(ended AS DATE), ended::date FROM event WHERE id = 2", "SELECT '2020-07-03', '2020-07-03'"),
     ("SELECT TO_CHAR(happened, 'YYYY-MM') FROM event ORDER BY id", "SELECT substr(happened, 1, 7) FROM event ORDER BY id"),
     ("SELECT count(*) FROM event WHERE happened < NOW() - INTERVAL '1 year' AND ended < CURRENT_DATE", "SELECT 4"),
+    # ILIKE (SQLite's LIKE ignores case), PostgreSQL's :: casts, weeks that start on Monday
+    ("SELECT name FROM event WHERE name ILIKE '%S%' AND city NOT ILIKE 'paris' ORDER BY id", "SELECT 'summer fair'"),
+    ("SELECT price::int, id::float / 4 FROM event WHERE id = 2", "SELECT 8, 0.5"),
+    ("SELECT DATE_TRUNC('week', happened) FROM event ORDER BY id",
+     "VALUES ('2019-03-11'), ('2020-06-29'), ('2020-10-26'), ('2021-12-20')"),
     # date - date is days, date + n is n days later (SQLite alone would do arithmetic on the years)
     ("SELECT ended::date - happened::date, CAST(ended AS TIMESTAMP) - CAST(happened AS TIMESTAMP) FROM event "
      "ORDER BY id", "VALUES (0, 0.9375), (2, 2.75), (1, 1.0520833333333333), (4, 4.833333333333333)"),
