@@ -6,7 +6,7 @@ PostgreSQL, through sqlweave's transpiler and ``Database.execute``. No model is 
 defog ships every one of its 210 questions twice, with a PostgreSQL gold query (``questions_gen_postgres.csv``) and
 a SQLite one (``questions_gen_sqlite.csv``). A query written for one engine is what a model trained on that engine's
 SQL answers on the other, so each gold query (its first alternative) runs where it was not written for, the way a
-model's answer runs there (:func:`sqlweave.sql.extract.extract_sql` to the database's dialect, then
+model's answer runs there (:func:`sqlweave.sql.extract.extract_sql` to the database's dialect, with its schema, then
 :meth:`sqlweave.db.Database.execute`), and is scored with the benchmark's own rule against that engine's gold
 (:func:`sqlweave.eval.defog.score_on_database`). The databases are those of ``benchmarks/bench_defog.py`` (the
 throwaway PostgreSQL server in ``--pg-dir``, the SQLite copies made by sqlweave's loader).
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
                     written = minimal_queries(questions[source][qid].query)[0]
                     db = handles.get(q.db_name) or handles.setdefault(q.db_name, Database.open(dbs.target(q.db_name, target)))
                     try:
-                        ran = extract_sql(f"```sql\n{written}\n```", db.dialect)
+                        ran = extract_sql(f"```sql\n{written}\n```", db.dialect, schema=db.schema())
                     except sqlweave.SqlweaveError as err:
                         ran, score = written, None
                         error = f"{err.code}: {err.message}"

@@ -13,12 +13,16 @@ span counts as SQL only when sqlglot parses it.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from ..errors import NoSQLInOutputError
+
+if TYPE_CHECKING:
+    from ..db.schema import Schema
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 # Words that may begin a statement. Writes are included on purpose: a model that answers
@@ -130,7 +134,8 @@ def _find(text: str, dialect: str | None) -> tuple[str | None, bool]:
     return weak, False
 
 
-def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = True) -> str:
+def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = True,
+                schema: "Schema | None" = None) -> str:
     """Return the first SQL statement found in ``text``, without a trailing semicolon.
 
     A statement that reads from a table is preferred over a table-less fragment
@@ -139,7 +144,8 @@ def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = 
     For a database that is not SQLite, a statement that only SQLite's parser reads (backtick quoting, say)
     is found too, and with ``transpile`` the statement is returned in ``dialect``
     (:func:`sqlweave.sql.transpile.to_dialect`). On SQLite, SQLite's own SQL is returned exactly as written;
-    PostgreSQL's or MySQL's date forms are written in SQLite's.
+    PostgreSQL's or MySQL's date forms are written in SQLite's (with the ``schema``, not where they read a number
+    column as a date).
 
     Raises:
         NoSQLInOutputError: nothing in ``text`` parses as a SQL statement. The raw
@@ -165,7 +171,7 @@ def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = 
     if transpile and dialect is not None:
         from .transpile import to_dialect
 
-        return to_dialect(found, dialect)
+        return to_dialect(found, dialect, schema=schema)
     return found
 
 

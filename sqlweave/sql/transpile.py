@@ -398,17 +398,20 @@ def _says_where_nulls_sort(sql: str) -> bool:
     return any(a == "NULLS" and b in ("FIRST", "LAST") for a, b in zip(words, words[1:]))
 
 
-def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES) -> str:
+def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES, *,
+               schema: "Schema | None" = None) -> str:
     """``sql`` in the ``target`` dialect (sqlglot names: ``postgres``, ``duckdb``, ...).
 
     Returns ``sql`` itself when the target is unknown, when it already is the target's own, and when no dialect
     reads it (the database then reports the error). SQLite's own SQL is never changed; what SQLite has no form for
-    (PostgreSQL's and MySQL's date arithmetic and fields) is written in SQLite's (:func:`_to_sqlite`).
+    (PostgreSQL's and MySQL's date arithmetic and fields) is written in SQLite's (:func:`_to_sqlite`); with the
+    ``schema``, not when the query reads a number column as a date, which SQLite would answer with nonsense
+    instead of an error.
     """
     if not target or not sql.strip():
         return sql
     if target == "sqlite":
-        return _to_sqlite(sql)
+        return _to_sqlite(sql, schema)
     tree = _parse(sql, target)
     if tree is not None and not _foreign(tree, target):
         try:
@@ -476,7 +479,29 @@ def _not_sqlite(tree: exp.Expression) -> bool:
     return False
 
 
-def _to_sqlite(sql: str) -> str:
+#: Declared types of numbers.
+_NUMBER_TYPE = re.compile(r"int|real|float|double|numeric|decimal|number", re.IGNORECASE)
+
+
+def _numbers_as_dates(tree: exp.Expression, schema: "Schema") -> bool:
+    """Does the query take a number column for a date (``EXTRACT(YEAR FROM year)`` where ``year`` holds 2020)?
+    PostgreSQL refuses that; SQLite's ``strftime('%Y', 2020)`` would read 2020 as a Julian day number."""
+    read = _tables_read(tree, schema)
+    for node in tree.walk():
+        arg = None
+        if isinstance(node, exp.Extract):
+            arg = node.expression
+        elif isinstance(node, (exp.Year, exp.Month, exp.Day, exp.DateAdd, exp.DateSub, exp.DateTrunc,
+                               exp.TimestampTrunc)):
+            arg = node.this
+        elif isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
+            arg = node.this
+        if arg is not None and _column_is(_unparen(arg), schema, read, _NUMBER_TYPE.search):
+            return True
+    return False
+
+
+def _to_sqlite(sql: str, schema: "Schema | None" = None) -> str:
     """``sql`` unchanged when SQLite reads it as its writer meant; else, read as PostgreSQL, MySQL or SQLite, in
     SQLite's forms: ``EXTRACT(YEAR FROM d)``, ``YEAR(d)`` and ``DATE_PART('year', d)`` become
     ``CAST(strftime('%Y', d) AS INTEGER)``; ``d - INTERVAL '14 days'``, ``DATE_SUB(d, INTERVAL 14 DAY)`` become
@@ -499,6 +524,8 @@ def _to_sqlite(sql: str) -> str:
         tree = _parse(sql, source)
         if tree is None:
             continue
+        if schema is not None and _numbers_as_dates(tree, schema):
+            return sql  # SQLite's error then says more than a wrong answer
         try:
             for _ in range(4):  # a rewritten node's own arguments are rewritten on the next pass
                 done, tree = tree, tree.transform(_sqlite_form)

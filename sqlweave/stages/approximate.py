@@ -46,7 +46,7 @@ class ApproximateQuery:
         out = state.complete([Message("system", system), Message("user", user)], temperature=0.0,
                              max_tokens=self.max_tokens)
         try:
-            sql = extract_sql(out.text, state.db.dialect)
+            sql = extract_sql(out.text, state.db.dialect, schema=state.schema)
         except SqlweaveError:
             sql = None
         state.approx_sql = sql

@@ -88,7 +88,7 @@ def attempt(state: State, text: str) -> Attempt:
     """Extract SQL from ``text``, prove it is a read, check it against the schema, and run it."""
     dialect = state.db.dialect
     try:
-        sql = extract_sql(text, dialect)
+        sql = extract_sql(text, dialect, schema=state.schema)
     except NoSQLInOutputError as err:
         return Attempt(None, None, err)
     try:

@@ -31,7 +31,7 @@ class ExtractSQL:
             raise NoSQLInOutputError("no model output to read SQL from")
         dialect = state.db.dialect
         written = extract_sql(state.raw_output, dialect, transpile=False)
-        sql = to_dialect(written, dialect)
+        sql = to_dialect(written, dialect, schema=state.schema)
         state.sql = sql
         state.candidates.append(sql)
         if sql != written:

@@ -8,10 +8,12 @@ from sqlweave.db import Database
 from sqlweave.errors import (
     DatabaseError,
     DatabaseNotFoundError,
+    DatabaseSyntaxError,
     ExecutionError,
     QueryTimeoutError,
     RefusedStatementError,
 )
+from sqlweave.sql.extract import extract_sql
 from tests.conftest import file_digest
 
 from .suite import FOREIGN_ON_SQLITE, rows, run_as_model_wrote_it
@@ -130,3 +132,18 @@ def test_postgres_and_mysql_date_forms_give_what_they_mean_on_sqlite(events_db: 
         ran, got = run_as_model_wrote_it(db, sql)
         assert ran != sql  # it was brought to SQLite's forms, not run as written
         assert got == rows(db.execute(meant)), f"ran on SQLite: {ran}"
+
+
+def test_a_number_column_read_as_a_date_is_left_for_sqlite_to_refuse(events_db: Path) -> None:
+    # price holds numbers: EXTRACT(YEAR FROM price) means nothing, and strftime('%Y', price) would answer with
+    # the year of a Julian day instead of an error the correction can act on.
+    sql = "SELECT EXTRACT(YEAR FROM price), EXTRACT(YEAR FROM happened) FROM event"
+    with Database.open(events_db) as db:
+        schema = db.schema()
+        assert extract_sql(f"```sql\n{sql}\n```", "sqlite", schema=schema) == sql
+        without = extract_sql(f"```sql\n{sql}\n```", "sqlite")
+        assert "STRFTIME('%Y', price)" in without  # without the schema nothing tells
+        with pytest.raises(DatabaseSyntaxError):
+            db.execute(sql)
+        fine = "SELECT EXTRACT(YEAR FROM happened) FROM event WHERE id = 1"
+        assert db.execute(extract_sql(fine, "sqlite", schema=schema)).rows == ((2019,),)
