@@ -65,7 +65,9 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 for qid, q in sorted(questions[target].items()):
                     written = minimal_queries(questions[source][qid].query)[0]
-                    db = handles.get(q.db_name) or handles.setdefault(q.db_name, Database.open(dbs.target(q.db_name, target)))
+                    if q.db_name not in handles:
+                        handles[q.db_name] = Database.open(dbs.target(q.db_name, target))
+                    db = handles[q.db_name]
                     try:
                         ran = extract_sql(f"```sql\n{written}\n```", db.dialect, schema=db.schema())
                     except sqlweave.SqlweaveError as err:

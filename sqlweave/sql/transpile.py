@@ -465,8 +465,9 @@ def _has_double_colon(sql: str) -> bool:
 def _not_sqlite(tree: exp.Expression) -> bool:
     """Does the tree hold a form SQLite lacks, or reads otherwise than its writer meant?"""
     for node in tree.walk():
-        if isinstance(node, (exp.ILike, exp.Extract, exp.Interval, exp.DateAdd, exp.DateSub, exp.DateTrunc, exp.TimestampTrunc,
-                             exp.Year, exp.Month, exp.Day, exp.ToChar, exp.DateDiff)):
+        if isinstance(node, (exp.ILike, exp.Extract, exp.Interval, exp.DateAdd, exp.DateSub, exp.DateTrunc,
+                             exp.TimestampTrunc, exp.Year, exp.Month, exp.Day, exp.ToChar, exp.DateDiff,
+                             exp.UnixToTime)):
             return True
         if isinstance(node, exp.Anonymous) and node.name.lower() in _NOT_SQLITE:
             return True
@@ -508,7 +509,8 @@ def _to_sqlite(sql: str, schema: "Schema | None" = None) -> str:
     ``date(d, '-14 day')`` (``datetime`` for hours, minutes, seconds and ``NOW()``); ``DATE_TRUNC('month', d)``
     becomes ``date(d, 'start of month')``; ``CAST(d AS DATE)``, a number on SQLite, becomes ``date(d)``;
     ``date - date`` becomes the days between them (``julianday``) and ``CURRENT_DATE - 7`` a week ago;
-    ``ILIKE`` becomes ``LIKE``, which ignores case on SQLite, and ``x::float`` ``CAST(x AS REAL)``;
+    ``ILIKE`` becomes ``LIKE``, which ignores case on SQLite, ``x::float`` ``CAST(x AS REAL)`` and
+    ``TO_TIMESTAMP(seconds)`` ``datetime(seconds, 'unixepoch')``;
     ``TO_CHAR``, ``DATE_FORMAT``, ``NOW()`` and ``DATEDIFF`` go through sqlglot. SQL with a form none of those
     covers comes back unchanged, for SQLite to report.
 
@@ -553,6 +555,28 @@ def _field(unit: str, value: exp.Expression) -> exp.Expression | None:
     return exp.cast(_call("strftime", exp.Literal.string(fmt), value.copy()), "INTEGER")
 
 
+def _whole_years(node: exp.Extract) -> exp.Expression | None:
+    """PostgreSQL's ``EXTRACT(YEAR FROM AGE(later, earlier))`` (or ``AGE(earlier)``, from today): the whole years
+    between two dates, as SQLite computes them (the difference of the years, less one before the anniversary)."""
+    age = node.expression
+    if node.name.lower() != "year" or not (isinstance(age, exp.Anonymous) and age.name.lower() == "age"):
+        return None
+    if len(age.expressions) == 1:
+        later, earlier = exp.Literal.string("now"), age.expressions[0]
+    elif len(age.expressions) == 2:
+        later, earlier = age.expressions
+    else:
+        return None
+    later = exp.Literal.string("now") if isinstance(later, (exp.CurrentDate, exp.CurrentTimestamp)) else later
+
+    def part(fmt: str, value: exp.Expression) -> exp.Expression:
+        return _call("strftime", exp.Literal.string(fmt), value.copy())
+
+    years = exp.Sub(this=exp.cast(part("%Y", later), "INTEGER"), expression=exp.cast(part("%Y", earlier), "INTEGER"))
+    before_anniversary = exp.paren(exp.LT(this=part("%m-%d", later), expression=part("%m-%d", earlier)))
+    return exp.paren(exp.Sub(this=years, expression=before_anniversary))
+
+
 def _shift(value: exp.Expression, amount: exp.Expression | None, unit: str, sign: int) -> exp.Expression | None:
     """``value`` moved by ``sign * amount unit`` with SQLite's ``date``/``datetime`` modifiers, or ``None``."""
     if not isinstance(amount, exp.Literal):
@@ -592,6 +616,8 @@ def _day_number(node: exp.Expression) -> exp.Expression:
 def _sqlite_form(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.ILike):  # SQLite's LIKE already ignores case
         return exp.Like(**node.args)
+    if isinstance(node, exp.UnixToTime) and not node.args.get("scale") and not node.args.get("format"):
+        return _call("datetime", node.this.copy(), exp.Literal.string("unixepoch"))  # TO_TIMESTAMP(seconds)
     if isinstance(node, exp.Sub) and _is_date_value(node.this) and _is_date_value(node.expression):
         # date - date: days between them (SQLite would subtract the years its texts start with)
         days = exp.paren(exp.Sub(this=_day_number(node.this), expression=_day_number(node.expression)))
@@ -604,7 +630,7 @@ def _sqlite_form(node: exp.Expression) -> exp.Expression:
         return _shift(_unparen(node.this) or node.this, node.expression, "day",
                       -1 if isinstance(node, exp.Sub) else 1) or node
     if isinstance(node, exp.Extract):
-        return _field(node.name, node.expression) or node
+        return _whole_years(node) or _field(node.name, node.expression) or node
     if isinstance(node, (exp.Year, exp.Month, exp.Day)):
         return _field(type(node).__name__, node.this) or node
     if isinstance(node, exp.Anonymous) and node.name.lower() == "date_part" and len(node.expressions) == 2:
@@ -613,18 +639,26 @@ def _sqlite_form(node: exp.Expression) -> exp.Expression:
     if isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
         interval = node.expression
         unit = interval.args.get("unit")
-        return _shift(node.this, interval.this, unit.name if unit else "", -1 if isinstance(node, exp.Sub) else 1) or node
+        sign = -1 if isinstance(node, exp.Sub) else 1
+        return _shift(node.this, interval.this, unit.name if unit else "", sign) or node
     if isinstance(node, (exp.DateAdd, exp.DateSub)):
         amount, unit = node.expression, node.args.get("unit")
         if isinstance(amount, exp.Interval):
             amount, unit = amount.this, amount.args.get("unit")
-        return _shift(node.this, amount, unit.name if unit else "day", -1 if isinstance(node, exp.DateSub) else 1) or node
+        sign = -1 if isinstance(node, exp.DateSub) else 1
+        return _shift(node.this, amount, unit.name if unit else "day", sign) or node
     if isinstance(node, (exp.DateTrunc, exp.TimestampTrunc)):
         unit = node.args.get("unit")
         start = {"year": ["start of year"], "month": ["start of month"],
                  "week": ["weekday 0", "-6 day"]}.get(unit.name.lower() if unit else "")  # weeks start on Monday
         if start:
             return _call("date", node.this.copy(), *map(exp.Literal.string, start))
+        if unit is not None and unit.name.lower() == "quarter":  # back to January, April, July or October
+            month = exp.cast(_call("strftime", exp.Literal.string("%m"), node.this.copy()), "INTEGER")
+            back = exp.Mod(this=exp.paren(exp.Sub(this=month, expression=exp.Literal.number(1))),
+                           expression=exp.Literal.number(3))
+            return _call("date", node.this.copy(), exp.Literal.string("start of month"),
+                         exp.DPipe(this=exp.paren(exp.Neg(this=exp.paren(back))), expression=exp.Literal.string(" month")))
         return _call("date", node.this.copy()) if unit is not None and unit.name.lower() == "day" else node
     if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE):
         return _call("date", node.this.copy())

@@ -101,6 +101,11 @@ FOREIGN_ON_SQLITE: list[tuple[str, str]] = [
     ("SELECT price::int, id::float / 4 FROM event WHERE id = 2", "SELECT 8, 0.5"),
     ("SELECT DATE_TRUNC('week', happened) FROM event ORDER BY id",
      "VALUES ('2019-03-11'), ('2020-06-29'), ('2020-10-26'), ('2021-12-20')"),
+    ("SELECT DATE_TRUNC('quarter', happened), EXTRACT(YEAR FROM AGE(happened, booked)), "
+     "EXTRACT(YEAR FROM AGE(happened, '2000-07-01')) FROM event ORDER BY id",
+     "VALUES ('2019-01-01', 0, 18), ('2020-07-01', 0, 20), ('2020-10-01', 0, 20), ('2021-10-01', 0, 21)"),
+    ("SELECT to_timestamp(stamp), extract(HOUR FROM to_timestamp(stamp)) FROM event WHERE id = 1",
+     "SELECT '2019-03-14 22:30:00', 22"),
     # date - date is days, date + n is n days later (SQLite alone would do arithmetic on the years)
     ("SELECT ended::date - happened::date, CAST(ended AS TIMESTAMP) - CAST(happened AS TIMESTAMP) FROM event "
      "ORDER BY id", "VALUES (0, 0.9375), (2, 2.75), (1, 1.0520833333333333), (4, 4.833333333333333)"),
