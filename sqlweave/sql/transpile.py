@@ -216,6 +216,18 @@ _NUMERIC_FIELDS = {"%Y", "%m", "%d", "%H", "%M", "%S", "%w", "%j", "%W"}
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Avg, exp.Sum)
 
 
+def _rewritten(tree: exp.Expression, fn: "Callable[[exp.Expression], exp.Expression]",
+               passes: int = 4) -> exp.Expression:
+    """``tree`` with ``fn`` applied to every node, again until nothing changes (at most ``passes`` times): sqlglot's
+    ``transform`` does not visit what ``fn`` put in place, so a rewritten node's own arguments wait for the next
+    pass (``date(DATE_TRUNC(...), '-1 year')``, ``CAST(strftime('%Y', 'now') AS INTEGER)``)."""
+    for _ in range(passes):
+        done, tree = tree, tree.transform(fn)
+        if tree == done:
+            break
+    return tree
+
+
 def _sqlite_dates(tree: exp.Expression, target: str) -> exp.Expression:
     """SQLite's own forms that sqlglot leaves as they are, or writes otherwise than SQLite means them:
     ``date('now')``, ``date(d, '+1 day')``, ``datetime(...)``, ``time(...)``, ``julianday(d)``, seconds since 1970
@@ -273,13 +285,12 @@ def _sqlite_dates(tree: exp.Expression, target: str) -> exp.Expression:
             return exp.CurrentTimestamp()
         if isinstance(node, exp.TimeToStr) and isinstance(node.args.get("format"), exp.Literal):
             fmt = node.args["format"].name
-            ts = node.this.copy().transform(rewrite)  # what is replaced here is not visited again
             if fmt == "%s":  # seconds since 1970
-                return exp.cast(exp.Extract(this=exp.var("EPOCH"), expression=ts), "BIGINT")
-            text: exp.Expression = node.copy()
-            text.set("this", ts)
+                return exp.cast(exp.Extract(this=exp.var("EPOCH"), expression=node.this.copy()), "BIGINT")
+            # Returned as it is, the node's arguments are rewritten in this pass; a new node's in the next.
+            text: exp.Expression = node
             if fmt == "%w" and target == "postgres":  # the weekday, 0 for Sunday: TO_CHAR has no such field
-                text = exp.cast(exp.Extract(this=exp.var("DOW"), expression=ts), "TEXT")
+                text = exp.cast(exp.Extract(this=exp.var("DOW"), expression=node.this.copy()), "TEXT")
             if fmt in _NUMERIC_FIELDS and isinstance(node.parent, _ARITHMETIC):
                 return exp.cast(text, "INTEGER")  # SQLite reads '1987' as 1987 in arithmetic
             return text
@@ -299,7 +310,7 @@ def _sqlite_dates(tree: exp.Expression, target: str) -> exp.Expression:
             return node
         return nocase(node)
 
-    return tree.transform(rewrite)
+    return _rewritten(tree, rewrite)
 
 
 _SIMPLE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -529,11 +540,7 @@ def _to_sqlite(sql: str, schema: "Schema | None" = None) -> str:
         if schema is not None and _numbers_as_dates(tree, schema):
             return sql  # SQLite's error then says more than a wrong answer
         try:
-            for _ in range(4):  # a rewritten node's own arguments are rewritten on the next pass
-                done, tree = tree, tree.transform(_sqlite_form)
-                if tree == done:
-                    break
-            out = tree.sql(dialect="sqlite", unsupported_level=ErrorLevel.RAISE)
+            out = _rewritten(tree, _sqlite_form).sql(dialect="sqlite", unsupported_level=ErrorLevel.RAISE)
         except (SqlglotError, ValueError):
             continue
         back = _parse(out, "sqlite")
@@ -920,20 +927,24 @@ def boolean_numbers(sql: str, schema: "Schema", dialect: str) -> str:
 def _booleans_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     if dialect != "postgres":
         return False
+    comparisons = list(tree.find_all(exp.EQ, exp.NEQ))
+    sums = list(tree.find_all(exp.Sum, exp.Avg))
+    if not comparisons and not sums:
+        return False
     read = _tables_read(tree, schema)
 
     def is_boolean(node: exp.Expression | None) -> bool:
         return _column_is(node, schema, read, _BOOLEAN_TYPE.match)
 
     changed = False
-    for cmp in list(tree.find_all(exp.EQ, exp.NEQ)):
+    for cmp in comparisons:
         for side, other in (("this", cmp.expression), ("expression", cmp.this)):
             number = cmp.args.get(side)
             if (is_boolean(other) and isinstance(number, exp.Literal) and not number.is_string
                     and number.name in ("0", "1")):
                 cmp.set(side, exp.Boolean(this=number.name == "1"))
                 changed = True
-    for agg in list(tree.find_all(exp.Sum, exp.Avg)):
+    for agg in sums:
         if is_boolean(agg.this):
             agg.set("this", exp.cast(agg.this.copy(), "INTEGER"))
             changed = True

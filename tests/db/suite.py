@@ -35,6 +35,9 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     ("SELECT strftime('%Y', ended) - strftime('%Y', booked), (strftime('%w', happened) + 6) % 7, "
      "avg(strftime('%m', happened)) FROM event GROUP BY id ORDER BY id", None),
     ("SELECT count(*) FROM event WHERE strftime('%w', happened) IN ('0', '6')", None),
+    # the same forms nested in one another
+    ("SELECT round(julianday(datetime(stamp, 'unixepoch')) - julianday(happened), 4), "
+     "strftime('%Y', stamp, 'unixepoch') - 2000 FROM event ORDER BY id", None),
     # booleans as SQLite keeps them: 1 and 0
     ("SELECT count(*), sum(paid) FROM event WHERE paid = 1", None),
     ("SELECT name FROM event WHERE paid <> 0 AND 1 = paid ORDER BY id", None),
