@@ -129,7 +129,8 @@ ENSEMBLE_VARIANTS = ("pruned+repair", "rag-simplify+repair")
 #: see :data:`ADDONS`). ``default`` is what ``connect``, ``ask`` and ``demo`` use: the best measured pipeline
 #: for its cost (BENCHMARKS.md): zero-shot, the rule-based name repair (no model call), model correction of
 #: answers that still fail to run (empty results are left alone: on Spider, re-prompting them changed no answer
-#: for 0.26 extra calls per question), the rule-based rewrite of needless joins and name groupings, then voting
+#: for 0.26 extra calls per question), the rule-based rewrites (a text compared with the column that holds it,
+#: needless joins dropped, name groupings keyed), then voting
 #: on the answers whose calibrated confidence is below 0.6 (about one in five: the median question still costs
 #: one call), a close vote settled by the likelihood of the question given each leading query (reviewer reranking).
 PRESETS: dict[str, "Recipe | str"] = {

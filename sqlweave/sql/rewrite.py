@@ -14,6 +14,14 @@ answers are wrong": 92 of the 284 wrong `default` answers on Spider dev). Two re
   one-column primary key gains ``T1.<key>``, so two students who share a name are counted apart. Only name
   and title columns count (``GROUP BY pettype`` is a real category).
 
+A third rule reads the database and is called on its own (:func:`relink_values`), since it needs to know what
+the tables hold:
+
+- **A text compared with a column that never holds it is compared with the column that does**: in
+  ``WHERE region = 'Africa'`` over a table where no row's ``region`` is ``'Africa'`` but exactly one other text
+  column of the same table holds that value (``continent``), the comparison reads ``continent``. The model
+  knows the value from the question and picks a plausible column of the right table; the data says which one.
+
 Each rewrite is conservative: it gives up on anything it cannot read for sure (an unqualified column two
 tables share, outer joins, ``SELECT *``, an alias also used in a subquery), changes at most one join, and the
 stage that calls it keeps the original answer unless the rewritten query runs and returns rows.
@@ -37,6 +45,7 @@ False
 from __future__ import annotations
 
 import re
+from typing import Callable, Iterator
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -51,6 +60,9 @@ from .validate import parse_one
 _NAME_COLUMN = re.compile(r"name|title", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]+")
 
+
+#: ``holds(table, column, value)``: whether some row of ``table`` has ``column = value`` (None: cannot tell).
+Holds = Callable[[str, str, str], "bool | None"]
 
 #: The rewritten SQL (the input unchanged when no rule applied) and what changed: the shape repairs have.
 Rewrite = Repair
@@ -110,6 +122,16 @@ class _Select:
 
     def columns_of(self, alias: str) -> list[exp.Column]:
         return [c for c in self.scope.columns if self.owner.get(id(c)) == alias]
+
+
+def _readable_selects(tree: exp.Expression, schema: Schema) -> Iterator[_Select]:
+    """Each SELECT of ``tree`` (subqueries included) whose every column's table can be told for sure."""
+    for scope in traverse_scope(tree):
+        if isinstance(scope.expression, exp.Select):
+            try:
+                yield _Select(scope, schema)
+            except _Unreadable:
+                continue
 
 
 def _plain_joins(select: exp.Select) -> list[exp.Join] | None:
@@ -209,13 +231,7 @@ def rewrite_query(sql: str, schema: Schema, question: str, dialect: str = "sqlit
         tree = parse_one(sql, dialect)
         changes: list[str] = []
         dropped = False
-        for scope in traverse_scope(tree):
-            if not isinstance(scope.expression, exp.Select):
-                continue
-            try:
-                sel = _Select(scope, schema)
-            except _Unreadable:
-                continue
+        for sel in _readable_selects(tree, schema):
             if drop_joins and not dropped:
                 change = _drop_join(tree, sel, question)
                 if change:
@@ -231,4 +247,60 @@ def rewrite_query(sql: str, schema: Schema, question: str, dialect: str = "sqlit
     except (SqlglotError, SqlweaveError, RecursionError):
         # sqlglot's scope analysis rejects some valid trees, and a deeply nested query can exhaust the stack:
         # either means "no rewrite for sure". Anything else is a bug and is raised.
+        return Rewrite(sql)
+
+
+def _compared_text(eq: exp.EQ) -> tuple[exp.Column, str] | None:
+    """The column and the text of ``column = 'text'`` (either way round), else None."""
+    for col, lit in ((eq.this, eq.expression), (eq.expression, eq.this)):
+        if isinstance(col, exp.Column) and isinstance(lit, exp.Literal) and lit.is_string:
+            return col, lit.this
+    return None
+
+
+def relink_values(sql: str, schema: Schema, holds: Holds, dialect: str = "sqlite") -> Rewrite:
+    """``sql`` with each ``column = 'text'`` whose column holds no such text compared with the one other text
+    column of the same table that does (see the module docstring). ``holds`` answers from the database.
+
+    Nothing changes when ``holds`` cannot tell, when the column does hold the text, or when no other column or
+    more than one other column holds it.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("country", (Column("name", "TEXT"), Column("region", "TEXT"),
+    ...                                    Column("continent", "TEXT"))),))
+    >>> stored = {("country", "continent", "Africa"), ("country", "region", "Eastern Africa")}
+    >>> r = relink_values("SELECT count(*) FROM country WHERE region = 'Africa'", s,
+    ...                   lambda t, c, v: (t, c, v) in stored)
+    >>> r.sql, r.changes
+    ("SELECT COUNT(*) FROM country WHERE continent = 'Africa'", ["compared 'Africa' with country.continent, \
+which holds it, instead of region, which does not"])
+    """
+    try:
+        tree = parse_one(sql, dialect)
+        changes: list[str] = []
+        for sel in _readable_selects(tree, schema):
+            own = {id(c) for c in sel.scope.columns}
+            for eq in list(sel.node.find_all(exp.EQ)):
+                found = _compared_text(eq)
+                if found is None or id(found[0]) not in own:
+                    continue
+                col, text = found
+                alias = sel.owner.get(id(col))
+                if alias is None or not sel.tables[alias].has_column(col.name):
+                    continue
+                table = sel.tables[alias]
+                if holds(table.name, col.name, text) is not False:
+                    continue
+                others = [c.name for c in table.columns
+                          if c.is_text and c.name.lower() != col.name.lower() and holds(table.name, c.name, text)]
+                if len(others) != 1:
+                    continue
+                was = col.name
+                col.set("this", exp.to_identifier(others[0], quoted=col.this.quoted))
+                changes.append(f"compared {text!r} with {table.name}.{others[0]}, which holds it, instead of "
+                               f"{was}, which does not")
+        if not changes:
+            return Rewrite(sql)
+        return Rewrite(tree.sql(dialect=dialect), changes)
+    except (SqlglotError, SqlweaveError, RecursionError):  # as in rewrite_query: no rewrite for sure
         return Rewrite(sql)

@@ -1,6 +1,9 @@
-"""Stage: drop a needless join and key name groupings, by rule (see :mod:`sqlweave.sql.rewrite`).
+"""Stage: relink texts compared with the wrong column, drop a needless join and key name groupings, by rule
+(see :mod:`sqlweave.sql.rewrite`).
 
-Runs on an answer that runs. The rewritten query replaces it only when it runs and returns rows too, so
+Runs on an answer that runs. A text compared with a column that never holds it is relinked whether the answer
+returned rows or none (asking the database, one ``LIMIT 1`` probe per column); joins and groupings are only
+rewritten in answers with rows. A rewritten query replaces the answer only when it runs and returns rows, so
 the stage never turns an answer into an error or an empty result. No model call. Joins are only dropped
 for questions in English: the rule reads the question's words against the schema's table names.
 
@@ -19,34 +22,76 @@ for questions in English: the rule reads the question's words against the schema
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from sqlglot import exp
+
+from ..errors import SqlweaveError
 from ..pipeline import State
 from ..question import UNKNOWN
-from ..sql.rewrite import rewrite_query
+from ..sql.rewrite import Holds, relink_values, rewrite_query
 from .candidate import Attempt, adopt, attempt, current_attempt
 
+if TYPE_CHECKING:
+    from ..db.connection import Database
 
-def rewrite_attempt(state: State, a: Attempt) -> tuple[Attempt, list[str], str | None]:
-    """``a`` rewritten by rule when a rule applies and the rewrite runs and returns rows.
+#: Seconds one "does this column hold this text?" probe may take; a probe that runs out counts as "cannot tell".
+PROBE_TIMEOUT_S = 2.0
 
-    Returns the attempt to keep (``a`` itself when nothing applied or the rewrite was worse), the changes the
-    rules made, and the outcome of a rejected rewrite (``None`` when adopted or not tried)."""
-    if a.kind != "ok" or a.sql is None:
-        return a, [], None
+
+def value_probe(db: "Database") -> Holds:
+    """``holds(table, column, value)`` answered by the database, one ``LIMIT 1`` query per question asked.
+
+    An error (a column that cannot hold text, an access policy, the time limit) means "cannot tell"."""
+    seen: dict[tuple[str, str, str], bool | None] = {}
+
+    def holds(table: str, column: str, value: str) -> bool | None:
+        key = (table, column, value)
+        if key not in seen:
+            text = exp.Literal.string(value).sql(dialect=db.dialect)
+            sql = f"SELECT 1 FROM {db.quote(table)} WHERE {db.quote(column)} = {text} LIMIT 1"
+            try:
+                seen[key] = bool(db.trusted_read(sql, timeout_s=min(PROBE_TIMEOUT_S, db.timeout_s), max_rows=1).rows)
+            except SqlweaveError:
+                seen[key] = None
+        return seen[key]
+
+    return holds
+
+
+def rewrite_attempt(state: State, a: Attempt) -> tuple[Attempt, list[str], dict[str, str]]:
+    """``a`` rewritten by rule where a rule applies and the rewrite runs and returns rows.
+
+    Texts compared with the wrong column are relinked first (on an answer that runs, with rows or without);
+    then, on an answer with rows, needless joins and name groupings are rewritten. Returns the attempt to keep
+    (``a`` itself when nothing applied or every rewrite was worse), the changes adopted, and each rejected
+    change with the outcome that rejected it."""
+    adopted: list[str] = []
+    rejected: dict[str, str] = {}
+    if a.sql is None or a.kind not in ("ok", "empty"):
+        return a, adopted, rejected
     english = state.question_language in (None, "English", UNKNOWN)
-    rewrite = rewrite_query(a.sql, state.schema, state.question, state.db.dialect, drop_joins=english)
-    if not rewrite.changed:
-        return a, [], None
-    candidate = attempt(state, rewrite.sql)
-    if candidate.kind != "ok":  # the rewrite fails or returns nothing: the answer stands
-        return a, rewrite.changes, candidate.kind
-    return candidate, rewrite.changes, None
+    rules = (lambda sql: relink_values(sql, state.schema, value_probe(state.db), state.db.dialect),
+             lambda sql: rewrite_query(sql, state.schema, state.question, state.db.dialect, drop_joins=english))
+    for index, rule in enumerate(rules):
+        if a.sql is None or (index > 0 and a.kind != "ok"):  # joins and groupings: only answers with rows
+            break
+        rewrite = rule(a.sql)
+        if not rewrite.changed:
+            continue
+        candidate = attempt(state, rewrite.sql)
+        if candidate.kind != "ok":  # the rewrite fails or returns nothing: the answer stands
+            rejected.update((change, candidate.kind) for change in rewrite.changes)
+            continue
+        a = candidate
+        adopted += rewrite.changes
+    return a, adopted, rejected
 
 
 @dataclass(frozen=True)
 class RewriteQuery:
-    """Rewrite an answer that runs when a rule reads it as joining or grouping more than the question asks."""
+    """Rewrite an answer that runs when a rule reads it as comparing a text with the wrong column, or as joining
+    or grouping more than the question asks."""
 
     name: str = "rewrite"
     recovers: ClassVar[bool] = False
@@ -55,14 +100,13 @@ class RewriteQuery:
 
     def __call__(self, state: State) -> None:
         first = current_attempt(state)
-        if first.kind != "ok" or first.sql is None:
+        if first.kind not in ("ok", "empty") or first.sql is None:
             state.note(changes=[], changed=False, skipped=True)
             return
         chosen, changes, rejected = rewrite_attempt(state, first)
-        if rejected is not None:
-            state.note(changes=changes, changed=False, rejected=rejected)
-        elif chosen is first:
-            state.note(changes=[], changed=False)
+        extra = {"rejected": rejected} if rejected else {}
+        if chosen is first:
+            state.note(changes=[], changed=False, **extra)
         else:
             adopt(state, chosen)
-            state.note(changes=changes, changed=True, sql=chosen.sql)
+            state.note(changes=changes, changed=True, sql=chosen.sql, **extra)

@@ -16,6 +16,8 @@ from sqlweave.errors import ExecutionError, QueryTimeoutError, RefusedStatementE
 from sqlweave.llm import FakeLLM
 from sqlweave.retrieval.values import ValueIndex
 from sqlweave.sql.repair import repair_schema_links
+from sqlweave.sql.rewrite import relink_values
+from sqlweave.stages.rewrite import value_probe
 
 from ..conftest import file_digest
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT
@@ -72,6 +74,8 @@ def test_execute_value_index_tools_and_repair(db: Database) -> None:
     assert kit.execute_sql(f"SELECT count(*) {path.from_clause}").rows[0][0] > 0
     fixed = repair_schema_links("SELECT concert_Name FROM singer WHERE Name = 'Timbaland'", db.schema(), db.dialect)
     assert fixed.changed and sorted(db.execute(fixed.sql).rows) == [("Auditions",), ("Week 2",)]
+    relinked = relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), value_probe(db), db.dialect)
+    assert relinked.sql == "SELECT Name FROM singer WHERE Country = 'France'" and db.execute(relinked.sql).row_count == 4
 
 
 def test_default_pipeline_answers_how_many_singers(duck_path: Path) -> None:

@@ -25,7 +25,9 @@ from sqlweave.errors import (
 from sqlweave.llm import FakeLLM
 from sqlweave.retrieval.values import ValueIndex
 from sqlweave.sql.repair import repair_schema_links
+from sqlweave.sql.rewrite import relink_values
 from sqlweave.sql.transpile import to_dialect
+from sqlweave.stages.rewrite import value_probe
 
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT, PostgresServer
 from .suite import DIALECT_CASES, PG_ATTACKS, PG_WRITES_STOPPED_BY_THE_SERVER, rows, run_as_model_wrote_it
@@ -103,6 +105,15 @@ def test_rule_based_repair_runs_on_postgres(db: Database) -> None:
     assert sorted(db.execute(fixed.sql).rows) == [("Auditions",), ("Week 2",)]
     respelt = repair_schema_links("SELECT nme FROM singers", s, db.dialect)
     assert respelt.sql == "SELECT name FROM singer" and db.execute(respelt.sql).row_count == 6
+
+
+def test_texts_are_relinked_by_asking_postgres(db: Database) -> None:
+    holds = value_probe(db)
+    relinked = relink_values("SELECT name FROM singer WHERE name = 'France'", db.schema(), holds, db.dialect)
+    assert relinked.sql == "SELECT name FROM singer WHERE country = 'France'" and db.execute(relinked.sql).row_count == 4
+    # PostgreSQL refuses to compare a number column with a text: the probe cannot tell, and nothing changes.
+    assert holds("singer", "age", "France") is None
+    assert not relink_values("SELECT name FROM singer WHERE age = 'France'", db.schema(), holds, db.dialect).changed
 
 
 def test_default_pipeline_answers_how_many_singers(pg_url: str) -> None:

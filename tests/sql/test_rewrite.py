@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqlweave.db.connection import Database
-from sqlweave.sql.rewrite import rewrite_query
+from sqlweave.sql.rewrite import relink_values, rewrite_query
+from sqlweave.stages.rewrite import value_probe
 from sqlweave.sql.validate import parse_one, schema_issues
 
 JOIN_SIC = "JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"
@@ -166,3 +168,71 @@ def test_every_rewrite_runs_and_keeps_the_output_columns(db, sql: str, question:
     parse_one(rewrite.sql)
     if "count(*)" in sql.lower():
         assert "JOIN" in rewrite.sql  # a counting query keeps its join
+
+
+# --- texts compared with the column that holds them (relink_values, asking the database) ----------------------
+
+@pytest.mark.parametrize(("sql", "expected", "rows"), [
+    # No singer is named 'France'; the country column holds it: the answer had no rows and now has them.
+    ("SELECT Name FROM singer WHERE Name = 'France' ORDER BY Age",
+     "SELECT Name FROM singer WHERE Country = 'France' ORDER BY Age", 4),
+    # A count of nothing is still a wrong answer: 0 becomes the count asked for. The text may come first.
+    ("SELECT count(*) FROM singer WHERE 'France' = Song_Name", "SELECT COUNT(*) FROM singer WHERE 'France' = Country",
+     4),
+    # Qualified by an alias, in a join; quoted names stay quoted.
+    ('SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID '
+     'WHERE T1."Name" = \'United States\'',
+     'SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID '
+     'WHERE T1."Country" = \'United States\'', 2),
+    # Inside a subquery, against that subquery's own table.
+    ("SELECT Name FROM stadium WHERE Stadium_ID IN (SELECT Stadium_ID FROM concert WHERE Theme = 'Week 1')",
+     "SELECT Name FROM stadium WHERE Stadium_ID IN (SELECT Stadium_ID FROM concert WHERE concert_Name = 'Week 1')",
+     2),
+])
+def test_a_text_is_compared_with_the_column_that_holds_it(db, sql: str, expected: str, rows: int) -> None:
+    relinked = relink_values(sql, db.schema(), value_probe(db))
+    assert relinked.sql == expected
+    assert len(relinked.changes) == 1 and "which holds it" in relinked.changes[0]
+    result = db.execute(relinked.sql).rows
+    assert (result[0][0] if sql.startswith("SELECT count") else len(result)) == rows
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT Name FROM singer WHERE Country = 'France'",  # the column holds it
+    "SELECT Name FROM singer WHERE Country = 'Atlantis'",  # no column holds it
+    "SELECT Name FROM singer WHERE Country LIKE 'Franc%'",  # only equality is read
+    "SELECT Name FROM singer WHERE Age = 52",  # numbers are left alone
+    "SELECT Name FROM singer WHERE upper(Country) = 'FRANCE'",  # not a bare column
+    "SELECT Name AS Country FROM singer ORDER BY Country = 'x'",  # an output alias, not a column
+])
+def test_other_comparisons_are_left_alone(db, sql: str) -> None:
+    assert not relink_values(sql, db.schema(), value_probe(db)).changed
+
+
+def test_a_text_held_by_two_other_columns_is_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "people.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE person (id INTEGER PRIMARY KEY, name TEXT, city TEXT, birthplace TEXT)")
+        con.executemany("INSERT INTO person VALUES (?, ?, ?, ?)",
+                        [(1, "Ann", "Paris", "Lyon"), (2, "Bob", "Lyon", "Paris"), (3, "Cy", "Rome", "Rome")])
+    database = Database.open(path)
+    try:
+        holds = value_probe(database)
+        assert not relink_values("SELECT name FROM person WHERE name = 'Paris'", database.schema(), holds).changed
+        one = relink_values("SELECT name FROM person WHERE name = 'Lyon' AND city = 'Rome'", database.schema(), holds)
+        assert one.sql == "SELECT name FROM person WHERE name = 'Lyon' AND city = 'Rome'"
+        moved = relink_values("SELECT id FROM person WHERE city = 'Ann'", database.schema(), holds)
+        assert moved.sql == "SELECT id FROM person WHERE name = 'Ann'"  # one other column holds it
+    finally:
+        database.close()
+
+
+def test_a_database_that_cannot_tell_changes_nothing(db) -> None:
+    asked: list[tuple[str, str, str]] = []
+
+    def unsure(table: str, column: str, value: str) -> None:
+        asked.append((table, column, value))
+        return None
+
+    assert not relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), unsure).changed
+    assert asked == [("singer", "Name", "France")]  # nothing is probed further once the first answer is unsure

@@ -52,14 +52,45 @@ def test_a_rewrite_that_fails_to_run_is_not_adopted(singer_db: Path, monkeypatch
                         lambda sql, *a, **k: Rewrite("SELECT Nam FROM singer", ["a change that breaks it"]))
     answer = run(singer_db, "What is the name of the oldest singer?", JOINED)
     assert answer.ok and answer.sql == JOINED
-    assert rewrite_entry(answer).notes == {"changes": ["a change that breaks it"], "changed": False,
-                                           "rejected": "schema_linking"}
+    assert rewrite_entry(answer).notes == {"changes": [], "changed": False,
+                                           "rejected": {"a change that breaks it": "schema_linking"}}
 
 
-def test_an_empty_answer_is_not_rewritten(singer_db: Path) -> None:
+def test_an_empty_answer_keeps_its_joins(singer_db: Path) -> None:
     sql = JOINED.replace("ORDER BY", "WHERE T1.Age > 500 ORDER BY")
     answer = run(singer_db, "What is the name of the oldest singer over 500?", sql, preset="zero-shot+rewrite")
-    assert answer.sql == sql and rewrite_entry(answer).notes["skipped"] is True
+    assert answer.sql == sql and rewrite_entry(answer).notes == {"changes": [], "changed": False}
+
+
+@pytest.mark.parametrize(("sql", "rows"), [
+    # no rows: no singer's name is 'France'
+    ("SELECT Name FROM singer WHERE Name = 'France' ORDER BY Age", (("Tribal King",), ("Justin Brown",),
+                                                                   ("Rose White",), ("John Nizinik",))),
+    # a count of nothing, which runs "well"
+    ("SELECT count(*) FROM singer WHERE Song_Name = 'France'", ((4,),)),
+])
+def test_a_text_compared_with_the_wrong_column_is_relinked(singer_db: Path, sql: str, rows: tuple) -> None:
+    answer = run(singer_db, "Which singers are from France?", sql, preset="zero-shot+rewrite")
+    assert answer.ok and answer.result.rows == rows and "Country = 'France'" in answer.sql
+    notes = rewrite_entry(answer).notes
+    assert notes["changed"] is True and notes["changes"][0].startswith("compared 'France' with singer.Country")
+
+
+def test_a_relinked_answer_is_then_rewritten(singer_db: Path) -> None:
+    sql = JOINED.replace("ORDER BY", "WHERE T1.Name = 'France' ORDER BY")
+    answer = run(singer_db, "What is the name of the oldest singer from France?", sql)
+    assert answer.sql == "SELECT T1.Name FROM singer AS T1 WHERE T1.Country = 'France' ORDER BY T1.Age DESC LIMIT 1"
+    assert [c.split(" ")[0] for c in rewrite_entry(answer).notes["changes"]] == ["compared", "dropped"]
+
+
+def test_a_relink_that_returns_nothing_is_not_adopted(singer_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rewrite_stage, "relink_values",
+                        lambda sql, *a, **k: Rewrite(sql + " AND 1 = 0", ["a change that empties it"]))
+    answer = run(singer_db, "Which singers are from France?", "SELECT Name FROM singer WHERE Country = 'France'",
+                 preset="zero-shot+rewrite")
+    assert answer.sql == "SELECT Name FROM singer WHERE Country = 'France'" and len(answer.result.rows) == 4
+    assert rewrite_entry(answer).notes == {"changes": [], "changed": False,
+                                           "rejected": {"a change that empties it": "empty"}}
 
 
 def test_a_failed_answer_never_reaches_the_stage(singer_db: Path) -> None:
