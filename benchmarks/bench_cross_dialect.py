@@ -7,7 +7,8 @@ defog ships every one of its 210 questions twice, with a PostgreSQL gold query (
 a SQLite one (``questions_gen_sqlite.csv``). A query written for one engine is what a model trained on that engine's
 SQL answers on the other, so each gold query (its first alternative) runs where it was not written for, the way a
 model's answer runs there (:func:`sqlweave.sql.extract.extract_sql` to the database's dialect, with its schema, then
-:meth:`sqlweave.db.Database.execute`), and is scored with the benchmark's own rule against that engine's gold
+:meth:`sqlweave.db.Database.execute`; a query that fails is then repaired by rule, as the pipeline's ``repair`` stage
+does, :func:`sqlweave.sql.repair.repair_schema_links`, and kept repaired when that runs), and is scored with the benchmark's own rule against that engine's gold
 (:func:`sqlweave.eval.defog.score_on_database`). The databases are those of ``benchmarks/bench_defog.py`` (the
 throwaway PostgreSQL server in ``--pg-dir``, the SQLite copies made by sqlweave's loader).
 
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     from sqlweave.db import Database
     from sqlweave.eval.defog import load_questions, minimal_queries, questions_path, score_on_database
     from sqlweave.sql.extract import extract_sql
+    from sqlweave.sql.repair import repair_schema_links
 
     questions = {e: {q.id: q for q in load_questions(questions_path(args.data_dir, e))} for e in LABEL}
     dbs = DefogDatabases(args.data_dir, args.pg_dir, args.cache or default_cache())
@@ -76,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
                     else:
                         score = score_on_database(db, q, ran)
                         error = score.error
+                    repaired, transpiled = False, ran != written
+                    if score is not None and score.error and not score.gold_error:
+                        fixed = repair_schema_links(ran, db.schema(), db.dialect)
+                        again = score_on_database(db, q, fixed.sql) if fixed.changed else None
+                        if again is not None and not again.error:
+                            ran, score, error, repaired = fixed.sql, again, None, True
                     if score is not None and score.gold_error:
                         what = "gold fails"
                     elif score is not None and score.correct:
@@ -86,12 +94,14 @@ def main(argv: list[str] | None = None) -> int:
                         what = "other rows"
                     counts[what] += 1
                     rows.append({"id": qid, "db": q.db_name, "category": q.query_category, "outcome": what,
-                                 "written": written, "ran": ran, "changed": ran != written, "error": error})
+                                 "written": written, "ran": ran, "changed": transpiled, "repaired": repaired,
+                                 "error": error})
             finally:
                 for handle in handles.values():
                     handle.close()
             report[key] = {"questions": len(rows), **dict(counts),
                            "changed_by_transpiler": sum(r["changed"] for r in rows),
+                           "repaired": sum(r["repaired"] for r in rows),
                            "errors": Counter((r["error"] or "").split(":")[0] for r in rows if r["outcome"] == "fails")
                            .most_common(8)}
             outcomes[key] = rows
@@ -100,10 +110,11 @@ def main(argv: list[str] | None = None) -> int:
             dbs.stop()
 
     print(f"{'gold SQL of -> run on':<24} {'questions':>9} {'right':>6} {'other rows':>10} {'fails':>6} "
-          f"{'gold fails':>10} {'transpiled':>10}")
+          f"{'gold fails':>10} {'transpiled':>10} {'repaired':>8}")
     for key, rep in report.items():
         print(f"{key:<24} {rep['questions']:>9} {rep.get('right', 0):>6} {rep.get('other rows', 0):>10} "
-              f"{rep.get('fails', 0):>6} {rep.get('gold fails', 0):>10} {rep['changed_by_transpiler']:>10}")
+              f"{rep.get('fails', 0):>6} {rep.get('gold fails', 0):>10} {rep['changed_by_transpiler']:>10} "
+              f"{rep['repaired']:>8}")
         for code, n in rep["errors"]:
             print(f"    {n:4d}  {code}")
         for r in [r for r in outcomes[key] if r["outcome"] == "fails"][: args.show]:

@@ -6,7 +6,8 @@ qualified with the wrong table alias (``T1.name`` where ``name`` is in ``T2``), 
 tables share, or a column of a table the query forgot to join. Each of these has one reading the schema
 allows, which this module finds on the sqlglot syntax tree:
 
-- an unknown table is renamed to the one existing table whose name is close enough;
+- an unknown table is renamed to the one existing table whose name is close enough; on SQLite, a table named
+  with a schema SQLite does not have (``consumer_div.users``, as a PostgreSQL server names it) loses it;
 - a qualified column its table lacks moves to the one table in the same scope that has it, or is renamed
   to the one close column of its table;
 - an unqualified column that several tables in scope have is qualified with the first of them;
@@ -95,16 +96,23 @@ def _select_aliases(scope: Scope) -> set[str]:
     return {e.alias.lower() for e in sel.expressions if isinstance(e, exp.Alias) and e.alias}
 
 
-def _fix_tables(tree: exp.Expression, schema: Schema, changes: list[str]) -> None:
+def _fix_tables(tree: exp.Expression, schema: Schema, changes: list[str], dialect: str) -> None:
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     for table in tree.find_all(exp.Table):
         name = table.name
-        if not name or name.lower() in ctes or schema.has_table(name):
+        if not name or name.lower() in ctes:
             continue
-        best = _closest(name, list(schema.table_names))
-        if best is not None:
+        best = name if schema.has_table(name) else _closest(name, list(schema.table_names))
+        if best is None:
+            continue
+        written = ".".join(p for p in (table.catalog, table.db, name) if p)
+        if (dialect == "sqlite" and table.db and not table.catalog and table.db.lower() not in ("main", "temp")):
+            table.set("db", None)  # consumer_div.users, as a PostgreSQL server names it, where SQLite has users
+        if best != name:
             table.set("this", exp.to_identifier(best))
-            changes.append(f"table {name} -> {best}")
+        now = ".".join(p for p in (table.catalog, table.db, table.name) if p)
+        if now != written:
+            changes.append(f"table {written} -> {now}")
 
 
 def _join_path(schema: Schema, have: list[str], targets: list[Table]) -> tuple[Table, list[Any]] | None:
@@ -287,7 +295,7 @@ def repair_schema_links(sql: str, schema: Schema, dialect: str = "sqlite") -> Re
         return Repair(sql)
     changes: list[str] = []
     try:
-        _fix_tables(tree, schema, changes)
+        _fix_tables(tree, schema, changes, dialect)
         # A joined table can make a column that was unique ambiguous: passes go on until nothing changes.
         for _ in range(3):
             before = len(changes)

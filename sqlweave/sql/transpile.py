@@ -459,6 +459,9 @@ _STRFTIME_FIELDS = {"year": "%Y", "month": "%m", "day": "%d", "hour": "%H", "min
 _NOT_SQLITE = {"now", "curdate", "date_part", "to_char", "date_format", "datediff", "date_trunc", "age", "to_date",
                "year", "month", "day", "extract", "date_add", "date_sub", "dateadd", "getdate", "sysdate"}
 
+#: Formats of TO_DATE / TO_TIMESTAMP (as sqlglot writes them) that SQLite's date() and datetime() read as they are.
+_ISO_FORMATS = {"%Y-%m-%d", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"}
+
 #: Interval units as SQLite's date modifiers name them (a week is seven days, a quarter three months).
 _MODIFIER_UNITS = {"second": ("second", 1), "minute": ("minute", 1), "hour": ("hour", 1), "day": ("day", 1),
                    "week": ("day", 7), "month": ("month", 1), "quarter": ("month", 3), "year": ("year", 1)}
@@ -473,12 +476,14 @@ def _has_double_colon(sql: str) -> bool:
     return any(kind == "DCOLON" for kind, _ in _tokens(sql, "postgres") or [])
 
 
-def _not_sqlite(tree: exp.Expression) -> bool:
-    """Does the tree hold a form SQLite lacks, or reads otherwise than its writer meant?"""
+def _not_sqlite(tree: exp.Expression, *, unless: tuple[type[exp.Expression], ...] = ()) -> bool:
+    """Does the tree hold a form SQLite lacks, or reads otherwise than its writer meant (other than ``unless``)?"""
     for node in tree.walk():
+        if isinstance(node, unless):
+            continue
         if isinstance(node, (exp.ILike, exp.Extract, exp.Interval, exp.DateAdd, exp.DateSub, exp.DateTrunc,
                              exp.TimestampTrunc, exp.Year, exp.Month, exp.Day, exp.ToChar, exp.DateDiff,
-                             exp.UnixToTime)):
+                             exp.UnixToTime, exp.StrToDate, exp.StrToTime)):
             return True
         if isinstance(node, exp.Anonymous) and node.name.lower() in _NOT_SQLITE:
             return True
@@ -520,8 +525,8 @@ def _to_sqlite(sql: str, schema: "Schema | None" = None) -> str:
     ``date(d, '-14 day')`` (``datetime`` for hours, minutes, seconds and ``NOW()``); ``DATE_TRUNC('month', d)``
     becomes ``date(d, 'start of month')``; ``CAST(d AS DATE)``, a number on SQLite, becomes ``date(d)``;
     ``date - date`` becomes the days between them (``julianday``) and ``CURRENT_DATE - 7`` a week ago;
-    ``ILIKE`` becomes ``LIKE``, which ignores case on SQLite, ``x::float`` ``CAST(x AS REAL)`` and
-    ``TO_TIMESTAMP(seconds)`` ``datetime(seconds, 'unixepoch')``;
+    ``ILIKE`` becomes ``LIKE``, which ignores case on SQLite, ``x::float`` ``CAST(x AS REAL)``,
+    ``TO_TIMESTAMP(seconds)`` ``datetime(seconds, 'unixepoch')`` and ``TO_DATE(text, 'YYYY-MM-DD')`` ``date(text)``;
     ``TO_CHAR``, ``DATE_FORMAT``, ``NOW()`` and ``DATEDIFF`` go through sqlglot. SQL with a form none of those
     covers comes back unchanged, for SQLite to report.
 
@@ -544,7 +549,8 @@ def _to_sqlite(sql: str, schema: "Schema | None" = None) -> str:
         except (SqlglotError, ValueError):
             continue
         back = _parse(out, "sqlite")
-        if back is not None and not _not_sqlite(back):
+        # A TO_DATE whose format SQLite cannot read stays, for SQLite's error to name (STR_TO_DATE).
+        if back is not None and not _not_sqlite(back, unless=(exp.StrToDate, exp.StrToTime)):
             return out
     return sql
 
@@ -623,6 +629,13 @@ def _day_number(node: exp.Expression) -> exp.Expression:
 def _sqlite_form(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.ILike):  # SQLite's LIKE already ignores case
         return exp.Like(**node.args)
+    if isinstance(node, (exp.StrToDate, exp.StrToTime)) and not node.args.get("safe"):
+        # TO_DATE(text, 'YYYY-MM-DD'): SQLite's date() reads ISO text; other formats have no SQLite reading
+        fmt = node.args.get("format")
+        if isinstance(fmt, exp.Literal) and fmt.this in _ISO_FORMATS:
+            timed = isinstance(node, exp.StrToTime) or "%H" in fmt.this
+            return _call("datetime" if timed else "date", node.this.copy())
+        return node
     if isinstance(node, exp.UnixToTime) and not node.args.get("scale") and not node.args.get("format"):
         return _call("datetime", node.this.copy(), exp.Literal.string("unixepoch"))  # TO_TIMESTAMP(seconds)
     if isinstance(node, exp.Sub) and _is_date_value(node.this) and _is_date_value(node.expression):

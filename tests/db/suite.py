@@ -109,6 +109,11 @@ FOREIGN_ON_SQLITE: list[tuple[str, str]] = [
      "VALUES ('2019-01-01', 0, 18), ('2020-07-01', 0, 20), ('2020-10-01', 0, 20), ('2021-10-01', 0, 21)"),
     ("SELECT to_timestamp(stamp), extract(HOUR FROM to_timestamp(stamp)) FROM event WHERE id = 1",
      "SELECT '2019-03-14 22:30:00', 22"),
+    # text read as a date with an ISO format (PostgreSQL's TO_DATE, MySQL's STR_TO_DATE)
+    ("SELECT name FROM event WHERE TO_DATE(booked, 'YYYY-MM-DD') >= happened - INTERVAL '14 days' "
+     "AND TO_TIMESTAMP(ended, 'YYYY-MM-DD HH24:MI:SS') > TO_DATE('2020-01-01', 'YYYY-MM-DD') ORDER BY id",
+     "SELECT name FROM event WHERE id IN (2, 3) ORDER BY id"),
+    ("SELECT STR_TO_DATE(booked, '%Y-%m-%d') FROM event WHERE id = 4", "SELECT '2021-11-01'"),
     # date - date is days, date + n is n days later (SQLite alone would do arithmetic on the years)
     ("SELECT ended::date - happened::date, CAST(ended AS TIMESTAMP) - CAST(happened AS TIMESTAMP) FROM event "
      "ORDER BY id", "VALUES (0, 0.9375), (2, 2.75), (1, 1.0520833333333333), (4, 4.833333333333333)"),

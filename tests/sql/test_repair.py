@@ -29,6 +29,9 @@ def schema(singer_db: Path):
     # Ambiguous unqualified column: qualified with the first table that has it.
     ("SELECT Singer_ID FROM singer JOIN singer_in_concert ON singer.Singer_ID = singer_in_concert.Singer_ID",
      "SELECT singer.Singer_ID FROM singer JOIN singer_in_concert ON singer.Singer_ID = singer_in_concert.Singer_ID"),
+    # A PostgreSQL schema that SQLite does not have (the table exists under its own name), also misspelt.
+    ("SELECT s.Name FROM music.singer AS s JOIN music.concerts AS c ON s.Singer_ID = c.concert_ID",
+     "SELECT s.Name FROM singer AS s JOIN concert AS c ON s.Singer_ID = c.concert_ID"),
 ])
 def test_repairs(schema, sql: str, expected: str) -> None:
     fixed = repair_schema_links(sql, schema)
@@ -48,6 +51,7 @@ def test_missing_table_is_joined_along_foreign_keys(schema) -> None:
     "SELECT count(*) AS c FROM singer GROUP BY Country ORDER BY c",  # select alias, not a column
     "SELECT loc FROM stadium",                                   # too far from any column: no guess
     "SELECT FROM WHERE",                                         # does not parse: returned unchanged
+    "SELECT Name FROM main.singer",                              # SQLite's own name for the database
 ])
 def test_leaves_alone(schema, sql: str) -> None:
     fixed = repair_schema_links(sql, schema)
@@ -95,3 +99,9 @@ def test_rules_do_not_fail_on_broken_names(schema) -> None:
                 "SELECT count(*) FROM (SELECT Name FROM singr) AS sub GROUP BY sub.Nme",
                 "WITH c AS (SELECT Name FROM singer) SELECT c.Age FROM c JOIN concert ON c.id = concert.x"]:
         assert repair_schema_links(sql, schema).sql
+
+
+def test_schemas_are_dropped_on_sqlite_only(schema) -> None:
+    sql = "SELECT Name FROM music.singer"
+    assert repair_schema_links(sql, schema).changes == ["table music.singer -> singer"]
+    assert not repair_schema_links(sql, schema, "postgres").changed  # a real schema on a server: not guessed
