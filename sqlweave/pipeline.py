@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, r
 from .errors import ConfigurationError, PipelineError, SqlweaveError
 from .llm.base import LLM, Completion, GenerationOptions, Message, Usage
 from .resources import Resources, shared_resources
+from .sql.quiet import reading_untrusted_text
 
 if TYPE_CHECKING:
     from .db.connection import Database, QueryResult
@@ -373,7 +374,8 @@ def _run_stage(stage: Stage, state: State, on_stage: StageCallback | None) -> No
     start = time.perf_counter()
     error: SqlweaveError | None = None
     try:
-        stage(state)
+        with reading_untrusted_text():  # a model's prose tried as SQL is not echoed by sqlglot on stderr
+            stage(state)
     except SqlweaveError as err:
         error = err
     entry = TraceEntry(stage.name, time.perf_counter() - start, tuple(state._calls), dict(state._notes),

@@ -35,6 +35,7 @@ from ..errors import (
     SqlweaveError,
 )
 from ..sql.classify import ensure_read_only
+from ..sql.quiet import reading_untrusted_text
 from .diagnose import diagnose, first_line
 
 if TYPE_CHECKING:
@@ -292,6 +293,10 @@ class Database:
             QueryTimeoutError: the query ran past ``timeout_s`` and was interrupted.
             ExecutionError: the database rejected the query.
         """
+        with reading_untrusted_text():  # the SQL's own text is not echoed by sqlglot on stderr
+            return self._execute(sql, timeout_s=timeout_s, max_rows=max_rows)
+
+    def _execute(self, sql: str, *, timeout_s: float | None, max_rows: int | None) -> QueryResult:
         original = sql
         ensure_read_only(sql, self.dialect)
         if self.dialect in ("postgres", "duckdb") and (self._schema is not None or _MAY_NEED_SCHEMA.search(sql)):
