@@ -258,6 +258,22 @@ def _compared_text(eq: exp.EQ) -> tuple[exp.Column, str] | None:
     return None
 
 
+def _only_holder(table: Table, column: str, text: str, holds: Holds) -> str | None:
+    """The one text column of ``table`` other than ``column`` that holds ``text``; None when none does, when two
+    do, or when ``holds`` cannot tell for one of them (the column found might not be the only one)."""
+    found: list[str] = []
+    for other in table.columns:
+        if other.is_text and other.name.lower() != column.lower():
+            held = holds(table.name, other.name, text)
+            if held is None:
+                return None
+            if held:
+                found.append(other.name)
+                if len(found) > 1:
+                    return None
+    return found[0] if found else None
+
+
 def relink_values(sql: str, schema: Schema, holds: Holds, dialect: str = "sqlite") -> Rewrite:
     """``sql`` with each ``column = 'text'`` whose column holds no such text compared with the one other text
     column of the same table that does (see the module docstring). ``holds`` answers from the database.
@@ -291,14 +307,12 @@ which holds it, instead of region, which does not"])
                 table = sel.tables[alias]
                 if holds(table.name, col.name, text) is not False:
                     continue
-                others = [c.name for c in table.columns
-                          if c.is_text and c.name.lower() != col.name.lower() and holds(table.name, c.name, text)]
-                if len(others) != 1:
-                    continue
-                was = col.name
-                col.set("this", exp.to_identifier(others[0], quoted=col.this.quoted))
-                changes.append(f"compared {text!r} with {table.name}.{others[0]}, which holds it, instead of "
-                               f"{was}, which does not")
+                holder = _only_holder(table, col.name, text, holds)
+                if holder is not None:
+                    was = col.name
+                    col.set("this", exp.to_identifier(holder, quoted=col.this.quoted))
+                    changes.append(f"compared {text!r} with {table.name}.{holder}, which holds it, instead of "
+                                   f"{was}, which does not")
         if not changes:
             return Rewrite(sql)
         return Rewrite(tree.sql(dialect=dialect), changes)

@@ -21,6 +21,7 @@ for questions in English: the rule reads the question's words against the schema
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -35,25 +36,35 @@ from .candidate import Attempt, adopt, attempt, current_attempt
 if TYPE_CHECKING:
     from ..db.connection import Database
 
-#: Seconds one "does this column hold this text?" probe may take; a probe that runs out counts as "cannot tell".
+#: Seconds one "does this column hold this text?" probe may take, and all the probes for one answer together;
+#: past either, the answer is "cannot tell" (a wide table of many rows costs no more than this).
 PROBE_TIMEOUT_S = 2.0
+PROBE_BUDGET_S = 4.0
 
 
-def value_probe(db: "Database") -> Holds:
+def value_probe(db: "Database", *, budget_s: float = PROBE_BUDGET_S) -> Holds:
     """``holds(table, column, value)`` answered by the database, one ``LIMIT 1`` query per question asked.
 
-    An error (a column that cannot hold text, an access policy, the time limit) means "cannot tell"."""
+    An error (a column that cannot hold text, an access policy, the time limit) means "cannot tell", and so does
+    every question once the probes have taken ``budget_s`` seconds in all."""
     seen: dict[tuple[str, str, str], bool | None] = {}
+    spent = 0.0
 
     def holds(table: str, column: str, value: str) -> bool | None:
+        nonlocal spent
         key = (table, column, value)
         if key not in seen:
+            if spent >= budget_s:
+                return None
             text = exp.Literal.string(value).sql(dialect=db.dialect)
             sql = f"SELECT 1 FROM {db.quote(table)} WHERE {db.quote(column)} = {text} LIMIT 1"
+            start = time.perf_counter()
             try:
-                seen[key] = bool(db.trusted_read(sql, timeout_s=min(PROBE_TIMEOUT_S, db.timeout_s), max_rows=1).rows)
+                limit = min(PROBE_TIMEOUT_S, db.timeout_s, budget_s - spent)
+                seen[key] = bool(db.trusted_read(sql, timeout_s=limit, max_rows=1).rows)
             except SqlweaveError:
                 seen[key] = None
+            spent += time.perf_counter() - start
         return seen[key]
 
     return holds

@@ -236,3 +236,18 @@ def test_a_database_that_cannot_tell_changes_nothing(db) -> None:
 
     assert not relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), unsure).changed
     assert asked == [("singer", "Name", "France")]  # nothing is probed further once the first answer is unsure
+
+
+def test_probes_stop_at_their_budget(db) -> None:
+    assert value_probe(db)("singer", "Country", "France") is True
+    spent = value_probe(db, budget_s=0.0)
+    assert spent("singer", "Country", "France") is None  # no time left: cannot tell, and nothing is asked
+    assert not relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), spent).changed
+
+
+def test_a_column_that_cannot_be_told_stops_the_relink(db) -> None:
+    answers = {("singer", "Name", "France"): False, ("singer", "Country", "France"): True}
+    holds = lambda t, c, v: answers.get((t, c, v))  # noqa: E731 - every other column: cannot tell
+    assert not relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), holds).changed
+    answers.update({("singer", c, "France"): False for c in ("Song_Name", "Song_release_year", "Is_male")})
+    assert relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), holds).changed
