@@ -167,6 +167,8 @@ def _show_answer(answer: Answer, *, as_json: bool, trace: bool, as_csv: bool = F
         console.print(display.result_table(answer.result))
         if answer.confidence is not None:
             _say(f"confidence {answer.confidence:.0%}", style="dim")
+    for caution in answer.cautions:
+        _say(f"Caution: {caution}", style="yellow")
 
 
 def _show_readings(answer: Answer) -> None:

@@ -193,6 +193,9 @@ class AskResult(QueryRows):
     unsure: bool = Field(False, description="The confidence is below the min_confidence asked for; see readings.")
     readings: list[Reading] = Field(default_factory=list,
                                     description="When unsure: the leading readings of the question, the answer's first.")
+    cautions: list[str] = Field(default_factory=list,
+                                description="What to check before trusting the rows, e.g. a sum that a join counts "
+                                            "more than once (fan-out).")
 
 
 # --- the tools, without a transport ----------------------------------------------------------
@@ -316,7 +319,7 @@ class SqlweaveTools:
                     for r in answer.readings]
         return AskResult(database=database, question=question, sql=answer.sql, confidence=answer.confidence,
                          agreement=answer.agreement, unsure=answer.unsure, readings=readings,
-                         **self._rows(answer.result))
+                         cautions=list(answer.cautions), **self._rows(answer.result))
 
     def warm_up(self) -> None:
         """Load the embedded model now (under the model lock), so the first ``ask`` does not wait for it."""

@@ -310,6 +310,7 @@ class Answer:
     agreement: float | None = None
     unsure: bool = False
     readings: tuple[Reading, ...] = ()
+    cautions: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -359,6 +360,7 @@ class Answer:
             "agreement": self.agreement,
             "unsure": self.unsure,
             "readings": [r.as_dict() for r in self.readings],
+            "cautions": list(self.cautions),
             "builds_on": self.builds_on,
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,
@@ -432,6 +434,7 @@ class Pipeline:
         """
         from .confidence import estimate
         from .knowledge import knowledge_for
+        from .sql.fanout import fan_outs
 
         if min_confidence is not None and (isinstance(min_confidence, bool) or not 0.0 <= min_confidence <= 1.0):
             raise ConfigurationError(f"min_confidence must be a number between 0 and 1, not {min_confidence!r}",
@@ -454,8 +457,11 @@ class Pipeline:
                 _run_stage(self.when_unsure, state, on_stage)
             if not state.readings and state.sql is not None and state.result is not None:
                 state.readings = [Reading(state.sql, state.result, 1.0)]
+        cautions: tuple[str, ...] = ()
+        if state.error is None and state.sql is not None:
+            cautions = tuple(fan_outs(state.sql, full, db.dialect))
         return Answer(question, state.sql, state.result, tuple(state.trace), state.error, state.confidence,
-                      agreement=state.agreement, unsure=unsure, readings=tuple(state.readings))
+                      agreement=state.agreement, unsure=unsure, readings=tuple(state.readings), cautions=cautions)
 
     def _index(self, name: str) -> int:
         for i, s in enumerate(self.stages):

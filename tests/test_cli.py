@@ -138,3 +138,21 @@ def test_ask_with_knowledge_file_and_evidence(singer_db: Path, tmp_path: Path, m
     knowledge.write_text("tables: [unclosed\n", encoding="utf-8")
     r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "k-fake", "--knowledge", str(knowledge), "q"])
     assert r.exit_code == 2 and "Traceback" not in r.output and prompts[-1] == prompt
+
+
+def test_ask_prints_a_fan_out_caution_literally(monkeypatch) -> None:
+    from sqlweave.db.demo import demo_database_path
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.llm.registry import BACKENDS
+
+    alias = '"p[red]<b>\x1b"'  # markup, HTML and an escape byte in the model's own alias
+    sql = f"SELECT SUM({alias}.price) FROM products AS {alias} JOIN order_items AS i ON i.product_id = {alias}.product_id"
+    monkeypatch.setitem(BACKENDS, "fanned", lambda arg, **kw: FakeLLM(responder=lambda m, o: sql))
+    r = runner.invoke(app, ["ask", "--db", str(demo_database_path()), "--model", "fanned", "--no-cache",
+                            "What is the price of the products of all order items?"], env={"COLUMNS": "400"})
+    assert r.exit_code == 0, r.output
+    assert "Caution: SUM(" in r.stdout and "(fan-out)" in r.stdout
+    assert 'p[red]<b>\\x1b"' in r.stdout and "\x1b" not in r.stdout  # literal, the escape byte made visible
+    r = runner.invoke(app, ["ask", "--db", str(demo_database_path()), "--model", "fanned", "--no-cache", "--json",
+                            "What is the price of the products of all order items?"])
+    assert json.loads(r.stdout)["cautions"][0].startswith("SUM(")

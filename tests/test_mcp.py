@@ -231,6 +231,20 @@ def test_ask_below_min_confidence_returns_the_leading_readings() -> None:
     assert "min_confidence" in schema["properties"] and "min_confidence" not in schema.get("required", [])
 
 
+def test_ask_carries_a_fan_out_caution() -> None:
+    fanned = "SELECT SUM(p.price) FROM products AS p JOIN order_items AS i ON i.product_id = p.product_id"
+    llm = FakeLLM(responder=lambda messages, options: fanned)
+
+    async def go() -> dict[str, Any]:
+        async with connected(shop_server(llm)) as client:
+            return await call(client, "ask", database="shop", question="Price of the products of all order items?")
+
+    answer = data(run_async(go))
+    assert answer["sql"] == fanned and answer["rows"][0][0] > 0
+    [caution] = answer["cautions"]
+    assert caution.startswith("SUM(p.price) counts each products row once per order_items row joined to it")
+
+
 def test_failed_ask_is_a_tool_error_with_code_message_and_hint() -> None:
     llm = FakeLLM(responder=lambda messages, options: "I would rather not say.")
 

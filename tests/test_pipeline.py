@@ -211,3 +211,25 @@ def test_best_is_default_voting_on_more_answers() -> None:
     assert best.stages[:-1] == default.stages[:-1]
     assert (best.stages[-1].name, best.stages[-1].only_below) == ("vote_if_unsure", 0.8)
     assert default.stages[-1].only_below == 0.6
+
+
+FANNED = ("SELECT SUM(p.price) FROM products AS p JOIN order_items AS i ON i.product_id = p.product_id")
+
+
+def test_an_answer_that_a_join_counts_twice_carries_a_caution() -> None:
+    from sqlweave.db.demo import demo_database_path
+
+    db = Database.open(demo_database_path())
+    try:
+        answer = build_pipeline("default").run("What is the price of the products of all order items?", db, FakeLLM([FANNED]))
+        assert answer.ok and answer.sql == FANNED
+        assert answer.cautions == ("SUM(p.price) counts each products row once per order_items row joined to it "
+                                   "(fan-out): aggregate products before the join, or keep the join as a filter "
+                                   "(p.product_id IN (SELECT product_id FROM order_items))",)
+        assert answer.as_dict()["cautions"] == list(answer.cautions)
+        clean = build_pipeline("default").run("How many products?", db, FakeLLM(["SELECT count(*) FROM products"]))
+        assert clean.cautions == () and clean.as_dict()["cautions"] == []
+        failed = build_pipeline("zero-shot").run("Sum?", db, FakeLLM([FANNED.replace("p.price", "p.nothing")]))
+        assert not failed.ok and failed.cautions == ()  # an answer that failed has nothing to caution about
+    finally:
+        db.close()

@@ -471,6 +471,7 @@ class ServerState:
             "readings": [{"sql": well_formed(g.sql), "columns": [well_formed(str(c)) for c in g.result.columns],
                           "rows": rows_out(g.result), "truncated": bool(g.result.truncated),
                           "share": round(g.share, 3)} for g in answer.readings],
+            "cautions": [well_formed(c) for c in answer.cautions],
             "builds_on": builds_on,
             "conversation_id": conversation_id,
             "turn": turn,

@@ -168,6 +168,9 @@ class AnswerOut(_Response):
     unsure: bool = Field(False, description="The confidence is below the min_confidence asked for.")
     readings: list[ReadingOut] = Field(default_factory=list,
                                        description="When unsure: the leading readings, the answer's own first.")
+    cautions: list[str] = Field(default_factory=list,
+                                description="What to check before trusting the rows, e.g. a sum that a join counts "
+                                            "more than once (fan-out). Text that holds the model's SQL.")
     builds_on: int | None
     conversation_id: str | None
     turn: int | None

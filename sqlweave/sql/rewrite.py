@@ -45,15 +45,16 @@ False
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterator
+from typing import Callable
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
-from sqlglot.optimizer.scope import Scope, traverse_scope
+from sqlglot.optimizer.scope import Scope
 
 from ..db.schema import Schema, Table
 from ..errors import SqlweaveError
 from .repair import Repair
+from .scopes import SelectScope, readable_selects
 from .validate import parse_one
 
 #: Columns whose grouping stands for their row's entity (a person's name, a film's title).
@@ -66,10 +67,6 @@ Holds = Callable[[str, str, str], "bool | None"]
 
 #: The rewritten SQL (the input unchanged when no rule applied) and what changed: the shape repairs have.
 Rewrite = Repair
-
-
-class _Unreadable(Exception):
-    """A column whose table cannot be told for sure: the rule leaves the query alone."""
 
 
 def _singular(word: str) -> str:
@@ -88,50 +85,6 @@ def _mentioned(table: str, question: str) -> bool:
     spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", table)
     parts = [_singular(p) for p in _WORD.findall(spaced)]
     return bool(parts) and all(p in words for p in parts)
-
-
-class _Select:
-    """One SELECT's tables by alias, and which alias each of its own columns belongs to."""
-
-    def __init__(self, scope: Scope, schema: Schema) -> None:
-        self.scope = scope
-        assert isinstance(scope.expression, exp.Select)
-        self.node: exp.Select = scope.expression
-        self.tables: dict[str, Table] = {}
-        self.written: dict[str, exp.Table] = {}  # each alias's table as the query writes it
-        for alias, source in scope.sources.items():
-            if isinstance(source, exp.Table) and schema.has_table(source.name):
-                self.tables[alias.lower()] = schema.table(source.name)
-                self.written[alias.lower()] = source
-        outputs = {e.alias_or_name.lower() for e in self.node.expressions}
-        self.owner: dict[int, str | None] = {}
-        for col in scope.columns:
-            self.owner[id(col)] = self._owner(col, outputs)
-
-    def _owner(self, col: exp.Column, outputs: set[str]) -> str | None:
-        if col.table:
-            if col.table.lower() not in self.tables:
-                raise _Unreadable(col.sql())
-            return col.table.lower()
-        having = [a for a, t in self.tables.items() if t.has_column(col.name)]
-        if len(having) == 1:
-            return having[0]
-        if not having and col.name.lower() in outputs:
-            return None  # an output alias (ORDER BY total)
-        raise _Unreadable(col.sql())
-
-    def columns_of(self, alias: str) -> list[exp.Column]:
-        return [c for c in self.scope.columns if self.owner.get(id(c)) == alias]
-
-
-def _readable_selects(tree: exp.Expression, schema: Schema) -> Iterator[_Select]:
-    """Each SELECT of ``tree`` (subqueries included) whose every column's table can be told for sure."""
-    for scope in traverse_scope(tree):
-        if isinstance(scope.expression, exp.Select):
-            try:
-                yield _Select(scope, schema)
-            except _Unreadable:
-                continue
 
 
 def _plain_joins(select: exp.Select) -> list[exp.Join] | None:
@@ -159,7 +112,7 @@ def _outside_aliases(tree: exp.Expression, scope: Scope) -> set[str]:
     return {c.table.lower() for c in tree.find_all(exp.Column) if c.table and id(c) not in own}
 
 
-def _drop_join(tree: exp.Expression, sel: _Select, question: str) -> str | None:
+def _drop_join(tree: exp.Expression, sel: SelectScope, question: str) -> str | None:
     node = sel.node
     joins = _plain_joins(node)
     if joins is None or node.find(exp.Count) or (node.find(exp.AggFunc) and node.args.get("group")):
@@ -192,7 +145,7 @@ def _drop_join(tree: exp.Expression, sel: _Select, question: str) -> str | None:
     return None
 
 
-def _group_by_key(sel: _Select) -> str | None:
+def _group_by_key(sel: SelectScope) -> str | None:
     node = sel.node
     group = node.args.get("group")
     joins = node.args.get("joins")
@@ -231,7 +184,7 @@ def rewrite_query(sql: str, schema: Schema, question: str, dialect: str = "sqlit
         tree = parse_one(sql, dialect)
         changes: list[str] = []
         dropped = False
-        for sel in _readable_selects(tree, schema):
+        for sel in readable_selects(tree, schema):
             if drop_joins and not dropped:
                 change = _drop_join(tree, sel, question)
                 if change:
@@ -294,7 +247,7 @@ which holds it, instead of region, which does not"])
     try:
         tree = parse_one(sql, dialect)
         changes: list[str] = []
-        for sel in _readable_selects(tree, schema):
+        for sel in readable_selects(tree, schema):
             own = {id(c) for c in sel.scope.columns}
             for eq in list(sel.node.find_all(exp.EQ)):
                 found = _compared_text(eq)

@@ -930,6 +930,8 @@ function clearAnswer() {
   $("result").hidden = true;
   $("readings").hidden = true;
   $("readings-list").replaceChildren();
+  $("cautions").hidden = true;
+  $("cautions").replaceChildren();
   $("correction").hidden = true;
   $("feedback-status").textContent = "";
   $("feedback-status").className = "muted";
@@ -961,6 +963,7 @@ function showAnswer(a) {
     meta.appendChild(c);
   }
   showReadings(a);
+  showCautions(a);
   const t = a.timings || {};
   if (t.total_s !== undefined && t.total_s !== null) {
     const parts = [`${Number(t.total_s).toFixed(2)} s`];
@@ -981,6 +984,19 @@ function showAnswer(a) {
 // --------------------------------------------------------------------------------------------
 // The SQL panel: highlighted view, editor, run, explain
 // --------------------------------------------------------------------------------------------
+
+/** What to check before trusting the rows (a sum a join counts more than once): text that holds the model's SQL. */
+function showCautions(a) {
+  const list = $("cautions");
+  list.replaceChildren();
+  const cautions = Array.isArray(a.cautions) && !a.error ? a.cautions : [];
+  for (const c of cautions) {
+    const item = plain("li", "caution", "Caution: ");
+    item.appendChild(el("span", "", c));
+    list.appendChild(item);
+  }
+  list.hidden = cautions.length === 0;
+}
 
 /** An unsure answer: say so and show each leading reading (its SQL, first rows, and a button to use it). */
 function showReadings(a) {

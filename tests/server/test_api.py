@@ -231,6 +231,18 @@ def test_ask_below_min_confidence_is_unsure_with_readings_as_data(make):
         assert client.post("/api/ask", json=ask | {"min_confidence": bad}).status_code == 422
 
 
+def test_ask_reports_a_fan_out_caution(make):
+    fanned = ('SELECT SUM("<p>".price) FROM products AS "<p>" JOIN order_items AS i '
+              'ON i.product_id = "<p>".product_id')
+    client, _, _ = make(llm=FakeLLM(responder=lambda messages, options: fanned))
+    a = client.post("/api/ask", json={"database": "shop", "question": "Price of the products of all order items?"}).json()
+    assert a["error"] is None and a["rows"][0][0] > 0
+    [caution] = a["cautions"]
+    assert caution.startswith('SUM("<p>".price) counts each products row once per order_items row') and "(fan-out)" in caution
+    plain = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?"}).json()
+    assert plain["cautions"] == []
+
+
 def test_ask_with_a_preset_and_an_unknown_preset(make):
     client, llm, _ = make()
     r = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?",

@@ -638,6 +638,7 @@ def test_confidence_is_shown_with_every_answer(shop: LiveServer, open_page) -> N
     assert 0 < confidence < 1
     expect(page.locator("#answer-meta .confidence")).to_have_text(f"confidence {round(confidence * 100)}%")
     expect(page.locator("#readings")).to_be_hidden()
+    expect(page.locator("#cautions")).to_be_hidden()
     w.assert_clean()
 
 
@@ -681,6 +682,34 @@ def test_an_unsure_answer_shows_its_readings_as_text(shop: LiveServer, open_page
     assert page.locator("#readings img").count() == 0
     readings.nth(1).locator("button.use-reading").click()
     assert w.cells() == [hostile]
+    w.assert_clean()
+
+
+def test_cautions_show_as_text_and_go_with_the_answer(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    hostile = "<img src=x onerror=alert(1)>"
+
+    def cautioned(route: Any) -> None:
+        resp = route.fetch()
+        lines = []
+        for line in resp.text().splitlines():
+            if line.startswith("data:") and '"answer_id"' in line:
+                a = json.loads(line[5:])
+                a["cautions"] = [f"SUM({hostile}.price) counts each products row once per order_items row (fan-out)"]
+                line = "data: " + json.dumps(a)
+            lines.append(line)
+        route.fulfill(response=resp, body="\n".join(lines) + "\n")
+
+    page.route("**/api/ask/stream", cautioned)
+    w.ask("How many customers are there?")
+    expect(page.locator("#cautions")).to_be_visible()
+    expect(page.locator("#cautions .caution")).to_have_count(1)
+    expect(page.locator("#cautions .caution")).to_contain_text(f"Caution: SUM({hostile}.price)")  # shown as text
+    assert page.locator("#cautions img").count() == 0
+    page.unroute("**/api/ask/stream")
+    w.ask("How many products are there?")
+    expect(page.locator("#cautions")).to_be_hidden()
     w.assert_clean()
 
 
