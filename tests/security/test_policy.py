@@ -454,3 +454,15 @@ def test_the_example_pool_never_learns_a_hidden_name(tenant_files: dict[str, Pat
     assert user_examples() == []
     add_example(db, "How many orders are there?", "SELECT COUNT(*) FROM orders")
     assert [e.sql for e in user_examples()] == ["SELECT COUNT(*) FROM orders"]
+
+
+def test_value_relinking_never_reads_other_tenants_rows(tenant_files: dict[str, Path]) -> None:
+    # 'GLOBEX Zed' is a user of the other tenant: a probe of the whole users table would find it in users.name
+    # and the trace would say so. Row-filtered tables are never probed, so nothing is relinked or told.
+    llm = FakeLLM(responder=lambda m, o: "SELECT id FROM users WHERE email = 'GLOBEX Zed'")
+    engine = sqlweave.connect(tenant_files["sqlite"], llm=llm, policy=POLICY)
+    answer = engine.ask("Which user is GLOBEX Zed?", params=TENANT)
+    assert answer.sql == "SELECT id FROM users WHERE email = 'GLOBEX Zed'" and answer.result.rows == ()
+    rewrite = next(e for e in answer.trace if e.stage == "rewrite")
+    assert rewrite.notes == {"changes": [], "changed": False}
+    assert "users.name" not in json.dumps([e.as_dict() for e in answer.trace])
