@@ -319,12 +319,21 @@ def run_sql(
     raw_csv: bool = RawCsvOption,
     policy: Optional[Path] = PolicyOption,
     param: list[str] = ParamOption,
+    read: Optional[str] = typer.Option(
+        None, "--read", help="The dialect the SQL is written in, when not the database's (postgres, mysql, sqlite, "
+        "duckdb, tsql, ...): it is translated first, and what ran is shown."),
 ) -> None:
     """Run your own SQL with the same safety checks (read-only, time limit, row cap, access policy)."""
+    from .sql.transpile import from_dialect
+
     with _errors():
-        result = _open_database(db, timeout=timeout, max_rows=max_rows, policy=policy, params=param).execute(query)
+        database = _open_database(db, timeout=timeout, max_rows=max_rows, policy=policy, params=param)
+        ran = from_dialect(query, read, database.dialect, schema=database.schema())
+        if ran != query and not (as_json or as_csv or raw_csv):
+            _say(f"ran as: {ran}", style="dim", err=True)
+        result = database.execute(ran)
         if as_json:
-            sys.stdout.write(json.dumps({"columns": result.columns, "rows": result.rows,
+            sys.stdout.write(json.dumps({"sql": ran, "columns": result.columns, "rows": result.rows,
                                          "truncated": result.truncated}, default=_json_default) + "\n")
         elif as_csv or raw_csv:
             _write_csv(result, raw=raw_csv)

@@ -70,6 +70,7 @@ from .engine import Engine
 from .errors import ConfigurationError, MissingDependencyError, SqlweaveError
 from .llm.base import LLM
 from .pipeline import Pipeline
+from .sql.transpile import from_dialect
 
 logger = logging.getLogger("sqlweave.mcp")
 
@@ -296,11 +297,13 @@ class SqlweaveTools:
             "elapsed_s": round(result.elapsed_s, 4),
         }
 
-    def run_sql(self, database: str, sql: str) -> QueryRows:
-        """Run one read-only statement (anything else raises ``RefusedStatementError`` and nothing runs)."""
+    def run_sql(self, database: str, sql: str, read: str | None = None) -> QueryRows:
+        """Run one read-only statement (anything else raises ``RefusedStatementError`` and nothing runs); ``read``
+        names the dialect it is written in when not the database's (it is translated first)."""
         db = self.database(database)
-        result = db.execute(sql, max_rows=min(self.max_rows, db.max_rows))
-        return QueryRows(database=database, sql=sql, **self._rows(result))
+        ran = from_dialect(sql, read, db.dialect, schema=db.schema())
+        result = db.execute(ran, max_rows=min(self.max_rows, db.max_rows))
+        return QueryRows(database=database, sql=ran, **self._rows(result))
 
     def ask(self, database: str, question: str, min_confidence: float | None = None) -> AskResult:
         """Answer ``question`` on ``database`` with the pipeline; a failure raises its typed error.
@@ -417,6 +420,9 @@ def build_server(
         "leading readings of the question are returned.")]
     Sql = Annotated[str, Field(description="One read-only SQL statement (SELECT or WITH ... SELECT) in the "
                                            "database's dialect.", max_length=MAX_SQL_CHARS)]
+    Read = Annotated[str | None, Field(
+        None, max_length=40, description="The dialect the SQL is written in, when not the database's (postgres, "
+        "mysql, sqlite, duckdb, ...): it is translated first, and the result's sql is what ran.")]
 
     async def list_databases() -> Annotated[CallToolResult, DatabaseList]:
         return await call(tools.list_databases)
@@ -428,8 +434,8 @@ def build_server(
                   min_confidence: MinConfidence = None) -> Annotated[CallToolResult, AskResult]:
         return await call(lambda: tools.ask(database, question, min_confidence), database=database, question=question)
 
-    async def run_sql(database: Database_, sql: Sql) -> Annotated[CallToolResult, QueryRows]:
-        return await call(lambda: tools.run_sql(database, sql), database=database)
+    async def run_sql(database: Database_, sql: Sql, read: Read = None) -> Annotated[CallToolResult, QueryRows]:
+        return await call(lambda: tools.run_sql(database, sql, read), database=database)
 
     warming = threading.Event()
 

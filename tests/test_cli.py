@@ -156,3 +156,20 @@ def test_ask_prints_a_fan_out_caution_literally(monkeypatch) -> None:
     r = runner.invoke(app, ["ask", "--db", str(demo_database_path()), "--model", "fanned", "--no-cache", "--json",
                             "What is the price of the products of all order items?"])
     assert json.loads(r.stdout)["cautions"][0].startswith("SUM(")
+
+
+def test_sql_read_translates_another_dialect_first(singer_db: Path) -> None:
+    query = "SELECT name FROM singer WHERE name ILIKE '%JOE%' AND age::int > 40"
+    r = runner.invoke(app, ["sql", "--db", str(singer_db), query])
+    assert r.exit_code == 2  # SQLite has no ILIKE and no :: cast
+    r = runner.invoke(app, ["sql", "--db", str(singer_db), "--read", "postgres", query, "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert out["rows"] == [["Joe Sharp"]] and "ILIKE" not in out["sql"] and "::" not in out["sql"]
+    r = runner.invoke(app, ["sql", "--db", str(singer_db), "--read", "postgres", query])
+    assert r.exit_code == 0 and "Joe Sharp" in r.stdout and "ran as: SELECT" in r.output
+    r = runner.invoke(app, ["sql", "--db", str(singer_db), "--read", "klingon", query])
+    assert r.exit_code == 2 and "unknown SQL dialect 'klingon'" in r.output and "Traceback" not in r.output
+    before = file_digest(singer_db)
+    r = runner.invoke(app, ["sql", "--db", str(singer_db), "--read", "postgres", "DROP TABLE singer"])
+    assert r.exit_code == 2 and "not allowed" in r.output and file_digest(singer_db) == before  # still refused

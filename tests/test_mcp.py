@@ -231,6 +231,16 @@ def test_ask_below_min_confidence_returns_the_leading_readings() -> None:
     assert "min_confidence" in schema["properties"] and "min_confidence" not in schema.get("required", [])
 
 
+def test_run_sql_translates_a_named_dialect() -> None:
+    async def go() -> dict[str, Any]:
+        async with connected(shop_server(FakeLLM())) as client:
+            return await call(client, "run_sql", database="shop", read="postgres",
+                              sql="SELECT name FROM products WHERE name ILIKE 'COOK%' AND price::int > 0")
+
+    answer = data(run_async(go))
+    assert answer["rows"] == [["Cookbook"]] and "ILIKE" not in answer["sql"] and "::" not in answer["sql"]
+
+
 def test_ask_carries_a_fan_out_caution() -> None:
     fanned = "SELECT SUM(p.price) FROM products AS p JOIN order_items AS i ON i.product_id = p.product_id"
     llm = FakeLLM(responder=lambda messages, options: fanned)

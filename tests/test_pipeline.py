@@ -233,3 +233,11 @@ def test_an_answer_that_a_join_counts_twice_carries_a_caution() -> None:
         assert not failed.ok and failed.cautions == ()  # an answer that failed has nothing to caution about
     finally:
         db.close()
+
+
+def test_engine_execute_reads_another_dialect(singer_db: Path) -> None:
+    engine = sqlweave.connect(singer_db, llm=FakeLLM())
+    result = engine.execute("SELECT name FROM singer WHERE EXTRACT(YEAR FROM '2014-05-01') = 2014 AND age::int > 50",
+                            read="postgres")
+    assert result.rows == (("Joe Sharp",),) and "EXTRACT" not in result.sql
+    engine.close()

@@ -40,6 +40,7 @@ from ..llm.base import LLM, Message
 from ..logs import log_event
 from ..pipeline import Answer, Pipeline, PriorTurn, TraceEntry
 from ..presets import build_pipeline
+from ..sql.transpile import from_dialect
 from ..text import well_formed
 from . import models as m
 from .errors import (
@@ -686,14 +687,15 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
     # --- your own SQL ---
 
-    def run_sql(name: str, sql: str, tenant: Tenant | None) -> QueryResult:
-        return state.database(name, tenant).execute(state.check_sql(sql))
+    def run_sql(name: str, sql: str, tenant: Tenant | None, read: str | None = None) -> QueryResult:
+        db = state.database(name, tenant)
+        return db.execute(from_dialect(state.check_sql(sql), read, db.dialect, schema=db.schema()))
 
     @app.post("/api/sql", response_model=m.SqlOut, tags=["sql"], responses=_ERRORS)
     async def sql(body: m.SqlIn, request: Request) -> dict[str, Any]:
-        result = await run_in_threadpool(run_sql, body.database, body.sql, _tenant(request))
-        return {"columns": [well_formed(str(c)) for c in result.columns], "rows": rows_out(result),
-                "row_count": result.row_count, "truncated": result.truncated,
+        result = await run_in_threadpool(run_sql, body.database, body.sql, _tenant(request), body.read)
+        return {"sql": well_formed(result.sql), "columns": [well_formed(str(c)) for c in result.columns],
+                "rows": rows_out(result), "row_count": result.row_count, "truncated": result.truncated,
                 "elapsed_s": round(result.elapsed_s, 4), "chart": chart_out(result)}
 
     @app.post("/api/sql/csv", tags=["sql"], response_class=Response, responses={
@@ -702,7 +704,7 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
     async def sql_csv(body: m.CsvIn, request: Request) -> Response:
         from ..export import to_csv
 
-        result = await run_in_threadpool(run_sql, body.database, body.sql, _tenant(request))
+        result = await run_in_threadpool(run_sql, body.database, body.sql, _tenant(request), body.read)
         text = to_csv(result.columns, result.rows, raw=body.raw)
         return Response(text.encode("utf-8"), media_type="text/csv; charset=utf-8", headers={
             "Content-Disposition": f'attachment; filename="{_filename(body.database)}.csv"',

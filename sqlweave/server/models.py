@@ -43,6 +43,8 @@ class AskIn(_Request):
 class SqlIn(_Request):
     database: str = _database()
     sql: str = Field(..., min_length=1, max_length=100_000)
+    read: str | None = Field(None, max_length=40, description="The dialect the SQL is written in, when not the "
+                             "database's (postgres, mysql, sqlite, duckdb, ...): it is translated first.")
 
 
 class CsvIn(SqlIn):
@@ -181,6 +183,7 @@ class AnswerOut(_Response):
 
 
 class SqlOut(_Response):
+    sql: str = Field("", description="The SQL that ran: the SQL sent, translated when `read` named its dialect.")
     columns: list[str]
     rows: list[list[Any]]
     row_count: int

@@ -409,6 +409,28 @@ def _says_where_nulls_sort(sql: str) -> bool:
     return any(a == "NULLS" and b in ("FIRST", "LAST") for a, b in zip(words, words[1:]))
 
 
+def from_dialect(sql: str, read: str | None, target: str, *, schema: "Schema | None" = None) -> str:
+    """``sql``, written for ``read`` (a sqlglot dialect name: ``postgres``, ``mysql``, ``sqlite``, ...), in the
+    ``target`` dialect, for SQL a person brings from another engine. ``read`` None or the target's own: unchanged.
+
+    Raises :class:`~sqlweave.errors.ConfigurationError` for a dialect sqlglot does not know.
+
+    >>> from_dialect("SELECT `name` FROM singer LIMIT 2, 3", "mysql", "postgres")
+    'SELECT name FROM singer LIMIT 3 OFFSET 2'
+    """
+    if not read or read == target:
+        return sql
+    try:
+        sqlglot.Dialect.get_or_raise(read)
+    except ValueError:
+        from ..errors import ConfigurationError
+
+        raise ConfigurationError(f"unknown SQL dialect {read!r}",
+                                 hint="Name the dialect the SQL is written in as sqlglot does: sqlite, postgres, "
+                                      "duckdb, mysql, tsql, bigquery, snowflake, ...") from None
+    return to_dialect(sql, target, (read,), schema=schema)
+
+
 def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES, *,
                schema: "Schema | None" = None) -> str:
     """``sql`` in the ``target`` dialect (sqlglot names: ``postgres``, ``duckdb``, ...).

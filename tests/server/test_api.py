@@ -243,6 +243,20 @@ def test_ask_reports_a_fan_out_caution(make):
     assert plain["cautions"] == []
 
 
+def test_sql_in_another_dialect_is_translated_when_read_names_it(make):
+    client, _, _ = make()
+    query = "SELECT name FROM products WHERE name ILIKE 'x%' OR price::int < 0"
+    assert client.post("/api/sql", json={"database": "shop", "sql": query}).status_code == 400
+    r = client.post("/api/sql", json={"database": "shop", "sql": query, "read": "postgres"})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["rows"] == [] and "ILIKE" not in out["sql"] and "::" not in out["sql"]
+    bad = client.post("/api/sql", json={"database": "shop", "sql": query, "read": "klingon"})
+    assert bad.status_code == 400 and "unknown SQL dialect" in bad.json()["error"]["message"]
+    plain = client.post("/api/sql", json={"database": "shop", "sql": "SELECT COUNT(*) FROM customers"}).json()
+    assert plain["sql"] == "SELECT COUNT(*) FROM customers" and plain["rows"] == [[60]]
+
+
 def test_ask_with_a_preset_and_an_unknown_preset(make):
     client, llm, _ = make()
     r = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?",
@@ -506,7 +520,7 @@ def test_sql_runs_and_charts(make):
                                       "sql": "SELECT country, COUNT(*) AS n FROM customers GROUP BY country"})
     assert r.status_code == 200
     body = r.json()
-    assert set(body) == {"columns", "rows", "row_count", "truncated", "elapsed_s", "chart"}
+    assert set(body) == {"sql", "columns", "rows", "row_count", "truncated", "elapsed_s", "chart"}
     assert body["columns"] == ["country", "n"] and body["row_count"] == len(body["rows"]) > 1
     assert body["chart"] == {"kind": "bar", "x": "country", "y": "n"}
 
