@@ -324,16 +324,13 @@ def run_sql(
         "duckdb, tsql, ...): it is translated first, and what ran is shown."),
 ) -> None:
     """Run your own SQL with the same safety checks (read-only, time limit, row cap, access policy)."""
-    from .sql.transpile import from_dialect
-
     with _errors():
         database = _open_database(db, timeout=timeout, max_rows=max_rows, policy=policy, params=param)
-        ran = from_dialect(query, read, database.dialect, schema=database.schema())
-        if ran != query and not (as_json or as_csv or raw_csv):
-            _say(f"ran as: {ran}", style="dim", err=True)
-        result = database.execute(ran)
+        result = database.execute(query, read=read)
+        if result.sql != query and not (as_json or as_csv or raw_csv):
+            _say(f"ran as: {result.sql}", style="dim", err=True)
         if as_json:
-            sys.stdout.write(json.dumps({"sql": ran, "columns": result.columns, "rows": result.rows,
+            sys.stdout.write(json.dumps({"sql": result.sql, "columns": result.columns, "rows": result.rows,
                                          "truncated": result.truncated}, default=_json_default) + "\n")
         elif as_csv or raw_csv:
             _write_csv(result, raw=raw_csv)

@@ -20,7 +20,6 @@ from .llm.registry import get_llm
 from .pipeline import Answer, Pipeline, PriorTurn, StageCallback
 from .presets import build_pipeline
 from .resources import Resources, shared_resources
-from .sql.transpile import from_dialect
 
 if TYPE_CHECKING:
     from .conversation import Conversation, ConversationStore
@@ -121,8 +120,7 @@ class Engine:
         ``read`` names the dialect the SQL is written in when it is not the database's (``"postgres"`` for a
         query brought from PostgreSQL to a SQLite file): it is translated first, and ``result.sql`` is what ran.
         """
-        db = self.db if params is None else self.db.bind(params)
-        return db.execute(from_dialect(sql, read, db.dialect, schema=db.schema()))
+        return (self.db if params is None else self.db.bind(params)).execute(sql, read=read)
 
     def add_example(self, question: str, sql: str) -> "PoolExample":
         """Teach the example pool one of your question/SQL pairs for this database: see :func:`add_example`."""

@@ -70,7 +70,6 @@ from .engine import Engine
 from .errors import ConfigurationError, MissingDependencyError, SqlweaveError
 from .llm.base import LLM
 from .pipeline import Pipeline
-from .sql.transpile import from_dialect
 
 logger = logging.getLogger("sqlweave.mcp")
 
@@ -301,9 +300,8 @@ class SqlweaveTools:
         """Run one read-only statement (anything else raises ``RefusedStatementError`` and nothing runs); ``read``
         names the dialect it is written in when not the database's (it is translated first)."""
         db = self.database(database)
-        ran = from_dialect(sql, read, db.dialect, schema=db.schema())
-        result = db.execute(ran, max_rows=min(self.max_rows, db.max_rows))
-        return QueryRows(database=database, sql=ran, **self._rows(result))
+        result = db.execute(sql, max_rows=min(self.max_rows, db.max_rows), read=read)
+        return QueryRows(database=database, sql=result.sql, **self._rows(result))
 
     def ask(self, database: str, question: str, min_confidence: float | None = None) -> AskResult:
         """Answer ``question`` on ``database`` with the pipeline; a failure raises its typed error.

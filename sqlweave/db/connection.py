@@ -285,15 +285,25 @@ class Database:
 
     # --- execution -----------------------------------------------------------------
 
-    def execute(self, sql: str, *, timeout_s: float | None = None, max_rows: int | None = None) -> QueryResult:
+    def execute(self, sql: str, *, timeout_s: float | None = None, max_rows: int | None = None,
+                read: str | None = None) -> QueryResult:
         """Run one read-only statement and return at most ``max_rows`` rows.
 
+        ``read`` names the dialect the SQL is written in when it is not the database's (``"postgres"`` for a query
+        brought from PostgreSQL to a SQLite file): it is translated first (:func:`~sqlweave.sql.transpile.
+        from_dialect`), and the result's ``sql`` is what ran.
+
         Raises:
+            ConfigurationError: ``read`` names no dialect sqlglot knows (nothing runs).
             RefusedStatementError: the SQL is not a single read statement (nothing runs).
             QueryTimeoutError: the query ran past ``timeout_s`` and was interrupted.
             ExecutionError: the database rejected the query.
         """
         with reading_untrusted_text():  # the SQL's own text is not echoed by sqlglot on stderr
+            if read and read != self.dialect:
+                from ..sql.transpile import from_dialect
+
+                sql = from_dialect(sql, read, self.dialect, schema=self.schema())
             return self._execute(sql, timeout_s=timeout_s, max_rows=max_rows)
 
     def _execute(self, sql: str, *, timeout_s: float | None, max_rows: int | None) -> QueryResult:

@@ -40,7 +40,6 @@ from ..llm.base import LLM, Message
 from ..logs import log_event
 from ..pipeline import Answer, Pipeline, PriorTurn, TraceEntry
 from ..presets import build_pipeline
-from ..sql.transpile import from_dialect
 from ..text import well_formed
 from . import models as m
 from .errors import (
@@ -688,8 +687,7 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
     # --- your own SQL ---
 
     def run_sql(name: str, sql: str, tenant: Tenant | None, read: str | None = None) -> QueryResult:
-        db = state.database(name, tenant)
-        return db.execute(from_dialect(state.check_sql(sql), read, db.dialect, schema=db.schema()))
+        return state.database(name, tenant).execute(state.check_sql(sql), read=read)
 
     @app.post("/api/sql", response_model=m.SqlOut, tags=["sql"], responses=_ERRORS)
     async def sql(body: m.SqlIn, request: Request) -> dict[str, Any]:
