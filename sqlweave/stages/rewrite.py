@@ -36,8 +36,8 @@ from .candidate import Attempt, adopt, attempt, current_attempt
 if TYPE_CHECKING:
     from ..db.connection import Database
 
-#: Seconds one "does this column hold this text?" probe may take, and all the probes for one answer together;
-#: past either, the answer is "cannot tell" (a wide table of many rows costs no more than this).
+#: Seconds one "does this column hold this text?" probe may take, and all the probes of one value_probe together
+#: (one answer, or every sample of one vote); past either, the answer is "cannot tell".
 PROBE_TIMEOUT_S = 2.0
 PROBE_BUDGET_S = 4.0
 
@@ -70,19 +70,23 @@ def value_probe(db: "Database", *, budget_s: float = PROBE_BUDGET_S) -> Holds:
     return holds
 
 
-def rewrite_attempt(state: State, a: Attempt) -> tuple[Attempt, list[str], dict[str, str]]:
+def rewrite_attempt(state: State, a: Attempt,
+                    holds: Holds | None = None) -> tuple[Attempt, list[str], dict[str, str]]:
     """``a`` rewritten by rule where a rule applies and the rewrite runs and returns rows.
 
     Texts compared with the wrong column are relinked first (on an answer that runs, with rows or without);
     then, on an answer with rows, needless joins and name groupings are rewritten. Returns the attempt to keep
     (``a`` itself when nothing applied or every rewrite was worse), the changes adopted, and each rejected
-    change with the outcome that rejected it."""
+    change with the outcome that rejected it. ``holds`` answers the relinking's questions (default: a new
+    :func:`value_probe`); pass one to several calls, as voting does for its samples, so that they share its
+    answers and its time budget."""
     adopted: list[str] = []
     rejected: dict[str, str] = {}
     if a.sql is None or a.kind not in ("ok", "empty"):
         return a, adopted, rejected
     english = state.question_language in (None, "English", UNKNOWN)
-    rules = (lambda sql: relink_values(sql, state.schema, value_probe(state.db), state.db.dialect),
+    probe = holds if holds is not None else value_probe(state.db)
+    rules = (lambda sql: relink_values(sql, state.schema, probe, state.db.dialect),
              lambda sql: rewrite_query(sql, state.schema, state.question, state.db.dialect, drop_joins=english))
     for index, rule in enumerate(rules):
         if a.sql is None or (index > 0 and a.kind != "ok"):  # joins and groupings: only answers with rows

@@ -29,7 +29,7 @@ from ..pipeline import State, check_options
 from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
 from .choose import choose_between, review
 from .repair import repair_attempt
-from .rewrite import rewrite_attempt
+from .rewrite import rewrite_attempt, value_probe
 
 
 #: How :class:`SelfConsistency` settles a vote.
@@ -88,7 +88,8 @@ class SelfConsistency:
         if self.repair:  # wrong names fixed by rule first, so a candidate is not lost to a typo
             candidates = [repair_attempt(state, c)[0] for c in candidates]
         if self.rewrite:
-            candidates = [candidates[0]] + [rewrite_attempt(state, c)[0] for c in candidates[1:]]
+            holds = value_probe(state.db)  # one set of answers for every sample: the same texts, asked once
+            candidates = [candidates[0]] + [rewrite_attempt(state, c, holds)[0] for c in candidates[1:]]
         # nothing works: fall back to empty results, then keep the greedy answer
         groups = result_groups(candidates) or result_groups(candidates, "empty")
         if not groups:

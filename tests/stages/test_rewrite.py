@@ -96,3 +96,29 @@ def test_a_relink_that_returns_nothing_is_not_adopted(singer_db: Path, monkeypat
 def test_a_failed_answer_never_reaches_the_stage(singer_db: Path) -> None:
     answer = run(singer_db, "Names?", "SELECT nothing FROM nowhere", preset="zero-shot+rewrite")
     assert not answer.ok and all(e.stage != "rewrite" for e in answer.trace)
+
+
+def test_samples_that_share_a_probe_ask_the_database_each_question_once(singer_db: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlweave.pipeline import State
+    from sqlweave.stages.candidate import attempt
+    from sqlweave.stages.rewrite import rewrite_attempt, value_probe
+
+    db = Database.open(singer_db)
+    try:
+        state = State(question="Which singers are from France?", db=db, llm=FakeLLM([]), schema=db.schema(),
+                      prompt_schema=db.schema())
+        samples = [attempt(state, "SELECT Name FROM singer WHERE Name = 'France'") for _ in range(3)]
+        probes: list[str] = []
+        read = db.trusted_read
+        monkeypatch.setattr(db, "trusted_read", lambda sql, **kw: probes.append(sql) or read(sql, **kw))
+        shared = value_probe(db)
+        chosen = [rewrite_attempt(state, s, shared)[0] for s in samples]
+        assert all(c.sql == "SELECT Name FROM singer WHERE Country = 'France'" for c in chosen)
+        once = len(probes)
+        assert once > 1 and len(set(probes)) == once  # three samples, each question asked once
+        for s in samples:
+            rewrite_attempt(state, s)  # a probe of its own each: the same questions asked again
+        assert len(probes) == 4 * once
+    finally:
+        db.close()
