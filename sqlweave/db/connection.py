@@ -37,6 +37,7 @@ from ..errors import (
 from ..sql.classify import ensure_read_only
 from ..sql.quiet import reading_untrusted_text
 from .diagnose import diagnose, first_line
+from .sqlite_functions import add_percentiles
 
 if TYPE_CHECKING:
     from ..policy import AccessPolicy
@@ -168,6 +169,7 @@ class Database:
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
             conn.text_factory = _sqlite_text
             conn.execute("PRAGMA query_only = ON")
+            add_percentiles(conn)
             return conn
 
         engine = sa.create_engine("sqlite://", creator=creator, poolclass=sa.pool.SingletonThreadPool)

@@ -30,6 +30,7 @@ from ..errors import (
     UnknownFunctionError,
     UnknownTableError,
 )
+from .sqlite_functions import AGGREGATE_MISUSE
 
 _Rule = tuple[type[ExecutionError], "re.Pattern[str]"]
 
@@ -75,6 +76,8 @@ def diagnose(backend: str, raw: BaseException, *, sql: str, message: str | None 
 
     ``message`` is the text the error shows (default: the first line of ``raw``)."""
     text = message if message is not None else first_line(raw)
+    if backend == "sqlite" and text.startswith("user-defined aggregate's"):  # Python's sqlite3 hides the reason
+        text = AGGREGATE_MISUSE
     reader = _READERS.get(backend)
     if reader is not None:
         found = reader(raw, text)

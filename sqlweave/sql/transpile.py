@@ -186,8 +186,10 @@ def _bare_columns(tree: exp.Expression, target: str) -> exp.Expression:
 
 
 def _aliases_in_conditions(tree: exp.Expression, target: str) -> exp.Expression:
-    """A result column's alias in ``WHERE`` or ``HAVING`` (``HAVING n_languages > 2``), which SQLite and DuckDB
-    read and PostgreSQL does not: there it becomes the aliased expression itself."""
+    """A result column's alias in ``WHERE`` or ``HAVING`` (``HAVING n_languages > 2``), or inside an expression of
+    ``ORDER BY`` (``ORDER BY CASE WHEN days IS NULL THEN 1 ELSE 0 END``), which SQLite and DuckDB read and
+    PostgreSQL does not: there it becomes the aliased expression itself. ``ORDER BY days`` alone stays: PostgreSQL
+    reads a bare alias there."""
     if target != "postgres":
         return tree
     for select in list(tree.find_all(exp.Select)):
@@ -195,10 +197,11 @@ def _aliases_in_conditions(tree: exp.Expression, target: str) -> exp.Expression:
         if not aliases:
             continue
         names = {c.name.lower() for e in select.expressions for c in _own(e) if isinstance(c, exp.Column)}
-        for clause in (select.args.get("where"), select.args.get("having")):
+        for clause in (select.args.get("where"), select.args.get("having"), select.args.get("order")):
             for col in _own(clause) if clause is not None else []:
                 if (isinstance(col, exp.Column) and not col.table and col.name.lower() in aliases
-                        and col.name.lower() not in names):  # a name the select list reads as a column stays one
+                        and col.name.lower() not in names  # a name the select list reads as a column stays one
+                        and not isinstance(col.parent, exp.Ordered)):
                     col.replace(aliases[col.name.lower()].copy())
     return tree
 
@@ -505,7 +508,7 @@ def _not_sqlite(tree: exp.Expression, *, unless: tuple[type[exp.Expression], ...
             continue
         if isinstance(node, (exp.ILike, exp.Extract, exp.Interval, exp.DateAdd, exp.DateSub, exp.DateTrunc,
                              exp.TimestampTrunc, exp.Year, exp.Month, exp.Day, exp.ToChar, exp.DateDiff,
-                             exp.UnixToTime, exp.StrToDate, exp.StrToTime)):
+                             exp.UnixToTime, exp.StrToDate, exp.StrToTime, exp.WithinGroup)):
             return True
         if isinstance(node, exp.Anonymous) and node.name.lower() in _NOT_SQLITE:
             return True
@@ -548,7 +551,9 @@ def _to_sqlite(sql: str, schema: "Schema | None" = None) -> str:
     becomes ``date(d, 'start of month')``; ``CAST(d AS DATE)``, a number on SQLite, becomes ``date(d)``;
     ``date - date`` becomes the days between them (``julianday``) and ``CURRENT_DATE - 7`` a week ago;
     ``ILIKE`` becomes ``LIKE``, which ignores case on SQLite, ``x::float`` ``CAST(x AS REAL)``,
-    ``TO_TIMESTAMP(seconds)`` ``datetime(seconds, 'unixepoch')`` and ``TO_DATE(text, 'YYYY-MM-DD')`` ``date(text)``;
+    ``TO_TIMESTAMP(seconds)`` ``datetime(seconds, 'unixepoch')``, ``TO_DATE(text, 'YYYY-MM-DD')`` ``date(text)``,
+    ``TO_DATE(month, 'Month')`` the first day of that month and ``PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x)``
+    ``percentile_cont(x, 0.5)``;
     ``TO_CHAR``, ``DATE_FORMAT``, ``NOW()`` and ``DATEDIFF`` go through sqlglot. SQL with a form none of those
     covers comes back unchanged, for SQLite to report.
 
@@ -634,6 +639,42 @@ def _shift(value: exp.Expression, amount: exp.Expression | None, unit: str, sign
     return _call("datetime" if timed else "date", base, exp.Literal.string(f"{text} {name}"))
 
 
+#: PostgreSQL's month-name formats as sqlglot hands them on (it reads the ``MM`` of ``FMMonth`` as a month number).
+_MONTH_FORMATS = {"month", "mon", "f%month", "f%mon"}
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+
+
+def _month_named(text: exp.Expression) -> exp.Expression:
+    """``TO_DATE(text, 'Month')``: the first day of the month ``text`` names (``'March'``, ``'mar'``), in year 1
+    as PostgreSQL reads it; NULL for text that names no month."""
+    key = _call("lower", _call("substr", _call("trim", text.copy()), exp.Literal.number(1), exp.Literal.number(3)))
+    month = exp.Case(this=key, ifs=[exp.If(this=exp.Literal.string(name), true=exp.Literal.string(f"{i:02d}"))
+                                    for i, name in enumerate(_MONTHS, 1)])
+    return _call("date", exp.DPipe(this=exp.DPipe(this=exp.Literal.string("0001-"), expression=month),
+                                   expression=exp.Literal.string("-01")))
+
+
+def _percentile(node: exp.WithinGroup) -> exp.Expression | None:
+    """``PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x)``: SQLite's ``percentile_cont(x, 0.5)`` (which sqlweave
+    adds to SQLite builds without it, :mod:`sqlweave.db.sqlite_functions`); ``ORDER BY x DESC`` takes the
+    fraction from the other end. ``None`` for another ordered-set aggregate (``mode()``)."""
+    kind, order = node.this, node.expression
+    if not isinstance(kind, (exp.PercentileCont, exp.PercentileDisc)) or not isinstance(order, exp.Order) \
+            or len(order.expressions) != 1:
+        return None
+    fraction = kind.this
+    if not (isinstance(fraction, exp.Literal) and not fraction.is_string):
+        return None
+    ordered = order.expressions[0]
+    p = float(fraction.name)
+    if ordered.args.get("desc"):
+        if isinstance(kind, exp.PercentileDisc):
+            return None  # the first value past a fraction from the top is not one from the bottom
+        p = round(1 - p, 12)
+    return type(kind)(this=ordered.this.copy(), expression=exp.Literal.number(f"{p:g}"))
+
+
 def _is_date_value(node: exp.Expression) -> bool:
     """A date or timestamp by its form: ``CAST(x AS DATE)``, ``x::timestamp``, ``CURRENT_DATE``, ``NOW()``."""
     node = _unparen(node) or node
@@ -657,7 +698,11 @@ def _sqlite_form(node: exp.Expression) -> exp.Expression:
         if isinstance(fmt, exp.Literal) and fmt.this in _ISO_FORMATS:
             timed = isinstance(node, exp.StrToTime) or "%H" in fmt.this
             return _call("datetime" if timed else "date", node.this.copy())
+        if isinstance(fmt, exp.Literal) and fmt.this.strip().lower() in _MONTH_FORMATS:
+            return _month_named(node.this)
         return node
+    if isinstance(node, exp.WithinGroup):
+        return _percentile(node) or node
     if isinstance(node, exp.UnixToTime) and not node.args.get("scale") and not node.args.get("format"):
         return _call("datetime", node.this.copy(), exp.Literal.string("unixepoch"))  # TO_TIMESTAMP(seconds)
     if isinstance(node, exp.Sub) and _is_date_value(node.this) and _is_date_value(node.expression):

@@ -67,6 +67,7 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     ("SELECT T1.name, count(*) FROM event AS T1 GROUP BY T1.id ORDER BY T1.name", None),
     # a result column's alias in HAVING; a double-quoted name that names nothing is a string
     ("SELECT city, count(*) AS n FROM event GROUP BY city HAVING n > 1", None),
+    ("SELECT city, count(*) AS n FROM event GROUP BY city ORDER BY CASE WHEN n > 1 THEN 0 ELSE 1 END, n, city", None),
     ("SELECT count(*) FROM (SELECT city FROM event GROUP BY city)", None),
     # NULLs first in ascending, last in descending order, as SQLite sorts them
     ("SELECT name FROM event ORDER BY note, id", None),
@@ -77,6 +78,20 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
     ("SELECT TOP 2 name FROM event ORDER BY price DESC", "SELECT name FROM event ORDER BY price DESC LIMIT 2"),
     ("SELECT city, count(*) FROM event GROUP BY city ORDER BY count(*) DESC, city", None),
     ("SELECT round(avg(price), 2), max(price) - min(price) FROM event", None),
+]
+
+
+#: PostgreSQL's own SQL that SQLite lacks (a median and percentiles, month names read as dates), and a SQLite query
+#: giving what it means: on SQLite through the transpiler, and on PostgreSQL as it is, both must give those rows.
+POSTGRES_ON_SQLITE: list[tuple[str, str]] = [
+    ("SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY price), PERCENTILE_CONT(0.25) WITHIN GROUP (ORDER BY price "
+     "DESC), PERCENTILE_DISC(0.5) WITHIN GROUP (ORDER BY id) FROM event", "SELECT 10.25, 14.4375, 2"),
+    ("SELECT city, PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY price) FROM event GROUP BY city ORDER BY city",
+     "VALUES ('Lyon', 8.0), ('Nice', 5.75), ('Paris', 16.375)"),
+    ("SELECT name, EXTRACT(MONTH FROM TO_DATE('August', 'Month')), EXTRACT(MONTH FROM TO_DATE('oct', 'Mon')) FROM "
+     "event ORDER BY TO_DATE(CASE id WHEN 1 THEN 'March' WHEN 2 THEN 'january' WHEN 3 THEN 'December' ELSE 'February' "
+     "END, 'FMMonth')",
+     "SELECT name, 8, 10 FROM event ORDER BY CASE id WHEN 2 THEN 1 WHEN 4 THEN 2 WHEN 1 THEN 3 ELSE 4 END"),
 ]
 
 
@@ -119,6 +134,7 @@ FOREIGN_ON_SQLITE: list[tuple[str, str]] = [
      "ORDER BY id", "VALUES (0, 0.9375), (2, 2.75), (1, 1.0520833333333333), (4, 4.833333333333333)"),
     ("SELECT name FROM event WHERE CAST(booked AS DATE) + 14 >= CAST(happened AS DATE) AND CURRENT_DATE - 30 > booked "
      "ORDER BY id", "SELECT name FROM event WHERE id < 4 ORDER BY id"),
+    *POSTGRES_ON_SQLITE,
 ]
 
 

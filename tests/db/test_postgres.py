@@ -30,7 +30,14 @@ from sqlweave.sql.transpile import to_dialect
 from sqlweave.stages.rewrite import value_probe
 
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT, PostgresServer
-from .suite import DIALECT_CASES, PG_ATTACKS, PG_WRITES_STOPPED_BY_THE_SERVER, rows, run_as_model_wrote_it
+from .suite import (
+    DIALECT_CASES,
+    PG_ATTACKS,
+    PG_WRITES_STOPPED_BY_THE_SERVER,
+    POSTGRES_ON_SQLITE,
+    rows,
+    run_as_model_wrote_it,
+)
 
 TABLES = ["stadium", "singer", "concert", "singer_in_concert"]
 
@@ -154,6 +161,15 @@ def test_sqlite_dialect_sql_gives_sqlite_answers(pg_events: Database, events_db:
         expected = rows(reference.execute(expected_sql or sql))
     ran, got = run_as_model_wrote_it(pg_events, sql)
     assert got == expected, f"ran on PostgreSQL: {ran}"
+
+
+@pytest.mark.parametrize("sql,meant", POSTGRES_ON_SQLITE)
+def test_postgres_forms_sqlite_lacks_mean_there_what_they_mean_here(pg_events: Database, events_db: Path, sql: str,
+                                                                    meant: str) -> None:
+    """The SQLite reading of a median or a month name (tests/db/test_connection.py) is PostgreSQL's own."""
+    with Database.open(events_db) as reference:
+        expected = rows(reference.execute(meant))
+    assert rows(pg_events.execute(sql)) == expected
 
 
 def test_mixed_case_names_are_quoted_for_postgres(pg_server: PostgresServer) -> None:
