@@ -763,8 +763,9 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
     On PostgreSQL and DuckDB, in this order: a double-quoted name that names nothing becomes a string
     (:func:`sqlite_strings`, skipped with ``strings=False``), names are spelt as the schema spells them
     (:func:`fix_case`, PostgreSQL only), a date or number under ``LIKE`` is read as text (:func:`text_patterns`), and
-    a text column compared with a date or time is read as a timestamp (:func:`text_dates`), and a boolean column
-    reads 1 and 0 as true and false (:func:`boolean_numbers`, PostgreSQL only). SQL that would run is never changed;
+    a text column compared with a date or time is read as a timestamp (:func:`text_dates`), a boolean column
+    reads 1 and 0 as true and false (:func:`boolean_numbers`, PostgreSQL only), and a number column compared with
+    a date field written as text compares with it as a number (:func:`numbered_fields`). SQL that would run is never changed;
     on other engines, or when the SQL does not parse, it comes back as it is.
 
     >>> from sqlweave.db.schema import Schema, Table, Column
@@ -773,7 +774,8 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
     >>> print(for_schema(sql, s, "postgres"))
     SELECT name FROM "Event" WHERE CAST(day AS TIMESTAMP) >= CURRENT_DATE - 7 AND name = 'Fair'
     """
-    steps = ([_strings_tree] if strings else []) + [_case_tree, _patterns_tree, _dates_tree, _booleans_tree]
+    steps = ([_strings_tree] if strings else []) + [_case_tree, _patterns_tree, _dates_tree, _booleans_tree,
+                                                    _fields_tree]
     return _apply(sql, schema, dialect, *steps)
 
 
@@ -1028,6 +1030,43 @@ def _booleans_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool
         if is_boolean(agg.this):
             agg.set("this", exp.cast(agg.this.copy(), "INTEGER"))
             changed = True
+    return changed
+
+
+# --- number columns compared with date fields --------------------------------------------------------------
+
+
+def numbered_fields(sql: str, schema: "Schema", dialect: str) -> str:
+    """A number column compared with one date field written as text (``year_reg = strftime('%Y', 'now')``), as
+    SQLite compares them: as numbers, since the column's type converts the other side.
+
+    PostgreSQL refuses ``integer = text`` and DuckDB an ``INTEGER`` against a ``VARCHAR``; the field (``TO_CHAR(d,
+    'YYYY')``, ``strftime(d, '%Y')``) becomes an integer. Only a format of one number (a year, a month, a day ...)
+    and a column of the schema's number types are touched: SQL that would run is never changed.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("t", (Column("year", "INTEGER"), Column("d", "DATE"))),), dialect="postgres")
+    >>> numbered_fields("SELECT count(*) FROM t WHERE year = TO_CHAR(d, 'YYYY')", s, "postgres")
+    "SELECT COUNT(*) FROM t WHERE year = CAST(TO_CHAR(d, 'YYYY') AS INT)"
+    """
+    return _apply(sql, schema, dialect, _fields_tree)
+
+
+def _fields_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
+    comparisons = [c for c in tree.find_all(*_COMPARISONS) if not isinstance(c, exp.Like)
+                   and any(isinstance(_unparen(side), exp.TimeToStr) for side in (c.this, c.expression))]
+    if not comparisons:
+        return False
+    read = _tables_read(tree, schema)
+    changed = False
+    for cmp in comparisons:
+        for side, other in (("this", cmp.expression), ("expression", cmp.this)):
+            field = _unparen(cmp.args.get(side))
+            fmt = field.args.get("format") if isinstance(field, exp.TimeToStr) else None
+            if (isinstance(fmt, exp.Literal) and fmt.name in _NUMERIC_FIELDS
+                    and _column_is(_unparen(other), schema, read, _NUMBER_TYPE.search)):
+                cmp.set(side, exp.cast(field.copy(), "INTEGER"))
+                changed = True
     return changed
 
 

@@ -8,7 +8,7 @@ from sqlweave.db.schema import Column, Schema, Table
 from sqlweave.errors import RefusedStatementError
 from sqlweave.sql.classify import ensure_read_only, is_read_only
 from sqlweave.sql.extract import extract_sql
-from sqlweave.sql.transpile import fix_case, for_schema, text_dates, to_dialect
+from sqlweave.sql.transpile import fix_case, for_schema, numbered_fields, text_dates, to_dialect
 
 SQLITE_TEXTS = [
     "SELECT strftime('%Y', d) FROM t",
@@ -105,6 +105,20 @@ def test_text_dates_casts_text_compared_with_a_date(sql: str, expected: str) -> 
 ])
 def test_text_dates_leaves_what_would_run_or_is_unknown(sql: str) -> None:
     assert text_dates(sql, VISITS, "postgres") == sql
+
+
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT id FROM visit WHERE id = TO_CHAR(seen, 'YYYY')",  # a number column: the field is a number
+     "SELECT id FROM visit WHERE id = CAST(TO_CHAR(seen, 'YYYY') AS INT)"),
+    ("SELECT id FROM visit WHERE (TO_CHAR(seen, 'MM')) < visit.id",
+     "SELECT id FROM visit WHERE CAST(TO_CHAR(seen, 'MM') AS INT) < visit.id"),
+    ("SELECT id FROM visit WHERE day = TO_CHAR(seen, 'YYYY')", None),  # a text column: text with text
+    ("SELECT id FROM visit WHERE id = TO_CHAR(seen, 'YYYY-MM')", None),  # not one number
+    ("SELECT id FROM visit WHERE id + 1 = TO_CHAR(seen, 'YYYY')", None),  # no column: SQLite compares as text too
+])
+def test_numbered_fields_compare_a_date_field_with_a_number_column(sql: str, expected: str | None) -> None:
+    assert numbered_fields(sql, VISITS, "postgres") == (expected or sql)
+    assert numbered_fields(sql, VISITS, "sqlite") == sql
 
 
 def test_text_dates_and_for_schema_leave_sqlite_alone() -> None:
