@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,11 @@ SAMPLE_VALUES = 3
 SAMPLE_ROWS = 3
 STATS_SAMPLE = 10_000
 _MAX_SAMPLE_TEXT = 60
+
+# SQLAlchemy warns on stderr, quoting the table's names, when a SQLite table declares one foreign key twice (as
+# Spider's dog_kennels does); the key is still read, once, from SQLite's own list, and a name read from the
+# database is not printed raw.
+warnings.filterwarnings("ignore", message=".*SQL-parsed foreign key constraint", category=sa.exc.SAWarning)
 
 
 def introspect(db: "Database") -> Schema:

@@ -1,4 +1,5 @@
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -139,3 +140,26 @@ def test_demo_database_is_deterministic(tmp_path: Path) -> None:
     s = Database.open(demo_database_path()).schema()
     assert len(s.tables) == 6 and len(s.foreign_keys) >= 5
     assert sum(t.row_count or 0 for t in s.tables) >= 300
+
+
+def test_a_foreign_key_declared_twice_is_read_once_and_quietly(tmp_path: Path) -> None:
+    """SQLAlchemy would warn on stderr, quoting the table's names; the key is read once."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "twice.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE "Owners" (owner_id INTEGER PRIMARY KEY);
+        CREATE TABLE "Dogs" (dog_id INTEGER PRIMARY KEY, owner_id INTEGER,
+            FOREIGN KEY (owner_id) REFERENCES "Owners"(owner_id),
+            FOREIGN KEY (owner_id) REFERENCES "Owners"(owner_id));
+    """)
+    conn.close()
+    code = ("import sys; from sqlweave.db import Database; "
+            "print(len(Database.open(sys.argv[1]).schema().foreign_keys))")
+    done = subprocess.run([sys.executable, "-W", "default", "-c", code, str(path)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"
+    assert "Warning" not in done.stderr and "Owners" not in done.stderr
