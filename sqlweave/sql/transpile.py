@@ -1062,7 +1062,9 @@ def _fields_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     for cmp in comparisons:
         for side, other in (("this", cmp.expression), ("expression", cmp.this)):
             field = _unparen(cmp.args.get(side))
-            fmt = field.args.get("format") if isinstance(field, exp.TimeToStr) else None
+            if not isinstance(field, exp.TimeToStr):
+                continue
+            fmt = field.args.get("format")
             if (isinstance(fmt, exp.Literal) and fmt.name in _NUMERIC_FIELDS
                     and _column_is(_unparen(other), schema, read, _NUMBER_TYPE.search)):
                 cmp.set(side, exp.cast(field.copy(), "INTEGER"))
