@@ -68,6 +68,17 @@ class Embedder:
     def dimension(self) -> int:
         return int(self.model.get_sentence_embedding_dimension())
 
+    def word_pieces(self, text: str) -> list[str]:
+        """The tokenizer's pieces of ``text`` without special tokens, not truncated (and without the tokenizer's
+        warning on stderr that a text is longer than the model reads: callers ask precisely to know that)."""
+        tokenizer = self.model.tokenizer
+        ids = tokenizer(well_formed(text), add_special_tokens=False, verbose=False)["input_ids"]
+        return list(tokenizer.convert_ids_to_tokens(ids))
+
+    def count_tokens(self, text: str) -> int:
+        """How many word pieces :meth:`word_pieces` gives."""
+        return len(self.word_pieces(text))
+
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.model_id}\x00{text}".encode()).hexdigest()[:32]
 

@@ -56,7 +56,7 @@ class TokenEmbedder:
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of ``text`` without special tokens (not truncated)."""
-        return len(self.embedder.model.tokenizer.tokenize(text))
+        return self.embedder.count_tokens(text)
 
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.embedder.model_id}\x00tokens\x00{text}".encode()).hexdigest()[:32]
@@ -119,7 +119,7 @@ class TokenEmbedder:
     def question_tokens(self, question: str) -> np.ndarray:
         """The question's token vectors without stopword and punctuation tokens (all of them if none is left)."""
         vecs = self.encode([question])[0]
-        tokens = self.embedder.model.tokenizer.tokenize(question)[: len(vecs)]
+        tokens = self.embedder.word_pieces(question)[: len(vecs)]
         keep = [i for i, tok in enumerate(tokens)
                 if tok.lower() not in _STOP and any(ch.isalnum() for ch in tok) and not tok.startswith("##")]
         return vecs[keep] if keep else vecs

@@ -323,8 +323,7 @@ class _Scorer:
     def too_long(self, text: str) -> bool:
         if self.scoring == "maxsim":
             return self.te.count_tokens(text) > self.te.max_tokens - 2
-        model = self.emb.model
-        return len(model.tokenizer.tokenize(text)) > int(getattr(model, "max_seq_length", 256) or 256) - 2
+        return self.emb.count_tokens(text) > int(getattr(self.emb.model, "max_seq_length", 256) or 256) - 2
 
 
 def dense_scores(schema: Schema, question: str, *, scoring: str = "maxsim",

@@ -123,3 +123,33 @@ def test_loading_the_embedding_model_draws_no_progress_bar(capfd: pytest.Capture
     assert model.encode(["vocalists"]).shape == (1, 384)
     out, err = capfd.readouterr()
     assert "Loading weights" not in err and "%|" not in err
+
+
+@needs_embeddings
+def test_counting_a_long_texts_word_pieces_prints_nothing() -> None:
+    # The retrievers count a table's word pieces to learn that it is longer than the encoder reads; the tokenizer
+    # would say so on stderr ("Token indices sequence length is longer ..."), inside the CLI's output.
+    import logging
+
+    from sqlweave.config import Settings
+    from sqlweave.retrieval.dense import Embedder, _resolve_model, load_sentence_transformer
+
+    said: list[str] = []
+
+    class Heard(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    heard = Heard()
+    logging.getLogger("transformers").addHandler(heard)
+    try:
+        model = load_sentence_transformer(_resolve_model(None, Settings.from_env())[0])  # a tokenizer never warned
+        embedder = Embedder(load=lambda: model, cache=False)
+        text = " ".join(f"sensor_reading_{i}" for i in range(150))
+        pieces = embedder.word_pieces(text)
+        assert embedder.count_tokens(text) == len(pieces) > 256
+        assert not any("Token indices" in m for m in said)
+        assert model.tokenizer.tokenize(text) == pieces  # the pieces the tokenizer's own tokenize() gives ...
+        assert any("Token indices" in m for m in said)  # ... which is what would have been printed
+    finally:
+        logging.getLogger("transformers").removeHandler(heard)
