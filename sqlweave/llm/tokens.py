@@ -11,6 +11,8 @@ Otherwise an estimate of one token per 3.5 characters is returned, flagged as su
 from __future__ import annotations
 
 import atexit
+import contextlib
+import io
 import math
 import threading
 from functools import lru_cache
@@ -34,7 +36,10 @@ def _vocab() -> Any | None:
             return None
         from llama_cpp import Llama
 
-        vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
+        # A vocabulary alone has no training context, and llama.cpp says so on stderr, through llama-cpp-python's
+        # log callback (Python's sys.stderr), whatever ``verbose`` says: inside the CLI's output.
+        with contextlib.redirect_stderr(io.StringIO()):
+            vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
     except Exception:  # no runtime, no weights: counts fall back to the estimate
         return None
     atexit.register(vocab.close)  # freed while llama.cpp is still loaded (not during interpreter shutdown)
