@@ -765,8 +765,8 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
     (:func:`fix_case`, PostgreSQL only), a date or number under ``LIKE`` is read as text (:func:`text_patterns`), and
     a text column compared with a date or time is read as a timestamp (:func:`text_dates`), a boolean column
     reads 1 and 0 as true and false (:func:`boolean_numbers`, PostgreSQL only), and a number column compared with
-    a date field written as text compares with it as a number (:func:`numbered_fields`). SQL that would run is never changed;
-    on other engines, or when the SQL does not parse, it comes back as it is.
+    a date field written as text compares with it as a number (:func:`numbered_fields`). SQL that would run is
+    never changed; on other engines, or when the SQL does not parse, it comes back as it is.
 
     >>> from sqlweave.db.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("Event", (Column("name", "TEXT"), Column("day", "TEXT"))),), dialect="postgres")
