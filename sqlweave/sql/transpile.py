@@ -648,7 +648,10 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 def _month_named(text: exp.Expression) -> exp.Expression:
     """``TO_DATE(text, 'Month')``: the first day of the month ``text`` names (``'March'``, ``'mar'``), in year 1
     as PostgreSQL reads it; NULL for text that names no month."""
-    key = _call("lower", _call("substr", _call("trim", text.copy()), exp.Literal.number(1), exp.Literal.number(3)))
+    # substr, not sqlglot's SUBSTRING, which SQLite reads only from 3.34 on
+    first3 = exp.Anonymous(this="substr", expressions=[_call("trim", text.copy()), exp.Literal.number(1),
+                                                        exp.Literal.number(3)])
+    key = _call("lower", first3)
     month = exp.Case(this=key, ifs=[exp.If(this=exp.Literal.string(name), true=exp.Literal.string(f"{i:02d}"))
                                     for i, name in enumerate(_MONTHS, 1)])
     return _call("date", exp.DPipe(this=exp.DPipe(this=exp.Literal.string("0001-"), expression=month),
