@@ -1044,7 +1044,7 @@ def numbered_fields(sql: str, schema: "Schema", dialect: str) -> str:
     SQLite compares them: as numbers, since the column's type converts the other side.
 
     PostgreSQL refuses ``integer = text`` and DuckDB an ``INTEGER`` against a ``VARCHAR``; the field (``TO_CHAR(d,
-    'YYYY')``, ``strftime(d, '%Y')``) becomes an integer. Only a format of one number (a year, a month, a day ...)
+    'YYYY')``, ``strftime(d, '%Y')``, the weekday's ``CAST(EXTRACT(DOW FROM d) AS TEXT)``) becomes an integer. Only a format of one number (a year, a month, a day ...)
     and a column of the schema's number types are touched: SQL that would run is never changed.
 
     >>> from sqlweave.db.schema import Schema, Table, Column
@@ -1055,22 +1055,30 @@ def numbered_fields(sql: str, schema: "Schema", dialect: str) -> str:
     return _apply(sql, schema, dialect, _fields_tree)
 
 
+def _numeric_field(node: exp.Expression | None) -> exp.Expression | None:
+    """The date field of one number that ``node`` writes as text (``TO_CHAR(d, 'YYYY')``, ``strftime(d, '%Y')``,
+    and the weekday as PostgreSQL's form of ``%w`` spells it, ``CAST(EXTRACT(DOW FROM d) AS TEXT)``), or None."""
+    node = _unparen(node)
+    if isinstance(node, exp.TimeToStr):
+        fmt = node.args.get("format")
+        return node if isinstance(fmt, exp.Literal) and fmt.name in _NUMERIC_FIELDS else None
+    if isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.TEXT_TYPES) and isinstance(node.this, exp.Extract):
+        return node.this
+    return None
+
+
 def _fields_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     comparisons = [c for c in tree.find_all(*_COMPARISONS) if not isinstance(c, exp.Like)
-                   and any(isinstance(_unparen(side), exp.TimeToStr) for side in (c.this, c.expression))]
+                   and any(_numeric_field(side) is not None for side in (c.this, c.expression))]
     if not comparisons:
         return False
     read = _tables_read(tree, schema)
     changed = False
     for cmp in comparisons:
         for side, other in (("this", cmp.expression), ("expression", cmp.this)):
-            field = _unparen(cmp.args.get(side))
-            if not isinstance(field, exp.TimeToStr):
-                continue
-            fmt = field.args.get("format")
-            if (isinstance(fmt, exp.Literal) and fmt.name in _NUMERIC_FIELDS
-                    and _column_is(_unparen(other), schema, read, _NUMBER_TYPE.search)):
-                cmp.set(side, exp.cast(field.copy(), "INTEGER"))
+            number = _numeric_field(cmp.args.get(side))
+            if number is not None and _column_is(_unparen(other), schema, read, _NUMBER_TYPE.search):
+                cmp.set(side, exp.cast(number.copy(), "INTEGER"))
                 changed = True
     return changed
 

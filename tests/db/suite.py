@@ -40,6 +40,7 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
      "strftime('%Y', stamp, 'unixepoch') - 2000 FROM event ORDER BY id", None),
     # a number column compared with a date field, which SQLite compares as numbers
     ("SELECT name FROM event WHERE strftime('%d', ended) > id AND id <> strftime('%Y', happened) ORDER BY id", None),
+    ("SELECT name FROM event WHERE strftime('%w', happened) > id ORDER BY id", None),
     # booleans as SQLite keeps them: 1 and 0
     ("SELECT count(*), sum(paid) FROM event WHERE paid = 1", None),
     ("SELECT name FROM event WHERE paid <> 0 AND 1 = paid ORDER BY id", None),
