@@ -1043,8 +1043,9 @@ def numbered_fields(sql: str, schema: "Schema", dialect: str) -> str:
     """A number column compared with one date field written as text (``year_reg = strftime('%Y', 'now')``), as
     SQLite compares them: as numbers, since the column's type converts the other side.
 
-    PostgreSQL refuses ``integer = text`` and DuckDB an ``INTEGER`` against a ``VARCHAR``; the field (``TO_CHAR(d,
-    'YYYY')``, ``strftime(d, '%Y')``, the weekday's ``CAST(EXTRACT(DOW FROM d) AS TEXT)``) becomes an integer. Only a format of one number (a year, a month, a day ...)
+    PostgreSQL refuses ``integer = text`` and DuckDB an ``INTEGER`` against a ``VARCHAR``; the field
+    (``TO_CHAR(d, 'YYYY')``, ``strftime(d, '%Y')``, the weekday's ``CAST(EXTRACT(DOW FROM d) AS TEXT)``) becomes
+    an integer. Only a format of one number (a year, a month, a day ...)
     and a column of the schema's number types are touched: SQL that would run is never changed.
 
     >>> from sqlweave.db.schema import Schema, Table, Column
