@@ -1,0 +1,124 @@
+"""How far could a better choice between voted candidates go? The oracle of a run's votes (no model).
+
+A run of a pipeline whose last stage is ``vote_if_unsure`` (``default``, ``best``) keeps in its traces the sampled
+answers of every vote. For each voted question this scores every candidate (the answer before voting and each
+sample: SQL extracted, names repaired by rule as the vote stage does, run against Spider's database and compared
+with the gold result): if any candidate is right, a perfect selector would have answered it. Questions answered
+without a vote keep their answer. The "oracle" column is then the ceiling of any selection method over that
+candidate pool; the vote stage's ``rewrite`` rules are not replayed, so it is a slight underestimate.
+
+    .venv/bin/python benchmarks/vote_oracle.py benchmarks/checkpoints/best-200 benchmarks/checkpoints/best-972 \
+        --out benchmarks/results/vote-oracle.json
+
+Run folders hold ``results.jsonl`` and ``traces.jsonl`` or ``traces.jsonl.gz`` (``sqlweave eval --out``, or a
+checkpoint under ``benchmarks/checkpoints``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import platform
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any, Iterator
+
+ROOT = Path(__file__).resolve().parents[1]
+SPIDER = ROOT.parent / "shared" / "data" / "spider"
+STAGE = "vote_if_unsure"
+
+
+def traces(folder: Path) -> Iterator[dict[str, Any]]:
+    plain, packed = folder / "traces.jsonl", folder / "traces.jsonl.gz"
+    with (plain.open(encoding="utf-8") if plain.exists() else gzip.open(packed, "rt", encoding="utf-8")) as fh:
+        for line in fh:
+            yield json.loads(line)
+
+
+def candidate_right(db: Any, gold: str, raw: str, gold_cache: Any) -> bool:
+    from sqlweave.errors import SqlweaveError
+    from sqlweave.eval.runner import execution_match
+    from sqlweave.sql.extract import extract_sql
+    from sqlweave.sql.repair import repair_schema_links
+
+    try:
+        sql = extract_sql(raw, db.dialect)
+    except SqlweaveError:
+        return False
+    for _ in range(3):  # as written, then up to two passes of the rule-based name repair
+        try:
+            db.execute(sql)
+        except SqlweaveError:
+            fixed = repair_schema_links(sql, db.schema(), db.dialect)
+            if not fixed.changed:
+                return False
+            sql = fixed.sql
+            continue
+        return bool(execution_match(db, gold, sql, gold_cache)[0])
+    return False
+
+
+def oracle(folder: Path, spider: Path) -> dict[str, Any]:
+    from sqlweave.db import Database
+    from sqlweave.eval.runner import GoldCache
+    from sqlweave.sql.quiet import reading_untrusted_text
+
+    results = {r["id"]: r for r in map(json.loads, (folder / "results.jsonl").open(encoding="utf-8"))}
+    dbs: dict[str, Any] = {}
+    gold_cache = GoldCache()
+    voted = voted_right = reachable = 0
+    for entry in traces(folder):
+        r = results.get(entry["id"])
+        vote = next((s for s in entry["trace"] if s["stage"] == STAGE and s.get("calls")), None)
+        if r is None or vote is None:
+            continue
+        voted += 1
+        voted_right += bool(r["match"])
+        if r["match"]:
+            reachable += 1
+            continue
+        db_id = r["db_id"]
+        if db_id not in dbs:
+            dbs[db_id] = Database.open(spider / "database" / db_id / f"{db_id}.sqlite", timeout_s=10)
+        with reading_untrusted_text():
+            if any(candidate_right(dbs[db_id], r["gold"], raw, gold_cache)
+                   for call in vote["calls"] for raw in call.get("outputs", [])):
+                reachable += 1
+    n = len(results)
+    right = sum(bool(r["match"]) for r in results.values())
+    return {"run": folder.name, "questions": n, "ex": round(100 * right / n, 1), "voted": voted,
+            "voted_right": voted_right, "voted_any_candidate_right": reachable,
+            "oracle_ex": round(100 * (right - voted_right + reachable) / n, 1),
+            "wrong_without_a_vote": sum(not r["match"] for r in results.values()) - (voted - voted_right)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--spider", type=Path, default=SPIDER)
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vote-oracle.json")
+    args = ap.parse_args()
+    from rich.console import Console
+    from rich.table import Table
+
+    rows = [oracle(folder, args.spider) for folder in args.runs]
+    table = Table(title="EX, and EX with a perfect choice among each vote's candidates")
+    for col in ("run", "questions", "EX", "voted", "right when voted", "any candidate right", "oracle EX",
+                "wrong without a vote"):
+        table.add_column(col, justify="left" if col == "run" else "right")
+    for r in rows:
+        table.add_row(r["run"], str(r["questions"]), f"{r['ex']:.1f}", str(r["voted"]), str(r["voted_right"]),
+                      str(r["voted_any_candidate_right"]), f"{r['oracle_ex']:.1f}", str(r["wrong_without_a_vote"]))
+    Console().print(table)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({
+        "date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "command": " ".join(["python", *sys.argv]), "runs": rows,
+    }, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
