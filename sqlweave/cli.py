@@ -87,13 +87,13 @@ def _engine(db: str, *, model: str, pipeline: str, english_only: bool = False, e
             timeout: float = 10.0, max_rows: int = 1000, descriptions: Path | None = None,
             knowledge: Path | None = None, policy: Path | None = None, params: list[str] | None = None,
             no_cache: bool = False, base_url: str | None = None, api_key: str | None = None,
-            quiet: bool = False) -> "Engine":
+            quiet: bool = False, schema_budget: int | None = None) -> "Engine":
     """The one way the CLI builds an engine: the preset first (a typo fails at once), then the database with its
     side files (a malformed file, a missing database or an unbound row-filter parameter fails before the model
     loads), then the model."""
     from .engine import Engine
 
-    pipe = _pipeline(pipeline, english_only=english_only, examples=examples)
+    pipe = _pipeline(pipeline, english_only=english_only, examples=examples, schema_budget=schema_budget)
     database = _open_database(db, timeout=timeout, max_rows=max_rows, descriptions=descriptions,
                               knowledge=knowledge, policy=policy, params=params)
     database.schema()
@@ -184,12 +184,13 @@ def _show_readings(answer: Answer) -> None:
         console.print(display.result_table(reading.result))
 
 
-def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = None):
+def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = None,
+              schema_budget: int | None = None):
     """The preset, built before any model loads so a typo or a missing option fails at once."""
     from .presets import build_pipeline
     from .stages import CheckQuestion
 
-    pipe = build_pipeline(name, **_pipeline_options(examples))
+    pipe = build_pipeline(name, schema_budget=schema_budget, **_pipeline_options(examples))
     if english_only:
         pipe = pipe.replace_stage("check_question", CheckQuestion(require_english=True))
     return pipe
@@ -204,6 +205,9 @@ def _answer(engine: "Engine", question: str, *, as_json: bool, trace: bool, as_c
 
 
 ExamplesOption = typer.Option(None, "--examples", help="Example pool for rag presets (Spider-format train.json).")
+SchemaBudgetOption = typer.Option(
+    None, "--schema-budget", min=1, help="Most tokens of schema a prompt shows (default: what the model's context "
+    "leaves). A larger schema is fitted by retrieval; 2048 is much faster on hundreds of tables on a CPU.")
 KnowledgeOption = typer.Option(None, "--knowledge", help="Domain-knowledge file (YAML, or defog's JSON): "
                                "descriptions, business terms, preferred joins, sample questions.")
 PolicyOption = typer.Option(None, "--policy", help="Access policy (YAML): hidden tables and columns, row filters.")
@@ -271,13 +275,14 @@ def ask(
         None, "--min-confidence", min=0.0, max=1.0,
         help="Below this confidence (0 to 1, e.g. 0.6) say the answer is not sure and show the two leading "
              "readings of the question instead of one answer (a few more model calls)."),
+    schema_budget: Optional[int] = SchemaBudgetOption,
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
         engine = _engine(db, model=model, pipeline=pipeline, english_only=english_only, examples=examples,
                          timeout=timeout, max_rows=max_rows, descriptions=descriptions, knowledge=knowledge,
                          policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
-                         quiet=as_json or as_csv or raw_csv)
+                         quiet=as_json or as_csv or raw_csv, schema_budget=schema_budget)
         _answer(engine, question, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv, evidence=evidence,
                 min_confidence=min_confidence)
 
@@ -374,6 +379,7 @@ def chat(
     knowledge: Optional[Path] = KnowledgeOption,
     policy: Optional[Path] = PolicyOption,
     param: list[str] = ParamOption,
+    schema_budget: Optional[int] = SchemaBudgetOption,
 ) -> None:
     """A conversation at the terminal: follow-up questions ("only those born after 1980") build on earlier answers.
 
@@ -384,7 +390,8 @@ def chat(
 
     with _errors():
         engine = _engine(db, model=model, pipeline=pipeline, timeout=timeout, max_rows=max_rows, knowledge=knowledge,
-                         policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key)
+                         policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
+                         schema_budget=schema_budget)
         database = engine.db
         conversations = ConversationStore(store)
         conv = engine.conversation(id=resume, store=conversations)
@@ -599,6 +606,7 @@ def eval_run(
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not use the response cache."),
     examples: Optional[Path] = ExamplesOption,
     suite_dir: Optional[Path] = typer.Option(None, "--suite-dir", help="Test-suite databases: <dir>/<db_id>/*.sqlite."),
+    schema_budget: Optional[int] = SchemaBudgetOption,
 ) -> None:
     """Run PIPELINE over DATASET: per-question JSONL, resumable, summary by hardness."""
     if ctx.invoked_subcommand is not None:
@@ -616,7 +624,7 @@ def eval_run(
             questions = read_sample(sample, questions)
         if limit:
             questions = questions[:limit]
-        pipe = build_pipeline(pipeline, **_pipeline_options(examples))
+        pipe = build_pipeline(pipeline, schema_budget=schema_budget, **_pipeline_options(examples))
         llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)
         folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),

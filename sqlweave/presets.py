@@ -272,13 +272,24 @@ def _extend(pipe: Pipeline, addon: str, spelled: str) -> Pipeline:
     return rule(pipe)
 
 
-def build_pipeline(name: str = DEFAULT, **options: object) -> Pipeline:
+def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, **options: object) -> Pipeline:
     """The pipeline preset called ``name``; ``options`` (e.g. ``examples=PATH``) go to presets that use them.
 
     ``name`` may add stages to a preset: ``"repair+dac"`` is the ``repair`` preset followed by
     decomposed correction (see :data:`ADDONS`). Every preset shows the leading readings of an answer below the
     confidence asked for (:class:`~sqlweave.stages.readings.SecondReadings`).
+
+    ``schema_budget`` caps the tokens of schema every prompt shows (default: what the model's context leaves).
+    A schema larger than that is fitted to it by retrieval (:mod:`sqlweave.stages.render_schema`); on a CPU a
+    smaller budget is much faster on schemas of hundreds of tables (BENCHMARKS.md).
+
+    >>> [s.budget for s in build_pipeline("pruned", schema_budget=2048).stages if hasattr(s, "budget")]
+    [2048, 2048]
     """
+    if schema_budget is not None and (isinstance(schema_budget, bool) or not isinstance(schema_budget, int)
+                                      or schema_budget < 1):
+        raise ConfigurationError(f"schema_budget must be a number of tokens >= 1, not {schema_budget!r}",
+                                 hint="For example 2048; leave it out to use what the model's context leaves.")
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         import difflib
@@ -287,8 +298,13 @@ def build_pipeline(name: str = DEFAULT, **options: object) -> Pipeline:
         raise ConfigurationError(f"unknown pipeline option {unknown[0]!r}",
                                  hint=(f"Did you mean {close[0]!r}? " if close else "")
                                  + f"Pipelines take: {', '.join(OPTIONS)}.")
+    pipe = _build(name, name, options)
+    if schema_budget is not None:
+        for stage in pipe.stages:
+            if hasattr(stage, "budget"):  # every stage is a dataclass; those that show the schema have a budget
+                pipe = pipe.replace_stage(stage.name, replace(stage, budget=schema_budget))  # type: ignore[type-var]
     # an answer below the confidence asked for is sampled again, to show the question's leading readings
-    return replace(_build(name, name, options), when_unsure=SecondReadings())
+    return replace(pipe, when_unsure=SecondReadings())
 
 
 def _build(spelled: str, name: str, options: dict[str, object]) -> Pipeline:

@@ -173,3 +173,32 @@ def test_sql_read_translates_another_dialect_first(singer_db: Path) -> None:
     before = file_digest(singer_db)
     r = runner.invoke(app, ["sql", "--db", str(singer_db), "--read", "postgres", "DROP TABLE singer"])
     assert r.exit_code == 2 and "not allowed" in r.output and file_digest(singer_db) == before  # still refused
+
+
+def test_ask_with_a_schema_budget_shows_only_what_fits(singer_db: Path, monkeypatch) -> None:
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.llm.registry import BACKENDS
+
+    prompts: list[str] = []
+
+    def respond(messages, options) -> str:
+        prompts.append(messages[-1].content)
+        return "```sql\nSELECT count(*) FROM singer\n```"
+
+    monkeypatch.setitem(BACKENDS, "b-fake", lambda arg, **kw: FakeLLM(responder=respond))
+    question = "How many singers are there?"
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "b-fake", "--no-cache", "--json", question])
+    assert r.exit_code == 0, r.output
+    whole = prompts[-1]
+    assert "CREATE TABLE stadium" in whole
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "b-fake", "--no-cache", "--json",
+                            "--schema-budget", "120", "--trace", question])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["result"]["rows"] == [[6]]
+    fitted = prompts[-1]
+    assert "CREATE TABLE singer" in fitted and "CREATE TABLE stadium" not in fitted and len(fitted) < len(whole)
+    render = next(s for s in data["trace"] if s["stage"] == "render_schema")["notes"]
+    assert render["schema_budget"] == 120 and "stadium" in render["tables_left_out"]
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "b-fake", "--schema-budget", "0", question])
+    assert r.exit_code == 2 and "Traceback" not in r.output

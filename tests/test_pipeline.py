@@ -241,3 +241,16 @@ def test_engine_execute_reads_another_dialect(singer_db: Path) -> None:
                             read="postgres")
     assert result.rows == (("Joe Sharp",),) and "EXTRACT" not in result.sql
     engine.close()
+
+
+def test_a_schema_budget_reaches_every_stage_that_shows_the_schema() -> None:
+    from sqlweave.errors import ConfigurationError
+
+    for name in ("default", "pruned", "best"):
+        budgets = [s.budget for s in build_pipeline(name, schema_budget=512).stages if hasattr(s, "budget")]
+        assert budgets and set(budgets) == {512}, name
+    assert {s.budget for s in build_pipeline("pruned").stages if hasattr(s, "budget")} == {None}
+    for bad in (0, -5, 1.5, "2048", True):
+        with pytest.raises(ConfigurationError, match="schema_budget") as err:
+            build_pipeline("default", schema_budget=bad)  # type: ignore[arg-type]
+        assert err.value.hint
