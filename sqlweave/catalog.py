@@ -34,6 +34,11 @@ and an access policy (:mod:`sqlweave.policy`: hidden tables and columns, row fil
 (merged; a knowledge file's ``policy:`` section applies too)::
 
     policy = "shop-policy.yaml"
+
+and, for a schema of hundreds of tables, the most tokens of schema a prompt shows (default: what the model's
+context leaves; a larger schema is fitted by retrieval, and on a CPU a smaller budget is much faster)::
+
+    schema_budget = 2048
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ class DatabaseEntry:
     description: str = ""
     knowledge: str | None = None
     policy: tuple[str, ...] = ()
+    schema_budget: int | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -81,6 +87,10 @@ class DatabaseEntry:
             raise ConfigurationError(f"database {self.name!r} has no target", hint="Give a file path or a URL.")
         if self.timeout_s <= 0 or self.max_rows <= 0:
             raise ConfigurationError(f"database {self.name!r}: timeout and max_rows must be positive")
+        if self.schema_budget is not None and (isinstance(self.schema_budget, bool)
+                                               or not isinstance(self.schema_budget, int) or self.schema_budget < 1):
+            raise ConfigurationError(f"database {self.name!r}: schema_budget must be a number of tokens >= 1",
+                                     hint="For example schema_budget = 2048, or leave it out.")
         if self.knowledge and self.descriptions:
             raise ConfigurationError(f"database {self.name!r} has both descriptions and knowledge",
                                      hint="Put the descriptions in the knowledge file (its tables: section).")
@@ -151,7 +161,8 @@ class Catalog:
                 entries[name] = DatabaseEntry(
                     str(name), target, timeout_s=float(opts.get("timeout", 10.0)),
                     max_rows=int(opts.get("max_rows", 1000)), descriptions=descriptions,
-                    description=str(opts.get("description", "")), knowledge=knowledge or None, policy=policy)
+                    description=str(opts.get("description", "")), knowledge=knowledge or None, policy=policy,
+                    schema_budget=opts.get("schema_budget"))
             except (TypeError, ValueError) as err:
                 raise ConfigurationError(f"database {name!r} in {str(path)!r}: {err}") from None
         return cls(entries)

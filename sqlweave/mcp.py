@@ -70,6 +70,7 @@ from .engine import Engine
 from .errors import ConfigurationError, MissingDependencyError, SqlweaveError
 from .llm.base import LLM
 from .pipeline import Pipeline
+from .presets import with_schema_budget
 
 logger = logging.getLogger("sqlweave.mcp")
 
@@ -310,8 +311,9 @@ class SqlweaveTools:
         the result is ``unsure`` and lists the question's two leading ``readings``.
         """
         db = self.database(database)
+        pipe = with_schema_budget(self.pipeline, self.catalog.entry(database).schema_budget)
         with self.model_lock:
-            answer = Engine(db, self.llm, self.pipeline).run(question, min_confidence=min_confidence)
+            answer = Engine(db, self.llm, pipe).run(question, min_confidence=min_confidence)
         if answer.error is not None or answer.result is None:
             err = answer.error or SqlweaveError("the pipeline produced no result")
             err.details.setdefault("sql", answer.sql)

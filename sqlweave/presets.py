@@ -286,10 +286,6 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, **o
     >>> [s.budget for s in build_pipeline("pruned", schema_budget=2048).stages if hasattr(s, "budget")]
     [2048, 2048]
     """
-    if schema_budget is not None and (isinstance(schema_budget, bool) or not isinstance(schema_budget, int)
-                                      or schema_budget < 1):
-        raise ConfigurationError(f"schema_budget must be a number of tokens >= 1, not {schema_budget!r}",
-                                 hint="For example 2048; leave it out to use what the model's context leaves.")
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         import difflib
@@ -298,13 +294,27 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, **o
         raise ConfigurationError(f"unknown pipeline option {unknown[0]!r}",
                                  hint=(f"Did you mean {close[0]!r}? " if close else "")
                                  + f"Pipelines take: {', '.join(OPTIONS)}.")
-    pipe = _build(name, name, options)
-    if schema_budget is not None:
-        for stage in pipe.stages:
-            if hasattr(stage, "budget"):  # every stage is a dataclass; those that show the schema have a budget
-                pipe = pipe.replace_stage(stage.name, replace(stage, budget=schema_budget))  # type: ignore[type-var]
+    pipe = with_schema_budget(_build(name, name, options), schema_budget)
     # an answer below the confidence asked for is sampled again, to show the question's leading readings
     return replace(pipe, when_unsure=SecondReadings())
+
+
+def with_schema_budget(pipe: Pipeline, schema_budget: int | None) -> Pipeline:
+    """``pipe`` with every stage that shows the schema capped at ``schema_budget`` tokens (``pipe`` itself for
+    None). The HTTP and MCP doors apply a catalog database's ``schema_budget`` this way.
+
+    >>> [s.budget for s in with_schema_budget(build_pipeline("default"), 1024).stages if hasattr(s, "budget")]
+    [1024]
+    """
+    if schema_budget is None:
+        return pipe
+    if isinstance(schema_budget, bool) or not isinstance(schema_budget, int) or schema_budget < 1:
+        raise ConfigurationError(f"schema_budget must be a number of tokens >= 1, not {schema_budget!r}",
+                                 hint="For example 2048; leave it out to use what the model's context leaves.")
+    for stage in pipe.stages:
+        if hasattr(stage, "budget"):  # every stage is a dataclass; those that show the schema have a budget
+            pipe = pipe.replace_stage(stage.name, replace(stage, budget=schema_budget))  # type: ignore[type-var]
+    return pipe
 
 
 def _build(spelled: str, name: str, options: dict[str, object]) -> Pipeline:

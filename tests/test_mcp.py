@@ -7,6 +7,7 @@ The in-memory tests use the fake model; ``test_stdio_session_with_the_embedded_m
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import socket
 import sqlite3
@@ -27,7 +28,7 @@ need_extra("mcp")
 
 from sqlweave.catalog import Catalog, DatabaseEntry
 from sqlweave.db.demo import demo_database_path
-from sqlweave.errors import MissingDependencyError
+from sqlweave.errors import ConfigurationError, MissingDependencyError
 from sqlweave.llm.fake import FakeLLM
 from sqlweave.mcp import build_server, main
 from tests.conftest import file_digest
@@ -548,7 +549,6 @@ def test_hostile_values_come_back_exactly(tmp_path: Path) -> None:
 
 
 def test_row_filter_parameters_are_bound_for_every_tool_call(tmp_path: Path) -> None:
-    import shutil
     import sqlite3
 
     from sqlweave.db.demo import demo_database_path
@@ -569,3 +569,26 @@ def test_row_filter_parameters_are_bound_for_every_tool_call(tmp_path: Path) -> 
     unbound = SqlweaveTools(catalog, FakeLLM([]))
     with pytest.raises(PolicyError):
         unbound.run_sql("shop", "SELECT COUNT(*) FROM customers")
+
+
+def test_ask_follows_the_databases_schema_budget(tmp_path: Path) -> None:
+    from sqlweave.mcp import SqlweaveTools
+
+    shop = tmp_path / "shop.sqlite"
+    shutil.copy(demo_database_path(), shop)
+    config = tmp_path / "dbs.toml"
+    config.write_text(f'[databases.whole]\ntarget = "{shop.name}"\n\n'
+                      f'[databases.small]\ntarget = "{shop.name}"\nschema_budget = 150\n', encoding="utf-8")
+    catalog = Catalog.from_file(config)
+    assert catalog.entry("small").schema_budget == 150 and catalog.entry("whole").schema_budget is None
+    llm = FakeLLM(responder=lambda m, o: "```sql\nSELECT COUNT(*) FROM customers\n```")
+    tools = SqlweaveTools(catalog, llm, "zero-shot")
+    for name in ("whole", "small"):
+        assert tools.ask(name, "How many customers are there?").rows == [[60]]
+    whole, fitted = (next(m.content for m in msgs if m.role == "user") for msgs, _ in llm.calls[-2:])
+    assert "CREATE TABLE customers" in fitted and len(fitted) < len(whole) / 2
+    for bad in ("0", "'2048'", "1.5", "true"):
+        config.write_text(f'[databases.small]\ntarget = "{shop.name}"\nschema_budget = {bad}\n', encoding="utf-8")
+        with pytest.raises(ConfigurationError, match="schema_budget"):
+            Catalog.from_file(config)
+    catalog.close()

@@ -39,7 +39,7 @@ from ..errors import (
 from ..llm.base import LLM, Message
 from ..logs import log_event
 from ..pipeline import Answer, Pipeline, PriorTurn, TraceEntry
-from ..presets import build_pipeline
+from ..presets import build_pipeline, with_schema_budget
 from ..text import well_formed
 from . import models as m
 from .errors import (
@@ -414,6 +414,7 @@ class ServerState:
         pipe = self.pipeline(body.preset)
         question = self.check_question(body.question, pipe)
         db = await run_in_threadpool(self.database, body.database, tenant)
+        pipe = with_schema_budget(pipe, self.catalog.entry(body.database).schema_budget)
         db.check_bound()  # an unbound row-filter parameter fails before the question waits for the model
         owner = tenant.name if tenant is not None else None
         conversation_id = None if body.new_conversation else body.conversation_id

@@ -843,3 +843,18 @@ def test_hostile_values_are_json_data_and_csv_is_neutralised(make, tmp_path: Pat
         expected = "'" + value if value.startswith(("=", "+", "-", "@", "\t", "\r")) else value
         assert cells[label] == expected, label
     assert digest(db) == before
+
+
+def test_a_databases_schema_budget_limits_what_its_prompts_show(make, tmp_path):
+    shop = tmp_path / "shop.sqlite"
+    catalog = catalog_with(tmp_path, small=DatabaseEntry("small", str(shop), schema_budget=150))
+    client, llm, _ = make(catalog=catalog)
+    question = "How many customers are there?"
+    for name in ("shop", "small"):
+        r = client.post("/api/ask", json={"database": name, "question": question, "preset": "zero-shot"})
+        assert r.status_code == 200, r.text
+    whole, fitted = (next(m.content for m in msgs if m.role == "user")
+                     for msgs, _ in (llm.calls[-2], llm.calls[-1]))
+    assert "CREATE TABLE customers" in fitted and len(fitted) < len(whole) / 2
+    render = next(e for e in r.json()["trace"] if e["stage"] == "render_schema")["notes"]
+    assert render["schema_budget"] == 150 and render["tables_left_out"]
