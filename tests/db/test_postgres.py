@@ -223,18 +223,18 @@ def test_past_the_classifier_writes_fail_inside_the_read_only_transaction(pg_ser
 
 
 def test_statement_timeout_stops_a_runaway_query(pg_url: str) -> None:
+    """The server itself stops the query at the limit (SQLSTATE 57014, "canceling statement due to statement
+    timeout"), long before it would end. The wall-clock bound is loose on purpose: on a shared 2-core machine the
+    round trips around a 1 s statement have taken up to 5.5 s in CI, while a quiet machine stops it in 1.0 s."""
     db = Database.open(pg_url, timeout_s=1)
     db.execute("SELECT 1")  # the connection is open before the clock starts
-    start = time.perf_counter()
-    with pytest.raises(QueryTimeoutError):
-        # generate_series in the select list streams its rows; in FROM it fills a temporary file first, which a busy
-        # shared disk can slow (with that form a 1 s limit once took 5.5 s in CI; both take 1.0 s on a quiet one)
-        db.execute("SELECT count(*) FROM (SELECT generate_series(1, 1000000000)) AS a")
-    assert time.perf_counter() - start < 2.0
-    start = time.perf_counter()
-    with pytest.raises(QueryTimeoutError):
-        db.trusted_read("SELECT pg_sleep(30)", timeout_s=1, max_rows=1)  # past the classifier, which refuses pg_sleep
-    assert time.perf_counter() - start < 2.0
+    for run in (lambda: db.execute("SELECT count(*) FROM (SELECT generate_series(1, 1000000000)) AS a"),  # ~1 min
+                lambda: db.trusted_read("SELECT pg_sleep(30)", timeout_s=1, max_rows=1)):  # past the classifier
+        start = time.perf_counter()
+        with pytest.raises(QueryTimeoutError) as err:
+            run()
+        assert time.perf_counter() - start < 15.0
+        assert getattr(err.value.__cause__.orig, "sqlstate", None) == "57014"  # the server's statement timeout
     assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
     db.close()
 
