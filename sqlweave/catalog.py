@@ -87,10 +87,10 @@ class DatabaseEntry:
             raise ConfigurationError(f"database {self.name!r} has no target", hint="Give a file path or a URL.")
         if self.timeout_s <= 0 or self.max_rows <= 0:
             raise ConfigurationError(f"database {self.name!r}: timeout and max_rows must be positive")
-        if self.schema_budget is not None and (isinstance(self.schema_budget, bool)
-                                               or not isinstance(self.schema_budget, int) or self.schema_budget < 1):
-            raise ConfigurationError(f"database {self.name!r}: schema_budget must be a number of tokens >= 1",
-                                     hint="For example schema_budget = 2048, or leave it out.")
+        if self.schema_budget is not None:
+            from .presets import check_schema_budget  # the pipelines' own rule (imported only when it is set)
+
+            check_schema_budget(self.schema_budget, f"database {self.name!r}: ")
         if self.knowledge and self.descriptions:
             raise ConfigurationError(f"database {self.name!r} has both descriptions and knowledge",
                                      hint="Put the descriptions in the knowledge file (its tables: section).")

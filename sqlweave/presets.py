@@ -308,13 +308,19 @@ def with_schema_budget(pipe: Pipeline, schema_budget: int | None) -> Pipeline:
     """
     if schema_budget is None:
         return pipe
-    if isinstance(schema_budget, bool) or not isinstance(schema_budget, int) or schema_budget < 1:
-        raise ConfigurationError(f"schema_budget must be a number of tokens >= 1, not {schema_budget!r}",
-                                 hint="For example 2048; leave it out to use what the model's context leaves.")
+    check_schema_budget(schema_budget)
     for stage in pipe.stages:
         if hasattr(stage, "budget"):  # every stage is a dataclass; those that show the schema have a budget
             pipe = pipe.replace_stage(stage.name, replace(stage, budget=schema_budget))  # type: ignore[type-var]
     return pipe
+
+
+def check_schema_budget(value: object, where: str = "") -> None:
+    """Raise :class:`~sqlweave.errors.ConfigurationError` unless ``value`` is a whole number of tokens >= 1
+    (``where`` names the setting's owner in the message, e.g. ``"database 'shop': "``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(f"{where}schema_budget must be a number of tokens >= 1, not {value!r}",
+                                 hint="For example 2048; leave it out to use what the model's context leaves.")
 
 
 def _build(spelled: str, name: str, options: dict[str, object]) -> Pipeline:
