@@ -38,6 +38,27 @@ def traces(folder: Path) -> Iterator[dict[str, Any]]:
             yield json.loads(line)
 
 
+def replay_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments of a script that replays one run's votes: the run folder, Spider's data, the JSON to write,
+    and the confidence below which a vote is replayed (``None``: wherever the run voted)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run", type=Path)
+    ap.add_argument("--spider", type=Path, default=SPIDER)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--floor", type=float, default=None,
+                    help="replay a vote only where the answer's confidence was below this (default: as the run did)")
+    return ap
+
+
+def save(out: Path, payload: dict[str, Any]) -> None:
+    """Write a replay's figures as JSON, with the date, the machine and the command that produced them."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({
+        "date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "command": " ".join(["python", *sys.argv]), **payload,
+    }, indent=2) + "\n")
+
+
 def candidate_right(db: Any, gold: str, raw: str, gold_cache: Any) -> bool:
     from sqlweave.errors import SqlweaveError
     from sqlweave.eval.runner import execution_match
@@ -113,11 +134,7 @@ def main() -> None:
         table.add_row(r["run"], str(r["questions"]), f"{r['ex']:.1f}", str(r["voted"]), str(r["voted_right"]),
                       str(r["voted_any_candidate_right"]), f"{r['oracle_ex']:.1f}", str(r["wrong_without_a_vote"]))
     Console().print(table)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({
-        "date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "command": " ".join(["python", *sys.argv]), "runs": rows,
-    }, indent=2) + "\n")
+    save(args.out, {"runs": rows})
 
 
 if __name__ == "__main__":

@@ -122,6 +122,10 @@ DEFAULT = "default"
 #: ``default`` votes on answers whose calibrated confidence is below this (BENCHMARKS.md: EX against calls).
 VOTE_BELOW = 0.6
 
+#: How much a result group's size counts against the question's likelihood when a vote is settled (chosen on the
+#: 200-question sample among 0, 1, 2, 4, 8, 16; BENCHMARKS.md: weighing the groups).
+VOTE_SUPPORT = 2.0
+
 #: The pipelines whose answers vote with the default's in the ``ensemble`` preset.
 ENSEMBLE_VARIANTS = ("pruned+repair", "rag-simplify+repair")
 
@@ -132,11 +136,14 @@ ENSEMBLE_VARIANTS = ("pruned+repair", "rag-simplify+repair")
 #: for 0.26 extra calls per question), the rule-based rewrites (a text compared with the column that holds it,
 #: needless joins dropped, name groupings keyed), then voting
 #: on the answers whose calibrated confidence is below 0.6 (about one in five: the median question still costs
-#: one call), a close vote settled by the likelihood of the question given each leading query (reviewer reranking).
+#: one call), each result group weighed by the likelihood of the question given its query (reviewer reranking)
+#: and by its size.
 PRESETS: dict[str, "Recipe | str"] = {
     "default": "zero-shot+repair+correct-failed+rewrite+vote-if-unsure",
     "zero-shot": Recipe(zero_shot),
     "zero-shot-compact": Recipe(zero_shot, {"style": "compact"}),
+    # XiYan-SQL's M-Schema: one line per column, with its type, key and example values.
+    "zero-shot-mschema": Recipe(zero_shot, {"style": "mschema"}),
     "rag": Recipe(few_shot),
     "rag-qskeleton": Recipe(few_shot, {"method": "question_skeleton"}),
     "rag-skeleton-org": Recipe(few_shot, {"organisation": "skeleton"}),
@@ -173,8 +180,8 @@ PRESETS: dict[str, "Recipe | str"] = {
     "agent": Recipe(agent),
     "agent-tools-only": Recipe(agent, {"show_schema": False}),
     "ensemble": Recipe(ensemble),
-    # The most accurate pipeline measured, whatever it costs: default voting on more of its answers (76.2% on all
-    # 972 Spider dev questions against 75.9% for default, at a median of 5.85 s; BENCHMARKS.md).
+    # The most accurate pipeline measured, whatever it costs: default voting on more of its answers (77.1% on all
+    # 972 Spider dev questions against 76.4% for default, at a median of 5.85 s; BENCHMARKS.md).
     "best": Recipe(vote_below, {"floor": 0.8}),
 }
 
@@ -230,6 +237,24 @@ def _selecting(how: str, addon: str) -> Callable[[Pipeline], Pipeline]:
     return add
 
 
+#: The candidates ``+diverse`` adds to a vote: the question asked again with the schema shown in these styles,
+#: greedily and sampled this many times (the smallest set that reached the most answers by majority on the
+#: 200-question sample; BENCHMARKS.md, candidates diverse by design).
+DIVERSE_VIEWS = ("compact", "mschema")
+DIVERSE_SAMPLES = 2
+
+
+def _diversify(pipe: Pipeline) -> Pipeline:
+    """Votes that also hear the question asked with the schema shown other ways (candidates diverse by design)."""
+    votes = [s for s in pipe.stages if isinstance(s, SelfConsistency)]
+    if not votes:
+        raise ConfigurationError(f"pipeline {pipe.name!r} has no vote stage to add candidates to",
+                                 hint="Add +diverse to a preset that votes (default, best, vote, ...).")
+    for vote in votes:
+        pipe = pipe.replace_stage(vote.name, replace(vote, views=DIVERSE_VIEWS, view_samples=DIVERSE_SAMPLES))
+    return pipe
+
+
 def _add_simplify(pipe: Pipeline) -> Pipeline:
     """The question simplified by the model (Guo et al.) right after it is checked."""
     return pipe.insert_after("check_question", SimplifyQuestion())
@@ -247,9 +272,10 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
     "dac": DecomposedCorrection(),
     "vote": SelfConsistency(),
     # Voting spent only where the calibrated confidence is low, after the answer is final (rewrite included).
-    # A close vote is settled by reviewer reranking (BENCHMARKS.md: 3 answers fixed, none broken, on 320 questions).
-    "vote-if-unsure": SelfConsistency(n=4, only_below=VOTE_BELOW, rewrite=True, select="review", margin=1,
-                                      name="vote_if_unsure"),
+    # Every result group is weighed by reviewer reranking plus its size (log p(question | query) + 2 ln(size);
+    # BENCHMARKS.md: weighing the groups).
+    "vote-if-unsure": SelfConsistency(n=4, only_below=VOTE_BELOW, rewrite=True, select="review", margin=None,
+                                      support=VOTE_SUPPORT, name="vote_if_unsure"),
     "values": _add_values,
     "evidence": _add_evidence,
     "link": _add_links,
@@ -258,6 +284,8 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
     # CHASE-SQL's pairwise selector, and reviewer reranking (the question's likelihood given each query).
     "select": _selecting("pairwise", "select"),
     "review": _selecting("review", "review"),
+    # Candidates diverse by design: the question asked again with the schema as compact lines and as M-Schema.
+    "diverse": _diversify,
 }
 
 

@@ -184,11 +184,12 @@ def test_wrong_options_fail_when_the_pipeline_is_built(make, message: str) -> No
     assert err.value.hint
 
 
-def test_compact_preset(singer_db: Path) -> None:
+@pytest.mark.parametrize("preset, shows", [("zero-shot-compact", "singer("), ("zero-shot-mschema", "# Table: singer")])
+def test_schema_style_presets(singer_db: Path, preset: str, shows: str) -> None:
     llm = FakeLLM(["SELECT count(*) FROM stadium"])
-    a = sqlweave.connect(singer_db, llm=llm, pipeline="zero-shot-compact").ask("How many stadiums?")
+    a = sqlweave.connect(singer_db, llm=llm, pipeline=preset).ask("How many stadiums?")
     assert a.result.rows == ((9,),)
-    assert "singer(" in llm.calls[0][0][-1].content and "CREATE TABLE" not in llm.calls[0][0][-1].content
+    assert shows in llm.calls[0][0][-1].content and "CREATE TABLE" not in llm.calls[0][0][-1].content
 
 
 def test_presets_are_data_base_recipes_or_a_preset_with_stages() -> None:
@@ -211,6 +212,9 @@ def test_best_is_default_voting_on_more_answers() -> None:
     assert best.stages[:-1] == default.stages[:-1]
     assert (best.stages[-1].name, best.stages[-1].only_below) == ("vote_if_unsure", 0.8)
     assert default.stages[-1].only_below == 0.6
+    # both weigh every result group by the question's likelihood and by its size
+    for vote in (best.stages[-1], default.stages[-1]):
+        assert (vote.select, vote.margin, vote.support) == ("review", None, 2.0)
 
 
 FANNED = ("SELECT SUM(p.price) FROM products AS p JOIN order_items AS i ON i.product_id = p.product_id")

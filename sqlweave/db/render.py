@@ -1,8 +1,9 @@
 """Render a schema as prompt text.
 
-Two styles: ``create_table`` (CREATE TABLE statements with keys, descriptions as
-comments and a few sample rows) and ``compact`` (one ``table(col type, ...)`` line
-per table, then the foreign keys).
+Three styles: ``create_table`` (CREATE TABLE statements with keys, descriptions as
+comments and a few sample rows), ``compact`` (one ``table(col type, ...)`` line
+per table, then the foreign keys) and ``mschema`` (XiYan-SQL's M-Schema: one line per
+column with its type, key, description and a few example values, then the foreign keys).
 
 >>> from sqlweave.db.schema import Schema, Table, Column
 >>> s = Schema("x", (Table("singer", (Column("id", "INTEGER", primary_key=True), Column("name", "TEXT"))),))
@@ -92,9 +93,63 @@ def render_compact(schema: Schema) -> str:
     return "\n".join(lines)
 
 
+def _examples(table: Table, index: int, limit: int = 3, width: int = 40) -> list[str]:
+    """Up to ``limit`` distinct example values of column ``index`` (its own samples, else the sample rows'),
+    each cut to ``width`` characters."""
+    values = list(table.columns[index].samples) or [row[index] for row in table.sample_rows if index < len(row)]
+    shown: list[str] = []
+    for v in values:
+        text = str(v) if v is not None else ""
+        text = text if len(text) <= width else text[: width - 3] + "..."
+        if text.strip() and text not in shown:
+            shown.append(text)
+        if len(shown) == limit:
+            break
+    return shown
+
+
+def render_mschema(schema: Schema) -> str:
+    """XiYan-SQL's M-Schema: per table, one ``(column:TYPE, Primary Key, description, Examples: [...])`` line
+    per column, then the foreign keys as ``table.col=table.col``.
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> t = Table("singer", (Column("id", "INTEGER", primary_key=True), Column("name", "TEXT")),
+    ...           sample_rows=((1, "Joe Sharp"), (2, "Timbaland")))
+    >>> print(render_mschema(Schema("x", (t,))))
+    # Table: singer
+    [
+    (id:INTEGER, Primary Key, Examples: [1, 2]),
+    (name:TEXT, Examples: [Joe Sharp, Timbaland])
+    ]
+    """
+    d = schema.dialect
+    blocks = []
+    for t in schema.tables:
+        lines = []
+        for i, c in enumerate(t.columns):
+            parts = [f"{_ident(c.name, d)}:{(c.type or 'TEXT').upper()}"]
+            if c.primary_key or c.name in t.primary_key:
+                parts.append("Primary Key")
+            if c.description:
+                parts.append(" ".join(c.description.split()))
+            examples = _examples(t, i)
+            if examples:
+                parts.append(f"Examples: [{', '.join(examples)}]")
+            lines.append(f"({', '.join(parts)})")
+        head = f"# Table: {_ident(t.name, d)}" + (f", {' '.join(t.description.split())}" if t.description else "")
+        blocks.append(head + "\n[\n" + ",\n".join(lines) + "\n]")
+    text = "\n".join(blocks)
+    if schema.foreign_keys:
+        text += "\n【Foreign keys】\n" + "\n".join(
+            f"{_ident(fk.table, d)}.{_ident(fk.column, d)}={_ident(fk.ref_table, d)}.{_ident(fk.ref_column, d)}"
+            for fk in schema.foreign_keys)
+    return text
+
+
 STYLES: dict[str, Callable[[Schema], str]] = {
     "create_table": render_create_table,
     "compact": render_compact,
+    "mschema": render_mschema,
 }
 
 

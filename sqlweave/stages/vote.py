@@ -15,19 +15,32 @@ settled by the model instead of by size: it is shown one query of each of the tw
 rows and asked which answers the question, in both orders (:mod:`sqlweave.stages.choose`, CHASE-SQL's selector);
 a choice it makes both times wins, otherwise the largest group does. With ``select="review"``, every group
 within ``margin`` of the largest is weighed by how likely the model finds the user's question as a description of
-its query (:func:`sqlweave.stages.choose.review`), and the likeliest wins.
+its query (:func:`sqlweave.stages.choose.review`), and the likeliest wins; with ``support``, a group's size counts
+too (``logp + support * ln(size)``).
+
+With ``views``, candidates that differ by design join the vote: for each schema style named (``"compact"``: one
+line per table; ``"mschema"``: one line per column with example values; against the ``create_table`` statements
+with example rows that generation shows), the same question is asked once more with the schema shown that way,
+greedily, then ``view_samples`` times sampled. Samples of one prompt mostly repeat its greedy reading; other views
+put the right reading among the candidates more often, though with the embedded 1.5B model no selection measured
+turns that into more right answers (BENCHMARKS.md, candidates diverse by design).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..confidence import estimate
-from ..errors import SqlweaveError
+from ..db.render import STYLES, render_schema
+from ..errors import ConfigurationError, SqlweaveError
+from ..llm.base import Message
 from ..pipeline import State, check_options
+from ..prompts import render
 from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
 from .choose import choose_between, review
+from .generate import dialect_name, prompt_fields
 from .repair import repair_attempt
 from .rewrite import rewrite_attempt, value_probe
 
@@ -55,16 +68,30 @@ class SelfConsistency:
     #: leading groups) or "review" (the group whose query makes the question the most likely, by the model).
     select: str = "majority"
     #: With ``select`` other than "majority": the model is asked when the runner-up group has at least as many
-    #: candidates as the largest minus this (and "review" weighs every group that large).
-    margin: int = 1
+    #: candidates as the largest minus this (and "review" weighs every group that large; ``None``: every group).
+    margin: int | None = 1
+    #: With ``select="review"``: each reviewed group scores its question log-likelihood plus this times the
+    #: natural log of its size, so that a group's support counts besides the model's reading (0: likelihood only).
+    support: float = 0.0
+    #: Schema styles (:data:`sqlweave.db.render.STYLES`) in which the question is asked again, for candidates
+    #: that differ by design from the samples of the generation prompt.
+    views: tuple[str, ...] = ()
+    #: Sampled candidates from each view, besides its greedy answer.
+    view_samples: int = 0
     name: str = "vote"
     requires: ClassVar[tuple[str, ...]] = ("result",)
     provides: ClassVar[tuple[str, ...]] = ("sql", "result")
     recovers: bool = True
 
     def __post_init__(self) -> None:
-        check_options(self, at_least={"n": 1, "max_tokens": 1, "margin": 0}, choices={"select": SELECTIONS},
-                      between={"temperature": (0.0, 2.0), "only_below": (0.0, 1.0)}, optional=("only_below",))
+        check_options(self, at_least={"n": 1, "max_tokens": 1, "margin": 0, "view_samples": 0, "support": 0.0},
+                      choices={"select": SELECTIONS},
+                      between={"temperature": (0.0, 2.0), "only_below": (0.0, 1.0)},
+                      optional=("only_below", "margin"))
+        unknown = [self.views] if isinstance(self.views, str) else [s for s in self.views if s not in STYLES]
+        if unknown:
+            raise ConfigurationError(f"{self.name}: unknown schema views {unknown[0]!r}",
+                                     hint=f"views is a tuple of schema styles: {', '.join(STYLES)}.")
 
     def __call__(self, state: State) -> None:
         greedy = current_attempt(state)
@@ -84,7 +111,12 @@ class SelfConsistency:
         except SqlweaveError as err:  # the answer stands as it is; the trace says the second opinion was lost
             state.note(sampling_failed=f"{err.code}: {err.message}", changed=False, **sure)
             return
-        candidates: list[Attempt] = [greedy] + [attempt(state, t) for t in out.texts]
+        texts = list(out.texts)
+        try:
+            self._ask_views(state, texts)
+        except SqlweaveError as err:  # what was answered before the failure still votes
+            sure["views_failed"] = f"{err.code}: {err.message}"
+        candidates: list[Attempt] = [greedy] + [attempt(state, t) for t in texts]
         if self.repair:  # wrong names fixed by rule first, so a candidate is not lost to a typo
             candidates = [repair_attempt(state, c)[0] for c in candidates]
         if self.rewrite:
@@ -98,7 +130,7 @@ class SelfConsistency:
             return
         # Largest group wins; on a tie, the group holding the earliest candidate (the greedy one first).
         winner = groups[0]
-        contenders = [g for g in groups if len(g) >= len(winner) - self.margin]
+        contenders = [g for g in groups if self.margin is None or len(g) >= len(winner) - self.margin]
         if self.select == "pairwise" and len(contenders) > 1:
             pick, said = choose_between(state, candidates[winner[0]], candidates[groups[1][0]])
             sure["selector"] = {**said, "chose": {None: "majority", 0: "largest", 1: "runner-up"}[pick]}
@@ -106,6 +138,9 @@ class SelfConsistency:
                 winner = groups[1]
         elif self.select == "review" and len(contenders) > 1:
             pick, said = review(state, [candidates[g[0]] for g in contenders])
+            if pick is not None and self.support:
+                scores = [lp + self.support * math.log(len(g)) for lp, g in zip(said["logp"], contenders)]
+                pick = max(range(len(scores)), key=lambda i: (scores[i], -i))
             sure["selector"] = {**said, "chose": "majority" if pick is None else "largest" if pick == 0
                                 else f"group {pick + 1}"}
             winner = contenders[pick or 0]
@@ -114,3 +149,22 @@ class SelfConsistency:
         state.agreement = len(winner) / len(candidates)
         state.note(votes=[c.kind for c in candidates], groups=[len(g) for g in groups],
                    agreement=round(state.agreement, 3), changed=chosen is not greedy, **sure)
+
+    def _ask_views(self, state: State, texts: list[str]) -> None:
+        """Add to ``texts`` the answers of the question asked again with the schema shown in each of ``views``:
+        greedy, then ``view_samples`` samples (one call each, seeded as the vote's samples are, so that a run
+        with fewer samples repeats the calls of a run with more)."""
+        if not self.views:
+            return
+        fit = state.schema_fit
+        shown = fit.schema if fit is not None and (state.schema_fit_key or (None,))[0] == id(state.prompt_schema) \
+            else state.prompt_schema
+        for style in self.views:
+            system, user = render(state.prompt_template or "zero_shot", dialect=dialect_name(state.db.dialect),
+                                  schema=render_schema(shown, style, count=state.llm.count_tokens).text,
+                                  **prompt_fields(state))
+            prompt = [Message("system", system), Message("user", user)]
+            texts += state.complete(prompt, temperature=0.0, max_tokens=self.max_tokens).texts
+            for i in range(self.view_samples):
+                texts += state.complete(prompt, temperature=self.temperature, max_tokens=self.max_tokens,
+                                        seed=self.seed + i).texts

@@ -117,6 +117,25 @@ def test_render_styles_and_token_counts(singer_db: Path) -> None:
     assert render_compact(s) == compact.text
 
 
+def test_mschema_shows_each_column_with_its_type_key_and_example_values(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "m.sqlite"
+    c = sqlite3.connect(path)
+    c.execute("CREATE TABLE team (id INTEGER PRIMARY KEY, name TEXT)")
+    c.execute('CREATE TABLE "player list" (pid INT, team_id INT REFERENCES team(id), bio TEXT, note TEXT)')
+    c.executemany("INSERT INTO team VALUES (?, ?)", [(1, "Reds"), (2, "Blues"), (3, "Reds B")])
+    c.executemany('INSERT INTO "player list" VALUES (?, ?, ?, ?)',
+                  [(7, 1, "x" * 80, None), (8, 1, "short", None), (9, 2, "short", None)])
+    c.commit()
+    text = render_schema(Database.open(path).schema(), "mschema", count=lambda t: (1, True)).text
+    assert "# Table: team\n[\n(id:INTEGER, Primary Key, Examples: [1, 2, 3]),\n(name:TEXT, Examples: [Reds, Blues, Reds B])\n]" in text
+    bio = next(line for line in text.splitlines() if line.startswith("(bio"))
+    assert bio == f"(bio:TEXT, Examples: [{'x' * 37}..., short]),"  # long values cut, repeats shown once
+    assert "(note:TEXT)" in text  # a column of NULLs has no examples
+    assert '# Table: "player list"' in text and '"player list".team_id=team.id' in text.split("【Foreign keys】")[1]
+
+
 def test_quoted_identifiers_in_rendering(tmp_path: Path) -> None:
     import sqlite3
 

@@ -23,8 +23,8 @@ class WritingLLM(FakeLLM):
     supports_choices = False
 
 
-def ask(singer_db: Path, answers, select: str = "pairwise", margin: int = 1, llm_class=FakeLLM):
-    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, select=select, margin=margin),))
+def ask(singer_db: Path, answers, select: str = "pairwise", margin: int = 1, llm_class=FakeLLM, support: float = 0.0):
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, select=select, margin=margin, support=support),))
     llm = llm_class(answers)
     return pipe.run("Who is the oldest singer?", Database.open(singer_db), llm), llm
 
@@ -104,6 +104,21 @@ def test_review_picks_the_query_under_which_the_question_is_likeliest(singer_db:
     assert tied.sql == YOUNGEST and tied.trace[-1].notes["selector"]["chose"] == "largest"
 
 
+def test_review_with_support_weighs_the_group_size_too(singer_db: Path) -> None:
+    # the youngest has 2 candidates, the oldest 1; the oldest's query makes the question likelier by 0.5 nats
+    close = CLOSE + ["-8.5", "-8.0"]
+    alone, _ = ask(singer_db, close, select="review")
+    assert alone.sql == OLDEST
+    # with support 1, the youngest scores -8.5 + ln 2 = -7.81 against -8.0 + ln 1: its two candidates win
+    weighed, _ = ask(singer_db, close, select="review", support=1.0)
+    assert weighed.sql == YOUNGEST and weighed.trace[-1].notes["selector"]["chose"] == "largest"
+    # a gap of more than ln 2 still goes to the likelier reading
+    clear, _ = ask(singer_db, CLOSE + ["-9.0", "-8.0"], select="review", support=1.0)
+    assert clear.sql == OLDEST
+    with pytest.raises(ConfigurationError, match="support"):
+        SelfConsistency(support=-1.0)
+
+
 def test_review_without_scores_keeps_the_majority(singer_db: Path) -> None:
     answer, llm = ask(singer_db, CLOSE, select="review", llm_class=WritingLLM)
     assert answer.sql == YOUNGEST and len(llm.calls) == 2
@@ -133,3 +148,21 @@ def test_letter_and_preview() -> None:
     text = preview(QueryResult("q", ("n", "s"), rows, True, 0.0))
     assert text.startswith("8+ rows (n, s): (0, x\\x1b[31m)") and text.endswith("... 3 more")
     assert "\x1b" not in text
+
+
+def test_review_of_every_group_reaches_beyond_a_close_vote(singer_db: Path) -> None:
+    # 3 candidates against 1 is no close vote: with margin 1 the model is not asked; with margin None every group is
+    lopsided = [YOUNGEST, YOUNGEST, YOUNGEST, OLDEST]
+    pipe = lambda margin: Pipeline("v", zero_shot().stages + (  # noqa: E731
+        SelfConsistency(n=3, select="review", margin=margin, support=2.0),))
+    llm = FakeLLM(lopsided)
+    kept = pipe(1).run("Who is the oldest singer?", Database.open(singer_db), llm)
+    assert kept.sql == YOUNGEST and len(llm.calls) == 2 and "selector" not in kept.trace[-1].notes
+    # -12.0 + 2 ln 3 = -9.80 against -8.0 + 2 ln 1: the lone reading wins by more than the support of three
+    llm = FakeLLM(lopsided + ["-12.0", "-8.0"])
+    overruled = pipe(None).run("Who is the oldest singer?", Database.open(singer_db), llm)
+    assert overruled.sql == OLDEST and overruled.trace[-1].notes["selector"]["chose"] == "group 2"
+    # -10.0 + 2 ln 3 = -7.80 against -8.0: a gap of less than 2 ln 3 = 2.20 nats keeps the three
+    llm = FakeLLM(lopsided + ["-10.0", "-8.0"])
+    held = pipe(None).run("Who is the oldest singer?", Database.open(singer_db), llm)
+    assert held.sql == YOUNGEST and held.trace[-1].notes["selector"]["chose"] == "largest"

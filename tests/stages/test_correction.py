@@ -257,3 +257,46 @@ def test_vote_if_unsure_samples_below_the_floor_and_rewrites_each_candidate(sing
 def test_vote_if_unsure_floor_is_checked_when_built() -> None:
     with pytest.raises(ConfigurationError, match="only_below"):
         SelfConsistency(only_below=1.5)
+
+
+def test_views_ask_again_with_the_schema_shown_another_way(singer_db: Path) -> None:
+    """A view's greedy answer and its samples join the vote, and can outvote the samples of the generation prompt."""
+    answers = ["SELECT count(*) FROM stadium",  # greedy answer, repeated by one of the vote's two samples
+               "SELECT count(*) FROM stadium", "SELECT count(*) FROM singer",
+               "SELECT count(*) FROM singer", "SELECT COUNT(Singer_ID) FROM singer", "SELECT count(name) FROM singer"]
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, views=("compact",), view_samples=2),))
+    answer, llm = run(pipe, singer_db, answers)
+    assert answer.result.rows == ((6,),) and answer.trace[-1].notes["groups"] == [4, 2]
+    generation, view_greedy, view_sample = llm.calls[0], llm.calls[2], llm.calls[3]
+    # the view's prompt is the generation prompt with the schema as compact lines instead of CREATE TABLE
+    assert "CREATE TABLE" in generation[0][-1].content and "CREATE TABLE" not in view_greedy[0][-1].content
+    assert "singer(" in view_greedy[0][-1].content and view_greedy[0][0] == generation[0][0]
+    assert view_greedy[0][-1].content.endswith("How many singers are there?")
+    assert view_greedy[1].temperature == 0.0 and view_sample[1].temperature == 0.8
+    assert [c[1].seed for c in llm.calls[3:]] == [1, 2] and len(llm.calls) == 5
+
+
+def test_a_failed_view_leaves_the_vote_to_the_samples(singer_db: Path) -> None:
+    from sqlweave.errors import LLMTimeoutError
+
+    answers = ["SELECT count(*) FROM singer", "SELECT count(*) FROM stadium", "SELECT count(*) FROM stadium",
+               "SELECT count(name) FROM singer", LLMTimeoutError("the model took too long")]
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, views=("compact",), view_samples=2),))
+    answer, _ = run(pipe, singer_db, answers)
+    notes = answer.trace[-1].notes
+    # the view's greedy answer, given before its sample timed out, still votes: 2 against 2, the greedy answer's
+    # group first
+    assert answer.result.rows == ((6,),) and notes["groups"] == [2, 2] and "took too long" in notes["views_failed"]
+
+
+@pytest.mark.parametrize("bad", [{"views": ("tables",)}, {"views": "compact"}, {"view_samples": -1}])
+def test_views_are_checked_when_built(bad) -> None:
+    with pytest.raises(ConfigurationError, match="view"):
+        SelfConsistency(**bad)
+
+
+def test_diverse_addon_gives_every_vote_its_views() -> None:
+    votes = [s for s in build_pipeline("best+diverse").stages if isinstance(s, SelfConsistency)]
+    assert votes and all(v.views == ("compact", "mschema") and v.view_samples == 2 for v in votes)
+    with pytest.raises(ConfigurationError, match="no vote stage"):
+        build_pipeline("zero-shot+diverse")

@@ -1,0 +1,128 @@
+"""Group size against the question's likelihood: how should a vote weigh the two? (no model)
+
+A run whose vote stage reviewed every result group (``select="review"`` with a large ``margin``) keeps, for each
+voted question, the size of each group and the model's log-probability of the question given one query of each
+group (reviewer reranking, :func:`sqlweave.stages.choose.review`). This replays the choice with the score
+``alpha * ln(size) + logp`` for several ``alpha`` (0: the likeliest question wins whatever its support; large:
+majority voting), rebuilding the groups exactly as the stage did to score each one against Spider's gold result.
+
+    .venv/bin/python benchmarks/vote_weigh.py .eval-runs/best-mall-200 --out benchmarks/results/vote-weigh-200.json
+
+``--floor 0.6`` replays ``default`` from a ``best`` run (its votes are the same, on fewer questions);
+``--skip-sample benchmarks/samples/spider-dev-200.json`` scores a 972-question run without the tuning sample.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vote_oracle import STAGE, replay_parser, save, traces  # noqa: E402
+
+ALPHAS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
+
+
+def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[bool] | None:
+    """Whether each result group of the question's vote is right, in the stage's order (largest first)."""
+    from sqlweave.eval.runner import execution_match
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.pipeline import State
+    from sqlweave.stages.candidate import attempt, result_groups
+    from sqlweave.stages.repair import repair_attempt
+    from sqlweave.stages.rewrite import rewrite_attempt, value_probe
+
+    stages = entry["trace"]
+    vote = next(s for s in stages if s["stage"] == STAGE)
+    state = State(r["question"], db, FakeLLM(), db.schema(), db.schema())
+    before = next((s.get("sql") for s in reversed(stages[:stages.index(vote)]) if s.get("sql")), None)
+    holds = value_probe(db)
+    cands = [attempt(state, before or "")]
+    for call in vote["calls"]:
+        for text in call.get("outputs", []):
+            a = repair_attempt(state, attempt(state, text))[0]
+            cands.append(rewrite_attempt(state, a, holds)[0])
+    groups = result_groups(cands) or result_groups(cands, "empty")
+    if [len(g) for g in groups] != vote["notes"].get("groups"):
+        return None  # the replay did not rebuild the stage's groups (a probe timed out, ...): left out
+    return [bool(cands[g[0]].sql) and bool(execution_match(db, r["gold"], cands[g[0]].sql, gold_cache)[0])
+            for g in groups]
+
+
+def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+    from sqlweave.db import Database
+    from sqlweave.eval.runner import GoldCache, execution_match
+    from sqlweave.sql.quiet import reading_untrusted_text
+
+    results = {r["id"]: r for r in map(json.loads, (folder / "results.jsonl").open(encoding="utf-8"))
+               if r["id"] not in skip}
+    dbs: dict[str, Any] = {}
+    gold_cache = GoldCache()
+    right = {a: 0 for a in ALPHAS}
+    reviewed = unmatched = 0
+    for entry in traces(folder):
+        r = results.get(entry["id"])
+        vote = next((s for s in entry["trace"] if s["stage"] == STAGE), None)
+        logp = ((vote or {}).get("notes", {}).get("selector") or {}).get("logp")
+        if r is not None and vote is not None and floor is not None and vote["notes"].get("confidence", 0.0) >= floor:
+            before = next((s.get("sql") for s in reversed(entry["trace"][:entry["trace"].index(vote)])
+                           if s.get("sql")), None)  # not voted at this floor: the answer before voting stands
+            db = dbs.setdefault(r["db_id"], Database.open(spider / "database" / r["db_id"] / f"{r['db_id']}.sqlite",
+                                                           timeout_s=10))
+            ok = bool(before) and bool(execution_match(db, r["gold"], before, gold_cache)[0])
+            for a in ALPHAS:
+                right[a] += ok
+            continue
+        if r is None or not logp:
+            for a in ALPHAS:
+                right[a] += bool(r and r["match"])
+            continue
+        db_id = r["db_id"]
+        if db_id not in dbs:
+            dbs[db_id] = Database.open(spider / "database" / db_id / f"{db_id}.sqlite", timeout_s=10)
+        with reading_untrusted_text():
+            verdicts = groups_right(entry, r, dbs[db_id], gold_cache)
+        if verdicts is None or len(verdicts) < len(logp):
+            unmatched += 1
+            for a in ALPHAS:
+                right[a] += bool(r["match"])
+            continue
+        reviewed += 1
+        sizes = vote["notes"]["groups"]
+        for a in ALPHAS:
+            pick = max(range(len(logp)), key=lambda i: (a * math.log(sizes[i]) + logp[i], -i))
+            right[a] += verdicts[pick]
+    n = len(results)
+    return {"run": folder.name, "questions": n, "floor": floor, "reviewed": reviewed, "left_out": unmatched,
+            "run_ex": round(100 * sum(bool(r["match"]) for r in results.values()) / n, 1),
+            "alphas": {str(a): {"right": right[a], "ex": round(100 * right[a] / n, 1)} for a in ALPHAS}}
+
+
+def main() -> None:
+    ap = replay_parser(__doc__)
+    ap.add_argument("--skip-sample", type=Path, default=None,
+                    help="leave out the questions of this sample file (the tuning sample, to score the rest)")
+    args = ap.parse_args()
+    from rich.console import Console
+    from rich.table import Table
+
+    skip = frozenset(json.loads(args.skip_sample.read_text())["ids"]) if args.skip_sample else frozenset()
+    row = weigh(args.run, args.spider, args.floor, skip)
+    console = Console(width=160)
+    console.print(f"{row['run']}: {row['questions']} questions, {row['reviewed']} votes reviewed, {row['left_out']} "
+                  f"left out (groups not rebuilt); the run's EX {row['run_ex']}; a group scores "
+                  "alpha * ln(its size) + log p(question | its query)")
+    table = Table()
+    for col in ("alpha", "right", "EX"):
+        table.add_column(col, justify="right")
+    for a, r in row["alphas"].items():
+        table.add_row(a, str(r["right"]), f"{r['ex']:.1f}")
+    console.print(table)
+    save(args.out, row)
+
+
+if __name__ == "__main__":
+    main()

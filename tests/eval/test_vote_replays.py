@@ -1,0 +1,89 @@
+"""benchmarks/vote_weigh.py and vote_views.py: a run's votes replayed with other weights and other candidates."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+OLDEST = "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"  # Joe Sharp, the gold answer
+YOUNGEST = "SELECT Name FROM singer ORDER BY Age ASC LIMIT 1"
+COUNTRY = "SELECT Country FROM singer ORDER BY Age DESC LIMIT 1"
+
+
+def load(name: str):
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def spider(tmp_path: Path, singer_db: Path) -> Path:
+    folder = tmp_path / "spider" / "database" / "concert_singer"
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        shutil.copy(singer_db, folder / "concert_singer.sqlite")
+    return tmp_path / "spider"
+
+
+def call(user: str, *outputs: str) -> dict:
+    return {"messages": [{"role": "system", "content": "..."}, {"role": "user", "content": user}],
+            "outputs": [f"```sql\n{o}\n```" for o in outputs]}
+
+
+def write_run(folder: Path, votes: list[dict]) -> Path:
+    """One question per vote: the answer before voting is the youngest (wrong); ``votes`` give the vote stage."""
+    folder.mkdir()
+    rows, traces = [], []
+    for i, vote in enumerate(votes):
+        rows.append({"id": f"q{i}", "db_id": "concert_singer", "question": "Who is the oldest singer?",
+                     "gold": OLDEST, "match": vote.pop("match")})
+        traces.append({"id": f"q{i}", "trace": [{"stage": "rewrite", "sql": YOUNGEST, "notes": {}, "calls": []},
+                                                {"stage": "vote_if_unsure", "sql": None, **vote}]})
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "traces.jsonl").write_text("".join(json.dumps(t) + "\n" for t in traces))
+    return folder
+
+
+def test_weighing_trades_the_question_likelihood_against_the_group_size(tmp_path: Path, singer_db: Path) -> None:
+    create = "CREATE TABLE singer (...)\nQuestion: Who is the oldest singer?"
+    # groups: the youngest (answer + 2 samples = 3), the oldest (1 sample): sizes [3, 1]
+    votes = [{"match": False, "calls": [call(create, YOUNGEST, YOUNGEST, OLDEST)],
+              "notes": {"confidence": 0.5, "groups": [3, 1], "selector": {"logp": [-10.0, -8.5]}}},
+             # the likelihood favours the oldest by 3 nats: more than 2 ln 3 = 2.2
+             {"match": True, "calls": [call(create, YOUNGEST, YOUNGEST, OLDEST)],
+              "notes": {"confidence": 0.7, "groups": [3, 1], "selector": {"logp": [-11.0, -8.0]}}},
+             # a vote the replay cannot rebuild (the run says other group sizes) keeps the run's answer
+             {"match": True, "calls": [call(create, YOUNGEST, OLDEST, OLDEST)],
+              "notes": {"confidence": 0.5, "groups": [3, 1], "selector": {"logp": [-1.0, -9.0]}}}]
+    run = write_run(tmp_path / "run", votes)
+    row = load("vote_weigh").weigh(run, spider(tmp_path, singer_db))
+    right = {a: r["right"] for a, r in row["alphas"].items()}
+    assert (row["reviewed"], row["left_out"]) == (2, 1)
+    # likelihood alone: both oldest (2 + the kept one); support 2: only the second; majority: neither
+    assert (right["0.0"], right["2.0"], right["1000.0"]) == (3, 2, 1)
+    # replayed for default (votes only below 0.6): the second answer stays the youngest
+    below = load("vote_weigh").weigh(run, spider(tmp_path, singer_db), floor=0.6)
+    assert below["alphas"]["0.0"]["right"] == 2
+
+
+def test_views_are_told_apart_and_replayed_as_subsets(tmp_path: Path, singer_db: Path) -> None:
+    vote = {"match": False, "notes": {"confidence": 0.5}, "calls": [
+        call("CREATE TABLE singer (...)", YOUNGEST, YOUNGEST, COUNTRY, COUNTRY),   # the vote's 4 samples
+        call("singer(Name TEXT, ...)", OLDEST),                                   # compact view, greedy
+        call("singer(Name TEXT, ...)", OLDEST), call("singer(Name TEXT, ...)", OLDEST),  # and 2 samples
+        call("# Table: singer\n[...]", OLDEST),                                   # M-Schema view, greedy
+    ]}
+    views = load("vote_views")
+    assert [views.view_of(c) for c in vote["calls"]] == ["s", "c", "c", "c", "m"]
+    run = write_run(tmp_path / "run", [vote])
+    subsets = views.replay(run, spider(tmp_path, singer_db))["subsets"]
+    assert subsets["s4 (best)"]["right"] == 0 and subsets["s4 (best)"]["oracle_ex"] == 0.0
+    assert subsets["s4 + c1"]["right"] == 0 and subsets["s4 + c1"]["oracle_ex"] == 100.0  # 3 youngest against 1
+    assert subsets["s4 + c1+2"]["right"] == 0  # 3 oldest against 3 youngest: a tie keeps the answer's group
+    assert subsets["s4 + c1+2 + m1+2"]["right"] == 1  # the M-Schema answer makes it 4 against 3
