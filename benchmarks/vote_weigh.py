@@ -25,6 +25,17 @@ from vote_oracle import STAGE, replay_parser, save, traces  # noqa: E402
 
 ALPHAS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
 
+#: What a group's score adds to ``alpha * ln(size)``, from the selector's notes: the reviewer score (the
+#: question's log-probability under the query), and, in a run that also scored them (``coder``), the query's own
+#: log-probability as the answer to the generation prompt, summed or per token.
+MODES: dict[str, Any] = {
+    "reviewer": lambda n, i: n["logp"][i],
+    "coder": lambda n, i: n["coder"][i],
+    "coder per token": lambda n, i: n["coder"][i] / max(1, n["coder_tokens"][i]),
+    "reviewer + coder": lambda n, i: n["logp"][i] + n["coder"][i],
+    "reviewer + coder / 2": lambda n, i: n["logp"][i] + n["coder"][i] / 2,
+}
+
 
 def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[bool] | None:
     """Whether each result group of the question's vote is right, in the stage's order (largest first)."""
@@ -52,7 +63,8 @@ def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: 
             for g in groups]
 
 
-def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
+def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozenset[str] = frozenset(),
+          coder: bool = False) -> dict[str, Any]:
     from sqlweave.db import Database
     from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.sql.quiet import reading_untrusted_text
@@ -61,7 +73,8 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
                if r["id"] not in skip}
     dbs: dict[str, Any] = {}
     gold_cache = GoldCache()
-    right = {a: 0 for a in ALPHAS}
+    modes = {m: f for m, f in MODES.items() if m == "reviewer" or coder}
+    right = {(m, a): 0 for m in modes for a in ALPHAS}
     reviewed = unmatched = 0
     for entry in traces(folder):
         r = results.get(entry["id"])
@@ -73,12 +86,12 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
             db = dbs.setdefault(r["db_id"], Database.open(spider / "database" / r["db_id"] / f"{r['db_id']}.sqlite",
                                                            timeout_s=10))
             ok = bool(before) and bool(execution_match(db, r["gold"], before, gold_cache)[0])
-            for a in ALPHAS:
-                right[a] += ok
+            for key in right:
+                right[key] += ok
             continue
         if r is None or not logp:
-            for a in ALPHAS:
-                right[a] += bool(r and r["match"])
+            for key in right:
+                right[key] += bool(r and r["match"])
             continue
         db_id = r["db_id"]
         if db_id not in dbs:
@@ -87,30 +100,35 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
             verdicts = groups_right(entry, r, dbs[db_id], gold_cache)
         if verdicts is None or len(verdicts) < len(logp):
             unmatched += 1
-            for a in ALPHAS:
-                right[a] += bool(r["match"])
+            for key in right:
+                right[key] += bool(r["match"])
             continue
         reviewed += 1
-        sizes = vote["notes"]["groups"]
-        for a in ALPHAS:
-            pick = max(range(len(logp)), key=lambda i: (a * math.log(sizes[i]) + logp[i], -i))
-            right[a] += verdicts[pick]
+        sizes, notes = vote["notes"]["groups"], vote["notes"]["selector"]
+        for mode, score in modes.items():
+            for a in ALPHAS:
+                pick = max(range(len(logp)), key=lambda i: (a * math.log(sizes[i]) + score(notes, i), -i))
+                right[mode, a] += verdicts[pick]
     n = len(results)
     return {"run": folder.name, "questions": n, "floor": floor, "reviewed": reviewed, "left_out": unmatched,
             "run_ex": round(100 * sum(bool(r["match"]) for r in results.values()) / n, 1),
-            "alphas": {str(a): {"right": right[a], "ex": round(100 * right[a] / n, 1)} for a in ALPHAS}}
+            "alphas": {str(a): {"right": right["reviewer", a], "ex": round(100 * right["reviewer", a] / n, 1)}
+                       for a in ALPHAS},
+            **({"modes": {m: {str(a): right[m, a] for a in ALPHAS} for m in modes}} if coder else {})}
 
 
 def main() -> None:
     ap = replay_parser(__doc__)
     ap.add_argument("--skip-sample", type=Path, default=None,
                     help="leave out the questions of this sample file (the tuning sample, to score the rest)")
+    ap.add_argument("--coder", action="store_true",
+                    help="also weigh the queries' own likelihood (a run whose votes scored it: Coder-Reviewer)")
     args = ap.parse_args()
     from rich.console import Console
     from rich.table import Table
 
     skip = frozenset(json.loads(args.skip_sample.read_text())["ids"]) if args.skip_sample else frozenset()
-    row = weigh(args.run, args.spider, args.floor, skip)
+    row = weigh(args.run, args.spider, args.floor, skip, args.coder)
     console = Console(width=160)
     console.print(f"{row['run']}: {row['questions']} questions, {row['reviewed']} votes reviewed, {row['left_out']} "
                   f"left out (groups not rebuilt); the run's EX {row['run_ex']}; a group scores "
@@ -121,6 +139,14 @@ def main() -> None:
     for a, r in row["alphas"].items():
         table.add_row(a, str(r["right"]), f"{r['ex']:.1f}")
     console.print(table)
+    if "modes" in row:
+        modes = Table(title="answers right, by what a group's score adds to alpha * ln(size)")
+        modes.add_column("alpha", justify="right")
+        for m in row["modes"]:
+            modes.add_column(m, justify="right")
+        for a in map(str, ALPHAS):
+            modes.add_row(a, *(str(row["modes"][m][a]) for m in row["modes"]))
+        console.print(modes)
     save(args.out, row)
 
 

@@ -102,17 +102,32 @@ def likelihood(state: State, a: Attempt) -> float:
     return _scores(out.texts, 1)[0]
 
 
-def review(state: State, contenders: list[Attempt]) -> tuple[int | None, dict[str, Any]]:
+def written_likelihood(state: State, a: Attempt) -> tuple[float, int]:
+    """The log-probability of ``a``'s query as the model's answer to the generation prompt (the "coder" score of
+    Coder-Reviewer reranking), and its number of tokens."""
+    out = state.complete(state.prompt[:2], continuation=f"```sql\n{a.sql or ''}\n```")
+    return _scores(out.texts, 1)[0], out.usage.completion_tokens
+
+
+def review(state: State, contenders: list[Attempt], coder: bool = False) -> tuple[int | None, dict[str, Any]]:
     """The index of the contender under whose query the question is the most likely, with the scores; ``None``
-    when the backend cannot score or scoring fails."""
+    when the backend cannot score or scoring fails. With ``coder``, each query's own likelihood as the answer to
+    the generation prompt is added (Coder-Reviewer reranking) and kept in the scores as ``coder``."""
     if not state.llm.supports_choices:
         return None, {"failed": f"{state.llm.model_id} cannot score answers"}
+    said: dict[str, Any] = {}
     try:
         scores = [likelihood(state, a) for a in contenders]
+        said["logp"] = [round(x, 3) for x in scores]
+        if coder and state.prompt:
+            written = [written_likelihood(state, a) for a in contenders]
+            said["coder"] = [round(x, 3) for x, _ in written]
+            said["coder_tokens"] = [n for _, n in written]
+            scores = [r + w for r, (w, _) in zip(scores, written)]
     except SqlweaveError as err:
-        return None, {"failed": f"{err.code}: {err.message}"}
+        return None, {**said, "failed": f"{err.code}: {err.message}"}
     best = max(range(len(scores)), key=lambda i: (scores[i], -i))  # on a tie, the larger group
-    return best, {"logp": [round(x, 3) for x in scores]}
+    return best, said
 
 
 def choose_between(state: State, first: Attempt, second: Attempt) -> tuple[int | None, dict[str, Any]]:

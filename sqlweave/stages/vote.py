@@ -73,6 +73,9 @@ class SelfConsistency:
     #: With ``select="review"``: each reviewed group scores its question log-likelihood plus this times the
     #: natural log of its size, so that a group's support counts besides the model's reading (0: likelihood only).
     support: float = 0.0
+    #: With ``select="review"``: add each query's likelihood as the model's answer to the generation prompt
+    #: (Coder-Reviewer reranking: the coder and reviewer scores together).
+    coder: bool = False
     #: Schema styles (:data:`sqlweave.db.render.STYLES`) in which the question is asked again, for candidates
     #: that differ by design from the samples of the generation prompt.
     views: tuple[str, ...] = ()
@@ -137,9 +140,10 @@ class SelfConsistency:
             if pick == 1:
                 winner = groups[1]
         elif self.select == "review" and len(contenders) > 1:
-            pick, said = review(state, [candidates[g[0]] for g in contenders])
+            pick, said = review(state, [candidates[g[0]] for g in contenders], coder=self.coder)
             if pick is not None and self.support:
-                scores = [lp + self.support * math.log(len(g)) for lp, g in zip(said["logp"], contenders)]
+                both = [lp + cp for lp, cp in zip(said["logp"], said.get("coder") or [0.0] * len(contenders))]
+                scores = [lp + self.support * math.log(len(g)) for lp, g in zip(both, contenders)]
                 pick = max(range(len(scores)), key=lambda i: (scores[i], -i))
             sure["selector"] = {**said, "chose": "majority" if pick is None else "largest" if pick == 0
                                 else f"group {pick + 1}"}

@@ -87,3 +87,17 @@ def test_views_are_told_apart_and_replayed_as_subsets(tmp_path: Path, singer_db:
     assert subsets["s4 + c1"]["right"] == 0 and subsets["s4 + c1"]["oracle_ex"] == 100.0  # 3 youngest against 1
     assert subsets["s4 + c1+2"]["right"] == 0  # 3 oldest against 3 youngest: a tie keeps the answer's group
     assert subsets["s4 + c1+2 + m1+2"]["right"] == 1  # the M-Schema answer makes it 4 against 3
+
+
+def test_coder_scores_are_replayed_alone_per_token_and_with_the_reviewer(tmp_path: Path, singer_db: Path) -> None:
+    create = "CREATE TABLE singer (...)\nQuestion: Who is the oldest singer?"
+    # sizes [3, 1]; reviewer prefers the youngest by 1 nat, the coder the oldest by 6 nats (3 against 6 tokens)
+    votes = [{"match": False, "calls": [call(create, YOUNGEST, YOUNGEST, OLDEST)],
+              "notes": {"confidence": 0.5, "groups": [3, 1],
+                        "selector": {"logp": [-8.0, -9.0], "coder": [-9.0, -3.0], "coder_tokens": [3, 6]}}}]
+    row = load("vote_weigh").weigh(write_run(tmp_path / "run", votes), spider(tmp_path, singer_db), coder=True)
+    modes = row["modes"]
+    assert modes["reviewer"]["0.0"] == 0 and modes["coder"]["0.0"] == 1
+    assert modes["coder per token"]["0.0"] == 1  # -9.0 / 3 = -3.0 against -3.0 / 6 = -0.5: the oldest
+    assert modes["reviewer + coder"]["0.0"] == 1  # -17 against -12
+    assert modes["reviewer + coder"]["8.0"] == 0  # 8 ln 3 = 8.8 nats of support outweigh the 5 between them
