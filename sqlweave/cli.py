@@ -607,6 +607,9 @@ def eval_run(
     examples: Optional[Path] = ExamplesOption,
     suite_dir: Optional[Path] = typer.Option(None, "--suite-dir", help="Test-suite databases: <dir>/<db_id>/*.sqlite."),
     schema_budget: Optional[int] = SchemaBudgetOption,
+    vote_below: Optional[float] = typer.Option(
+        None, "--vote-below", min=0.0, max=1.0,
+        help="Vote on every answer whose confidence is below this (default and best: 0.6 and 0.8)."),
 ) -> None:
     """Run PIPELINE over DATASET: per-question JSONL, resumable, summary by hardness."""
     if ctx.invoked_subcommand is not None:
@@ -624,7 +627,8 @@ def eval_run(
             questions = read_sample(sample, questions)
         if limit:
             questions = questions[:limit]
-        pipe = build_pipeline(pipeline, schema_budget=schema_budget, **_pipeline_options(examples))
+        pipe = build_pipeline(pipeline, schema_budget=schema_budget, vote_below=vote_below,
+                              **_pipeline_options(examples))
         llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)
         folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),

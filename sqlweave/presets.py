@@ -300,7 +300,8 @@ def _extend(pipe: Pipeline, addon: str, spelled: str) -> Pipeline:
     return rule(pipe)
 
 
-def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, **options: object) -> Pipeline:
+def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vote_below: float | None = None,
+                   **options: object) -> Pipeline:
     """The pipeline preset called ``name``; ``options`` (e.g. ``examples=PATH``) go to presets that use them.
 
     ``name`` may add stages to a preset: ``"repair+dac"`` is the ``repair`` preset followed by
@@ -313,6 +314,12 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, **o
 
     >>> [s.budget for s in build_pipeline("pruned", schema_budget=2048).stages if hasattr(s, "budget")]
     [2048, 2048]
+
+    ``vote_below`` moves the confidence below which ``default``'s and ``best``'s vote is spent (0.6 and 0.8):
+    higher votes on more answers, at more model calls (BENCHMARKS.md, EX against calls).
+
+    >>> build_pipeline("best", vote_below=0.9).stages[-1].only_below
+    0.9
     """
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
@@ -323,6 +330,13 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, **o
                                  hint=(f"Did you mean {close[0]!r}? " if close else "")
                                  + f"Pipelines take: {', '.join(OPTIONS)}.")
     pipe = with_schema_budget(_build(name, name, options), schema_budget)
+    if vote_below is not None:
+        votes = [s for s in pipe.stages if isinstance(s, SelfConsistency) and s.only_below is not None]
+        if not votes:
+            raise ConfigurationError(f"pipeline {name!r} has no vote spent below a confidence",
+                                     hint="vote_below applies to default, best and presets with +vote-if-unsure.")
+        for vote in votes:
+            pipe = pipe.replace_stage(vote.name, replace(vote, only_below=vote_below))
     # an answer below the confidence asked for is sampled again, to show the question's leading readings
     return replace(pipe, when_unsure=SecondReadings())
 

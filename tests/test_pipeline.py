@@ -258,3 +258,11 @@ def test_a_schema_budget_reaches_every_stage_that_shows_the_schema() -> None:
         with pytest.raises(ConfigurationError, match="schema_budget") as err:
             build_pipeline("default", schema_budget=bad)  # type: ignore[arg-type]
         assert err.value.hint
+
+
+def test_vote_below_moves_every_vote_spent_below_a_confidence() -> None:
+    assert build_pipeline("best", vote_below=0.9).stages[-1].only_below == 0.9
+    assert build_pipeline("default", vote_below=0.3).stages[-1].only_below == 0.3
+    assert build_pipeline("default").stages[-1].only_below == 0.6  # untouched without it
+    with pytest.raises(ConfigurationError, match="no vote spent below"):
+        build_pipeline("vote", vote_below=0.5)  # votes on every answer: no floor to move

@@ -63,3 +63,19 @@ def test_eval_errors_are_messages(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "unknown dataset" in r.output
     r = runner.invoke(app, ["eval", "compare", str(tmp_path / "x"), str(tmp_path / "y")])
     assert r.exit_code == 2 and "no results" in r.output
+
+
+def test_eval_vote_below_moves_the_floor_of_the_vote(tmp_path: Path) -> None:
+    root = _tiny_dataset(tmp_path)
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                            "--pipeline", "best", "--vote-below", "0.95", "--limit", "1", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    stages = json.loads((out / "run.json").read_text())["stages"]
+    assert "only_below=0.95" in stages[-1] and stages[-1].startswith("SelfConsistency(")
+    r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                            "--pipeline", "zero-shot", "--vote-below", "0.5", "--out", str(tmp_path / "z")])
+    assert r.exit_code == 2 and "no vote spent below a confidence" in r.output
+    r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--pipeline", "best",
+                            "--vote-below", "1.5"])
+    assert r.exit_code == 2 and "less than or equal to 1" in " ".join(r.output.split())
