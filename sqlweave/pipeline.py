@@ -169,6 +169,16 @@ class State:
     _calls: list[ModelCall] = field(default_factory=list, repr=False)
     _notes: dict[str, Any] = field(default_factory=dict, repr=False)
 
+    @property
+    def shown_schema(self) -> "Schema":
+        """The part of ``prompt_schema`` its prompt shows: the budget fit computed for it, or all of it. A fit an
+        earlier stage left for another schema (the approximation's, of the whole schema, before pruning) is not
+        this prompt's."""
+        fit = self.schema_fit
+        if fit is not None and (self.schema_fit_key or (None,))[0] == id(self.prompt_schema):
+            return fit.schema
+        return self.prompt_schema
+
     def complete(self, messages: Sequence[Message], **options: Any) -> Completion:
         """Call the model and record the call in the current stage's trace entry."""
         result = self.llm.complete(list(messages), GenerationOptions(**options))

@@ -14,7 +14,7 @@ A preset name can be extended with stages, joined by ``+`` (applied left to righ
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from .agent.loop import AgentLoop
 from .errors import ConfigurationError
@@ -221,18 +221,24 @@ def _add_grammar(pipe: Pipeline) -> Pipeline:
     return pipe.replace_stage("generate", replace(generate, grammar=True))
 
 
+def _with_votes(pipe: Pipeline, lacking: str, hint: str, floored: bool = False, **changes: Any) -> Pipeline:
+    """``pipe`` with ``changes`` made to every vote stage (with ``floored``, every vote spent below a confidence);
+    a pipeline without one is refused: "pipeline NAME ``lacking``", with ``hint``."""
+    votes = [s for s in pipe.stages if isinstance(s, SelfConsistency) and (not floored or s.only_below is not None)]
+    if not votes:
+        raise ConfigurationError(f"pipeline {pipe.name!r} {lacking}", hint=hint)
+    for vote in votes:
+        pipe = pipe.replace_stage(vote.name, replace(vote, **changes))
+    return pipe
+
+
 def _selecting(how: str, addon: str) -> Callable[[Pipeline], Pipeline]:
     """Close votes settled by the model (``how``: a :data:`~sqlweave.stages.vote.SELECTIONS` name) instead of
     by group size."""
 
     def add(pipe: Pipeline) -> Pipeline:
-        votes = [s for s in pipe.stages if isinstance(s, SelfConsistency)]
-        if not votes:
-            raise ConfigurationError(f"pipeline {pipe.name!r} has no vote stage whose choice the model could make",
-                                     hint=f"Add +{addon} to a preset that votes (default, best, vote, ...).")
-        for vote in votes:
-            pipe = pipe.replace_stage(vote.name, replace(vote, select=how))
-        return pipe
+        return _with_votes(pipe, "has no vote stage whose choice the model could make",
+                           f"Add +{addon} to a preset that votes (default, best, vote, ...).", select=how)
 
     return add
 
@@ -246,13 +252,9 @@ DIVERSE_SAMPLES = 2
 
 def _diversify(pipe: Pipeline) -> Pipeline:
     """Votes that also hear the question asked with the schema shown other ways (candidates diverse by design)."""
-    votes = [s for s in pipe.stages if isinstance(s, SelfConsistency)]
-    if not votes:
-        raise ConfigurationError(f"pipeline {pipe.name!r} has no vote stage to add candidates to",
-                                 hint="Add +diverse to a preset that votes (default, best, vote, ...).")
-    for vote in votes:
-        pipe = pipe.replace_stage(vote.name, replace(vote, views=DIVERSE_VIEWS, view_samples=DIVERSE_SAMPLES))
-    return pipe
+    return _with_votes(pipe, "has no vote stage to add candidates to",
+                       "Add +diverse to a preset that votes (default, best, vote, ...).",
+                       views=DIVERSE_VIEWS, view_samples=DIVERSE_SAMPLES)
 
 
 def _add_simplify(pipe: Pipeline) -> Pipeline:
@@ -331,12 +333,9 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
                                  + f"Pipelines take: {', '.join(OPTIONS)}.")
     pipe = with_schema_budget(_build(name, name, options), schema_budget)
     if vote_below is not None:
-        votes = [s for s in pipe.stages if isinstance(s, SelfConsistency) and s.only_below is not None]
-        if not votes:
-            raise ConfigurationError(f"pipeline {name!r} has no vote spent below a confidence",
-                                     hint="vote_below applies to default, best and presets with +vote-if-unsure.")
-        for vote in votes:
-            pipe = pipe.replace_stage(vote.name, replace(vote, only_below=vote_below))
+        pipe = _with_votes(pipe, "has no vote spent below a confidence",
+                           "vote_below applies to default, best and presets with +vote-if-unsure.", floored=True,
+                           only_below=vote_below)
     # an answer below the confidence asked for is sampled again, to show the question's leading readings
     return replace(pipe, when_unsure=SecondReadings())
 

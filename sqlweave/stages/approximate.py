@@ -10,11 +10,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import SqlweaveError
-from ..llm.base import Message
 from ..pipeline import State
-from ..prompts import render
 from ..sql.extract import extract_sql
-from .generate import dialect_name, prompt_fields
+from .generate import generation_prompt
 from .render_schema import DEFAULT_RESERVE_TOKENS, fit_schema, schema_budget
 
 
@@ -41,9 +39,7 @@ class ApproximateQuery:
         rendered, fit = fit_schema(state, state.schema, self.style, budget, self.retrievers)
         if fit is not None:
             state.note(**fit.notes())
-        system, user = render("zero_shot", dialect=dialect_name(state.db.dialect), schema=rendered.text,
-                              **prompt_fields(state))
-        out = state.complete([Message("system", system), Message("user", user)], temperature=0.0,
+        out = state.complete(generation_prompt(state, "zero_shot", rendered.text), temperature=0.0,
                              max_tokens=self.max_tokens)
         try:
             sql = extract_sql(out.text, state.db.dialect, schema=state.schema)

@@ -17,9 +17,8 @@ from typing import ClassVar
 from ..db.render import render_schema
 from ..llm.base import Message
 from ..pipeline import State, check_options
-from ..prompts import render
 from .candidate import Attempt, adopt, assistant_turn, attempt, current_attempt, feedback
-from .generate import dialect_name, prompt_fields
+from .generate import dialect_name, generation_prompt
 
 CORRECTABLE = ("schema_linking", "syntax", "execution", "timeout", "no_sql", "empty")
 
@@ -29,9 +28,7 @@ def full_schema_prompt(state: State, template: str) -> list[Message]:
     style = state.rendered_schema.style if state.rendered_schema else "create_table"
     state.prompt_schema = state.schema
     state.rendered_schema = render_schema(state.schema, style, count=state.llm.count_tokens)
-    system, user = render(template, dialect=dialect_name(state.db.dialect), schema=state.rendered_schema.text,
-                          **prompt_fields(state))
-    return [Message("system", system), Message("user", user)]
+    return generation_prompt(state, template, state.rendered_schema.text)
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,13 @@ def prompt_fields(state: Any) -> dict[str, str]:
             "knowledge": knowledge_block(state), "evidence": evidence_block(state)}
 
 
+def generation_prompt(state: State, template: str, schema: str) -> list[Message]:
+    """The generation conversation of ``template`` over ``schema`` (prompt text) and the question's fields
+    (:func:`prompt_fields`): what generation asks, and what a stage asking again with another schema asks."""
+    system, user = render(template, dialect=dialect_name(state.db.dialect), schema=schema, **prompt_fields(state))
+    return [Message("system", system), Message("user", user)]
+
+
 @dataclass(frozen=True)
 class GenerateSQL:
     """Prompt the model with template ``prompt`` and keep its raw answer in ``state.raw_output``."""
@@ -163,13 +170,7 @@ class GenerateSQL:
     def __call__(self, state: State) -> None:
         if state.rendered_schema is None:
             raise PipelineError("generate needs a rendered schema", hint="Put a render_schema stage before generate.")
-        system, user = render(
-            self.prompt,
-            dialect=dialect_name(state.db.dialect),
-            schema=state.rendered_schema.text,
-            **prompt_fields(state),
-        )
-        state.prompt = [Message("system", system), Message("user", user)]
+        state.prompt = generation_prompt(state, self.prompt, state.rendered_schema.text)
         state.prompt_template = self.prompt
         out = state.complete(state.prompt, temperature=self.temperature, max_tokens=self.max_tokens,
                              **self._constraint(state))
@@ -184,7 +185,6 @@ class GenerateSQL:
             return {}
         from ..sql.grammar import schema_grammar
 
-        fit = state.schema_fit
-        shown = fit.schema if fit is not None else state.prompt_schema
+        shown = state.shown_schema
         state.note(grammar=f"queries over the {len(shown.tables)} tables shown")
         return {"grammar": schema_grammar(shown, state.db.dialect)}

@@ -178,8 +178,7 @@ class LinkSchema:
         if state.question_language and not is_english(state.question_language):  # the embedding model reads English
             state.note(links=[], skipped=f"the question is in {state.question_language}")
             return
-        fit = state.schema_fit
-        shown = fit.schema if fit is not None else state.prompt_schema
+        shown = state.shown_schema
         try:
             from ..retrieval.dense import get_embedder
 

@@ -35,12 +35,10 @@ from typing import Any, ClassVar
 from ..confidence import estimate
 from ..db.render import STYLES, render_schema
 from ..errors import ConfigurationError, SqlweaveError
-from ..llm.base import Message
 from ..pipeline import State, check_options
-from ..prompts import render
 from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
 from .choose import choose_between, review
-from .generate import dialect_name, prompt_fields
+from .generate import generation_prompt
 from .repair import repair_attempt
 from .rewrite import rewrite_attempt, value_probe
 
@@ -160,14 +158,10 @@ class SelfConsistency:
         with fewer samples repeats the calls of a run with more)."""
         if not self.views:
             return
-        fit = state.schema_fit
-        shown = fit.schema if fit is not None and (state.schema_fit_key or (None,))[0] == id(state.prompt_schema) \
-            else state.prompt_schema
+        shown = state.shown_schema
         for style in self.views:
-            system, user = render(state.prompt_template or "zero_shot", dialect=dialect_name(state.db.dialect),
-                                  schema=render_schema(shown, style, count=state.llm.count_tokens).text,
-                                  **prompt_fields(state))
-            prompt = [Message("system", system), Message("user", user)]
+            prompt = generation_prompt(state, state.prompt_template or "zero_shot",
+                                       render_schema(shown, style, count=state.llm.count_tokens).text)
             texts += state.complete(prompt, temperature=0.0, max_tokens=self.max_tokens).texts
             for i in range(self.view_samples):
                 texts += state.complete(prompt, temperature=self.temperature, max_tokens=self.max_tokens,

@@ -176,6 +176,20 @@ def test_pruned_presets_approximate_and_prune_the_fitted_schema(large) -> None:
         assert prompt_tokens(llm, messages) < 4096
 
 
+def test_after_pruning_the_grammar_allows_the_pruned_tables_not_the_approximations_fit(large) -> None:
+    """Pruning narrows the prompt schema; the fit the approximation made of the whole schema is not what the
+    generation prompt shows, so the grammar (and the schema links, and a vote's other views) must not use it."""
+    db, s = large
+    llm = fake()
+    answer = build_pipeline("pruned+grammar").run(QUESTION, db, llm, schema=s)
+    approx = next(e for e in answer.trace if e.stage == "approximate").notes
+    pruned = set(next(e for e in answer.trace if e.stage == "prune_schema").notes["tables"])
+    fitted = {t for t in s.table_names if t not in approx["tables_left_out"]}
+    grammar = next(o.grammar for _, o in llm.calls if o.grammar)
+    in_grammar = {t for t in s.table_names if f'"{t}"' in grammar}
+    assert pruned and in_grammar == pruned and fitted - pruned  # the fit had tables the pruned prompt does not show
+
+
 class _PlainRender:
     """The render stage before schema budgets: the whole prompt schema, always."""
 
