@@ -24,7 +24,7 @@ import platform
 import sys
 from datetime import date
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 SPIDER = ROOT.parent / "shared" / "data" / "spider"
@@ -36,6 +36,40 @@ def traces(folder: Path) -> Iterator[dict[str, Any]]:
     with (plain.open(encoding="utf-8") if plain.exists() else gzip.open(packed, "rt", encoding="utf-8")) as fh:
         for line in fh:
             yield json.loads(line)
+
+
+def spider_db(dbs: dict[str, Any], spider: Path, db_id: str) -> Any:
+    """Spider's database ``db_id``, opened once per replay (``dbs`` keeps them)."""
+    if db_id not in dbs:
+        from sqlweave.db import Database
+
+        dbs[db_id] = Database.open(spider / "database" / db_id / f"{db_id}.sqlite", timeout_s=10)
+    return dbs[db_id]
+
+
+def answer_before(entry: dict[str, Any], vote: dict[str, Any]) -> str | None:
+    """The SQL the pipeline held when the vote stage began: the last stage before it that wrote some."""
+    stages = entry["trace"]
+    return next((s.get("sql") for s in reversed(stages[:stages.index(vote)]) if s.get("sql")), None)
+
+
+def vote_state(r: dict[str, Any], db: Any) -> tuple[Any, Callable[[str], Any]]:
+    """A pipeline state for the question of result ``r`` on ``db``, and how the vote stage turns one of its
+    sampled texts into a candidate there: SQL extracted and run, names repaired by rule, the ``rewrite`` stage's
+    rules applied (with one value probe for the question, as the stage shares one)."""
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.pipeline import State
+    from sqlweave.stages.candidate import attempt
+    from sqlweave.stages.repair import repair_attempt
+    from sqlweave.stages.rewrite import rewrite_attempt, value_probe
+
+    state = State(r["question"], db, FakeLLM(), db.schema(), db.schema())
+    holds = value_probe(db)
+
+    def candidate(text: str) -> Any:
+        return rewrite_attempt(state, repair_attempt(state, attempt(state, text))[0], holds)[0]
+
+    return state, candidate
 
 
 def replay_parser(doc: str | None) -> argparse.ArgumentParser:
@@ -83,7 +117,6 @@ def candidate_right(db: Any, gold: str, raw: str, gold_cache: Any) -> bool:
 
 
 def oracle(folder: Path, spider: Path) -> dict[str, Any]:
-    from sqlweave.db import Database
     from sqlweave.eval.runner import GoldCache
     from sqlweave.sql.quiet import reading_untrusted_text
 
@@ -101,11 +134,9 @@ def oracle(folder: Path, spider: Path) -> dict[str, Any]:
         if r["match"]:
             reachable += 1
             continue
-        db_id = r["db_id"]
-        if db_id not in dbs:
-            dbs[db_id] = Database.open(spider / "database" / db_id / f"{db_id}.sqlite", timeout_s=10)
+        db = spider_db(dbs, spider, r["db_id"])
         with reading_untrusted_text():
-            if any(candidate_right(dbs[db_id], r["gold"], raw, gold_cache)
+            if any(candidate_right(db, r["gold"], raw, gold_cache)
                    for call in vote["calls"] for raw in call.get("outputs", [])):
                 reachable += 1
     n = len(results)

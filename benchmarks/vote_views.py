@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vote_oracle import STAGE, replay_parser, save, traces  # noqa: E402
+from vote_oracle import STAGE, answer_before, replay_parser, save, spider_db, traces, vote_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,14 +69,9 @@ def view_of(call: dict[str, Any]) -> str:
 
 
 def replay(folder: Path, spider: Path, floor: float | None = None) -> dict[str, Any]:
-    from sqlweave.db import Database
     from sqlweave.eval.runner import GoldCache, execution_match
-    from sqlweave.llm.fake import FakeLLM
-    from sqlweave.pipeline import State
     from sqlweave.sql.quiet import reading_untrusted_text
     from sqlweave.stages.candidate import attempt, result_groups
-    from sqlweave.stages.repair import repair_attempt
-    from sqlweave.stages.rewrite import rewrite_attempt, value_probe
 
     results = {r["id"]: r for r in map(json.loads, (folder / "results.jsonl").open(encoding="utf-8"))}
     dbs: dict[str, Any] = {}
@@ -92,17 +87,12 @@ def replay(folder: Path, spider: Path, floor: float | None = None) -> dict[str, 
                 right[name] += bool(r and r["match"])
                 oracle[name] += bool(r and r["match"])
             continue
-        db_id = r["db_id"]
-        if db_id not in dbs:
-            dbs[db_id] = Database.open(spider / "database" / db_id / f"{db_id}.sqlite", timeout_s=10)
-        db = dbs[db_id]
-        state = State(r["question"], db, FakeLLM(), db.schema(), db.schema())
+        db = spider_db(dbs, spider, r["db_id"])
         by_view: dict[str, list[list[str]]] = {}
         for call in vote["calls"]:
             by_view.setdefault(view_of(call), []).append(list(call.get("outputs", [])))
         with reading_untrusted_text():
-            holds = value_probe(db)
-
+            state, prepared = vote_state(r, db)
             verdicts: dict[int, bool] = {}
 
             def correct(a: Any) -> bool:
@@ -110,13 +100,7 @@ def replay(folder: Path, spider: Path, floor: float | None = None) -> dict[str, 
                     verdicts[id(a)] = a.kind in ("ok", "empty") and bool(execution_match(db, r["gold"], a.sql, gold_cache)[0])
                 return verdicts[id(a)]
 
-            def prepared(text: str) -> Any:
-                a = repair_attempt(state, attempt(state, text))[0]
-                return rewrite_attempt(state, a, holds)[0]
-
-            before = next((s.get("sql") for s in reversed(entry["trace"][:entry["trace"].index(vote)])
-                           if s.get("sql")), None)
-            first = attempt(state, before) if before else attempt(state, "")
+            first = attempt(state, answer_before(entry, vote) or "")
             if floor is not None and vote["notes"].get("confidence", 0.0) >= floor:  # not voted at this floor
                 for name in SUBSETS:
                     right[name] += correct(first) if first.sql else False

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vote_oracle import STAGE, replay_parser, save, traces  # noqa: E402
+from vote_oracle import STAGE, answer_before, replay_parser, save, spider_db, traces, vote_state  # noqa: E402
 
 ALPHAS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
 
@@ -40,22 +40,12 @@ MODES: dict[str, Any] = {
 def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[bool] | None:
     """Whether each result group of the question's vote is right, in the stage's order (largest first)."""
     from sqlweave.eval.runner import execution_match
-    from sqlweave.llm.fake import FakeLLM
-    from sqlweave.pipeline import State
     from sqlweave.stages.candidate import attempt, result_groups
-    from sqlweave.stages.repair import repair_attempt
-    from sqlweave.stages.rewrite import rewrite_attempt, value_probe
 
-    stages = entry["trace"]
-    vote = next(s for s in stages if s["stage"] == STAGE)
-    state = State(r["question"], db, FakeLLM(), db.schema(), db.schema())
-    before = next((s.get("sql") for s in reversed(stages[:stages.index(vote)]) if s.get("sql")), None)
-    holds = value_probe(db)
-    cands = [attempt(state, before or "")]
-    for call in vote["calls"]:
-        for text in call.get("outputs", []):
-            a = repair_attempt(state, attempt(state, text))[0]
-            cands.append(rewrite_attempt(state, a, holds)[0])
+    vote = next(s for s in entry["trace"] if s["stage"] == STAGE)
+    state, candidate = vote_state(r, db)
+    cands = [attempt(state, answer_before(entry, vote) or "")]
+    cands += [candidate(text) for call in vote["calls"] for text in call.get("outputs", [])]
     groups = result_groups(cands) or result_groups(cands, "empty")
     if [len(g) for g in groups] != vote["notes"].get("groups"):
         return None  # the replay did not rebuild the stage's groups (a probe timed out, ...): left out
@@ -65,7 +55,6 @@ def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: 
 
 def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozenset[str] = frozenset(),
           coder: bool = False) -> dict[str, Any]:
-    from sqlweave.db import Database
     from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.sql.quiet import reading_untrusted_text
 
@@ -81,10 +70,8 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
         vote = next((s for s in entry["trace"] if s["stage"] == STAGE), None)
         logp = ((vote or {}).get("notes", {}).get("selector") or {}).get("logp")
         if r is not None and vote is not None and floor is not None and vote["notes"].get("confidence", 0.0) >= floor:
-            before = next((s.get("sql") for s in reversed(entry["trace"][:entry["trace"].index(vote)])
-                           if s.get("sql")), None)  # not voted at this floor: the answer before voting stands
-            db = dbs.setdefault(r["db_id"], Database.open(spider / "database" / r["db_id"] / f"{r['db_id']}.sqlite",
-                                                           timeout_s=10))
+            before = answer_before(entry, vote)  # not voted at this floor: the answer before voting stands
+            db = spider_db(dbs, spider, r["db_id"])
             ok = bool(before) and bool(execution_match(db, r["gold"], before, gold_cache)[0])
             for key in right:
                 right[key] += ok
@@ -93,11 +80,8 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
             for key in right:
                 right[key] += bool(r and r["match"])
             continue
-        db_id = r["db_id"]
-        if db_id not in dbs:
-            dbs[db_id] = Database.open(spider / "database" / db_id / f"{db_id}.sqlite", timeout_s=10)
         with reading_untrusted_text():
-            verdicts = groups_right(entry, r, dbs[db_id], gold_cache)
+            verdicts = groups_right(entry, r, spider_db(dbs, spider, r["db_id"]), gold_cache)
         if verdicts is None or len(verdicts) < len(logp):
             unmatched += 1
             for key in right:
