@@ -26,7 +26,8 @@ once; a rerun with the same ``--out`` skips the questions done (a torn last line
 stopped. Model answers come from the response cache when the same prompt was seen before (``default`` reuses
 ``zero-shot``'s first answers).
 
-The third preset is ``best`` (``default`` voting below confidence 0.8 instead of 0.6): the most accurate pipeline
+The third preset is ``best`` (``default`` voting below a higher confidence than 0.6: 0.8 in the runs recorded in
+BENCHMARKS.md, 0.9 since the evening of 2026-11-26): the most accurate pipeline
 measured on Spider that needs no example pool; ``ensemble`` needs Spider's training pairs as examples, which would
 be out of domain here. The first checkpoint (18 questions, 2026-11-23) holds ``zero-shot`` and ``default`` only.
 """

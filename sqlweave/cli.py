@@ -609,7 +609,7 @@ def eval_run(
     schema_budget: Optional[int] = SchemaBudgetOption,
     vote_below: Optional[float] = typer.Option(
         None, "--vote-below", min=0.0, max=1.0,
-        help="Vote on every answer whose confidence is below this (default and best: 0.6 and 0.8)."),
+        help="Vote on every answer whose confidence is below this (default and best: 0.6 and 0.9)."),
 ) -> None:
     """Run PIPELINE over DATASET: per-question JSONL, resumable, summary by hardness."""
     if ctx.invoked_subcommand is not None:

@@ -210,7 +210,7 @@ def test_presets_are_data_base_recipes_or_a_preset_with_stages() -> None:
 def test_best_is_default_voting_on_more_answers() -> None:
     best, default = build_pipeline("best"), build_pipeline("default")
     assert best.stages[:-1] == default.stages[:-1]
-    assert (best.stages[-1].name, best.stages[-1].only_below) == ("vote_if_unsure", 0.8)
+    assert (best.stages[-1].name, best.stages[-1].only_below) == ("vote_if_unsure", 0.9)
     assert default.stages[-1].only_below == 0.6
     # both weigh every result group by the question's likelihood and by its size
     for vote in (best.stages[-1], default.stages[-1]):

@@ -105,8 +105,8 @@ def rewrite_attempt(state: State, a: Attempt,
 
 @dataclass(frozen=True)
 class RewriteQuery:
-    """Rewrite an answer that runs when a rule reads it as comparing a text with the wrong column, or as joining
-    or grouping more than the question asks."""
+    """Rewrite an answer that runs when a rule reads it as comparing a text with the wrong column, as joining
+    or grouping more than the question asks, or as reading "both" as either (:mod:`sqlweave.sql.rewrite`)."""
 
     name: str = "rewrite"
     recovers: ClassVar[bool] = False

@@ -86,12 +86,21 @@ def test_drop_joins_false_keeps_every_join(db) -> None:
     assert rewrite_query(sql, db.schema(), "Le nom du chanteur le plus âgé ?", drop_joins=False).sql == sql
 
 
-def test_one_join_is_dropped_at_most(db) -> None:
+def test_needless_joins_are_dropped_one_at_a_time(db) -> None:
+    # In a subquery as well as in the outer query, each drop read on what the last one left.
     sql = ("SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID "
            "WHERE T1.Age > (SELECT max(S.Capacity) FROM stadium AS S JOIN concert AS C ON S.Stadium_ID = C.Stadium_ID)")
     rewrite = rewrite_query(sql, db.schema(), "Who is older than the largest venue holds?")
-    assert len(rewrite.changes) == 1
-    assert rewrite.sql.count("JOIN") == 1
+    assert len(rewrite.changes) == 2 and "JOIN" not in rewrite.sql
+    # A chain: the concert's join is needless, and once it is gone so is the bridge that led to it.
+    chain = (f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC} JOIN concert AS T3 ON T2.concert_ID = T3.concert_ID "
+             "WHERE T1.Age > 40")
+    rewrite = rewrite_query(chain, db.schema(), "Names of the singers older than 40")
+    assert rewrite.sql == "SELECT T1.Name FROM singer AS T1 WHERE T1.Age > 40"
+    assert [c.split(" (")[0] for c in rewrite.changes] == ["dropped the join of concert",
+                                                           "dropped the join of singer_in_concert"]
+    # The question names the concert: it stays, and so does the bridge that leads to it.
+    assert not rewrite_query(chain, db.schema(), "Names of the singers older than 40 in a concert").changed
 
 
 def test_a_name_grouping_gains_the_key_of_its_table(db) -> None:
@@ -251,3 +260,59 @@ def test_a_column_that_cannot_be_told_stops_the_relink(db) -> None:
     assert not relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), holds).changed
     answers.update({("singer", c, "France"): False for c in ("Song_Name", "Song_release_year", "Is_male")})
     assert relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), holds).changed
+
+
+# --- "both" read as an intersection -------------------------------------------------------------------------
+
+STADIUM_CONCERT = "FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID"
+
+
+@pytest.mark.parametrize("where", ["T2.Year IN ('2014', '2015')", "(T2.Year = '2014' OR T2.Year = '2015')",
+                                   "(T2.Year = '2014' OR '2015' = T2.Year)"])
+def test_both_values_of_a_joined_table_ask_for_an_intersection(db, where: str) -> None:
+    sql = f"SELECT T1.Name, T1.Location {STADIUM_CONCERT} WHERE T1.Capacity > 0 AND {where}"
+    question = "Which stadiums had concerts in both 2014 and 2015?"
+    rewrite = rewrite_query(sql, db.schema(), question)
+    assert rewrite.changes == ["kept what has both '2014' and '2015' (INTERSECT), not either"]
+    assert rewrite.sql == (f"SELECT T1.Name, T1.Location {STADIUM_CONCERT} WHERE T1.Capacity > 0 AND T2.Year = '2014' "
+                           f"INTERSECT SELECT T1.Name, T1.Location {STADIUM_CONCERT} WHERE T1.Capacity > 0 "
+                           "AND T2.Year = '2015'")
+    either = {r[0] for r in db.execute(sql).rows}
+    both = {r[0] for r in db.execute(rewrite.sql).rows}
+    in_2014 = {r[0] for r in db.execute(f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014'").rows}
+    in_2015 = {r[0] for r in db.execute(f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2015'").rows}
+    assert both == in_2014 & in_2015 and both < either
+
+
+@pytest.mark.parametrize(("question", "sql"), [
+    # No "both" in the question: either is meant.
+    ("Which stadiums had concerts in 2014 or 2015?", f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year IN ('2014', '2015')"),
+    # A value the question does not say.
+    ("Which stadiums had concerts in both years?", f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year IN ('2014', '2015')"),
+    # The filter is on the table selected from: "the capacities of both A and B" lists two rows.
+    ("What are the capacities of both Stark's Park and Glebe Park?",
+     "SELECT Capacity FROM stadium WHERE Name IN ('Stark''s Park', 'Glebe Park')"),
+    ("What are the capacities of both Stark's Park and Glebe Park?",
+     f"SELECT T1.Capacity {STADIUM_CONCERT} WHERE T1.Name IN ('Stark''s Park', 'Glebe Park')"),
+    # Three values, an aggregate, a grouping, an ordering or a set operation already: left alone.
+    ("Stadiums with concerts in both 2013, 2014 and 2015",
+     f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year IN ('2013', '2014', '2015')"),
+    ("How many concerts in both 2014 and 2015?", f"SELECT count(*) {STADIUM_CONCERT} WHERE T2.Year IN ('2014', '2015')"),
+    ("Stadiums in both 2014 and 2015", f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year IN ('2014', '2015') GROUP BY T1.Name"),
+    ("Stadiums in both 2014 and 2015",
+     f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year IN ('2014', '2015') ORDER BY T1.Name"),
+    ("Stadiums in both 2014 and 2015", f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' INTERSECT "
+                                       f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2015'"),
+    # Two different columns.
+    ("Stadiums in both 2014 and Week 1", f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' OR T2.Theme = 'Week 1'"),
+])
+def test_other_readings_of_both_are_left_alone(db, question: str, sql: str) -> None:
+    rewrite = rewrite_query(sql, db.schema(), question)
+    assert not any("INTERSECT" in c for c in rewrite.changes)
+    assert rewrite.sql.count("INTERSECT") == sql.count("INTERSECT")
+
+
+def test_both_is_read_only_in_english(db) -> None:
+    sql = f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year IN ('2014', '2015')"
+    assert not rewrite_query(sql, db.schema(), "Stadiums with concerts in both 2014 and 2015",
+                             drop_joins=False).changed
