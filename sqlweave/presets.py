@@ -257,6 +257,19 @@ def _diversify(pipe: Pipeline) -> Pipeline:
                        views=DIVERSE_VIEWS, view_samples=DIVERSE_SAMPLES)
 
 
+#: ``+more-if-split``: a vote whose largest result group holds fewer than this many of its 5 candidates (no 4 of 5
+#: agree) draws this many more samples and votes again (adaptive consistency).
+SPLIT_BELOW = 4
+SPLIT_SAMPLES = 4
+
+
+def _more_if_split(pipe: Pipeline) -> Pipeline:
+    """Votes that draw more samples when split (adaptive consistency)."""
+    return _with_votes(pipe, "has no vote stage to draw more samples for",
+                       "Add +more-if-split to a preset that votes (default, best, vote, ...).",
+                       more=SPLIT_SAMPLES, more_below=SPLIT_BELOW)
+
+
 def _add_simplify(pipe: Pipeline) -> Pipeline:
     """The question simplified by the model (Guo et al.) right after it is checked."""
     return pipe.insert_after("check_question", SimplifyQuestion())
@@ -288,6 +301,8 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
     "review": _selecting("review", "review"),
     # Candidates diverse by design: the question asked again with the schema as compact lines and as M-Schema.
     "diverse": _diversify,
+    # Adaptive consistency: a split vote draws 4 more samples.
+    "more-if-split": _more_if_split,
 }
 
 

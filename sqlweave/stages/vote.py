@@ -24,6 +24,11 @@ with example rows that generation shows), the same question is asked once more w
 greedily, then ``view_samples`` times sampled. Samples of one prompt mostly repeat its greedy reading; other views
 put the right reading among the candidates more often, though with the embedded 1.5B model no selection measured
 turns that into more right answers (BENCHMARKS.md, candidates diverse by design).
+
+With ``more`` (adaptive consistency), a split vote asks for more: when the largest result group holds fewer than
+``more_below`` candidates, ``more`` samples are drawn after the first ``n`` (one call, seeded after them, so the
+first call is the same as in a run without them) and the vote is taken again over every candidate. A clear vote
+costs nothing more.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from ..confidence import estimate
 from ..db.render import STYLES, render_schema
 from ..errors import ConfigurationError, SqlweaveError
 from ..pipeline import State, check_options
+from ..sql.rewrite import Holds
 from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
 from .choose import choose_between, review
 from .generate import generation_prompt
@@ -79,13 +85,18 @@ class SelfConsistency:
     views: tuple[str, ...] = ()
     #: Sampled candidates from each view, besides its greedy answer.
     view_samples: int = 0
+    #: Samples drawn after the first ``n`` when the vote is split: its largest group holds fewer than
+    #: ``more_below`` candidates (0: never).
+    more: int = 0
+    more_below: int = 0
     name: str = "vote"
     requires: ClassVar[tuple[str, ...]] = ("result",)
     provides: ClassVar[tuple[str, ...]] = ("sql", "result")
     recovers: bool = True
 
     def __post_init__(self) -> None:
-        check_options(self, at_least={"n": 1, "max_tokens": 1, "margin": 0, "view_samples": 0, "support": 0.0},
+        check_options(self, at_least={"n": 1, "max_tokens": 1, "margin": 0, "view_samples": 0, "support": 0.0,
+                                      "more": 0, "more_below": 0},
                       choices={"select": SELECTIONS},
                       between={"temperature": (0.0, 2.0), "only_below": (0.0, 1.0)},
                       optional=("only_below", "margin"))
@@ -117,14 +128,22 @@ class SelfConsistency:
             self._ask_views(state, texts)
         except SqlweaveError as err:  # what was answered before the failure still votes
             sure["views_failed"] = f"{err.code}: {err.message}"
-        candidates: list[Attempt] = [greedy] + [attempt(state, t) for t in texts]
-        if self.repair:  # wrong names fixed by rule first, so a candidate is not lost to a typo
-            candidates = [repair_attempt(state, c)[0] for c in candidates]
-        if self.rewrite:
-            holds = value_probe(state.db)  # one set of answers for every sample: the same texts, asked once
-            candidates = [candidates[0]] + [rewrite_attempt(state, c, holds)[0] for c in candidates[1:]]
+        holds = value_probe(state.db) if self.rewrite else None  # one set of answers for every sample
+        # wrong names fixed by rule first, so a candidate is not lost to a typo
+        first = repair_attempt(state, greedy)[0] if self.repair else greedy
+        candidates: list[Attempt] = [first] + self._prepared(state, texts, holds)
         # nothing works: fall back to empty results, then keep the greedy answer
         groups = result_groups(candidates) or result_groups(candidates, "empty")
+        if self.more and len(groups[0] if groups else ()) < self.more_below:
+            try:  # a split vote: more samples, seeded after the first ones, and the vote again
+                extra = state.complete(state.prompt, n=self.more, temperature=self.temperature,
+                                       max_tokens=self.max_tokens, seed=self.seed + self.n).texts
+            except SqlweaveError as err:  # the vote stands on the candidates it has
+                sure["more_failed"] = f"{err.code}: {err.message}"
+            else:
+                sure["more"] = len(extra)
+                candidates += self._prepared(state, list(extra), holds)
+                groups = result_groups(candidates) or result_groups(candidates, "empty")
         if not groups:
             state.agreement = 0.0
             state.note(votes=[c.kind for c in candidates], winner=None, **sure)
@@ -151,6 +170,15 @@ class SelfConsistency:
         state.agreement = len(winner) / len(candidates)
         state.note(votes=[c.kind for c in candidates], groups=[len(g) for g in groups],
                    agreement=round(state.agreement, 3), changed=chosen is not greedy, **sure)
+
+    def _prepared(self, state: State, texts: list[str], holds: Holds | None) -> list[Attempt]:
+        """Sampled ``texts`` as candidates: run, names repaired and rewritten by rule as the stage is asked to."""
+        found = [attempt(state, t) for t in texts]
+        if self.repair:
+            found = [repair_attempt(state, c)[0] for c in found]
+        if self.rewrite:
+            found = [rewrite_attempt(state, c, holds)[0] for c in found]
+        return found
 
     def _ask_views(self, state: State, texts: list[str]) -> None:
         """Add to ``texts`` the answers of the question asked again with the schema shown in each of ``views``:

@@ -300,3 +300,44 @@ def test_diverse_addon_gives_every_vote_its_views() -> None:
     assert votes and all(v.views == ("compact", "mschema") and v.view_samples == 2 for v in votes)
     with pytest.raises(ConfigurationError, match="no vote stage"):
         build_pipeline("zero-shot+diverse")
+
+
+def test_a_split_vote_draws_more_samples_and_votes_again(singer_db: Path) -> None:
+    """Adaptive consistency: 2 of 3 is below the bar of 3, so 2 more samples come (seeded after the first two)."""
+    answers = ["SELECT count(*) FROM stadium",  # greedy
+               "SELECT count(*) FROM stadium", "SELECT count(*) FROM singer",  # first samples: a split, 2 to 1
+               "SELECT count(*) FROM singer", "SELECT count(name) FROM singer"]  # more: 3 to 2 the other way
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, more=2, more_below=3),))
+    answer, llm = run(pipe, singer_db, answers)
+    notes = answer.trace[-1].notes
+    assert answer.result.rows == ((6,),) and notes["groups"] == [3, 2] and notes["more"] == 2
+    assert [(c[1].n, c[1].seed) for c in llm.calls[1:]] == [(2, 1), (2, 3)]
+    assert llm.calls[2][0] == llm.calls[1][0] and answer.agreement == 3 / 5
+
+
+def test_a_clear_vote_draws_no_more(singer_db: Path) -> None:
+    answers = ["SELECT count(*) FROM singer", "SELECT count(*) FROM singer", "SELECT count(name) FROM singer"]
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, more=2, more_below=3),))
+    answer, llm = run(pipe, singer_db, answers)
+    assert len(llm.calls) == 2 and "more" not in answer.trace[-1].notes and answer.agreement == 1.0
+
+
+def test_more_samples_that_fail_leave_the_vote_as_it_was(singer_db: Path) -> None:
+    from sqlweave.errors import LLMTimeoutError
+
+    answers = ["SELECT count(*) FROM stadium", "SELECT count(*) FROM stadium", "SELECT count(*) FROM singer",
+               LLMTimeoutError("the model took too long")]
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, more=2, more_below=3),))
+    answer, _ = run(pipe, singer_db, answers)
+    notes = answer.trace[-1].notes
+    assert answer.error is None and answer.result.rows[0][0] != 6 and notes["groups"] == [2, 1]
+    assert "took too long" in notes["more_failed"]
+
+
+def test_more_if_split_addon_sets_every_vote() -> None:
+    votes = [s for s in build_pipeline("best+more-if-split").stages if isinstance(s, SelfConsistency)]
+    assert votes and all((v.more, v.more_below) == (4, 4) for v in votes)
+    with pytest.raises(ConfigurationError, match="no vote stage"):
+        build_pipeline("zero-shot+more-if-split")
+    with pytest.raises(ConfigurationError, match="more"):
+        SelfConsistency(more=-1)
