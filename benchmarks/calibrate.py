@@ -9,7 +9,13 @@ on the questions of the training sample (``--train``, default the 200-question s
 training questions, the other questions of the run (held out) and the 120-question held-out sample: the expected
 calibration error (10 equal-width bins), the Brier score, the ROC AUC, and the EX of the 50%, 70% and 90% most
 confident answers. ``--write`` stores the fitted weights as ``sqlweave/data/confidence.json``; ``--out`` writes
-the figures as JSON. When the run voted on some answers, it also reports whether the vote's agreement would make
+the figures as JSON. ``--as-answered`` fits nothing and measures the confidence each answer of the run carried,
+what its users were shown (voted answers included), on the same sets:
+
+    .venv/bin/python benchmarks/calibrate.py .eval-runs/rw-best-972 --as-answered \
+        --out benchmarks/results/confidence-best-as-answered.json
+
+When the run voted on some answers, it also reports whether the vote's agreement would make
 those answers' confidence better (:func:`vote_refit`; reported, never written). Needs the ``embed`` extra
 (scikit-learn comes with sentence-transformers).
 """
@@ -149,34 +155,8 @@ def measure(rows: list[dict[str, Any]], probs: list[float]) -> dict[str, Any]:
             "selective_ex": selective}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", type=Path)
-    parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data" / "spider")
-    parser.add_argument("--train", type=Path, default=SAMPLES / "spider-dev-200.json")
-    parser.add_argument("--heldout", type=Path, default=SAMPLES / "spider-dev-heldout-120.json")
-    parser.add_argument("--write", action="store_true", help=f"store the fitted weights as {SHIPPED}")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "confidence.json")
-    args = parser.parse_args()
-
-    from sqlweave.confidence import FEATURES, Calibration
-
-    rows = load_run(args.run, args.data_dir)
-    train_ids = set(json.loads(args.train.read_text())["ids"])
-    heldout_ids = set(json.loads(args.heldout.read_text())["ids"])
-    train = [r for r in rows if r["id"] in train_ids]
-    fitted = fit(train)
-    fitted["about"] |= {"run": args.run.name, "train": args.train.name, "date": time.strftime("%Y-%m-%d")}
-    cal = Calibration.from_dict(fitted)
-
-    def probs(subset: list[dict[str, Any]]) -> list[float]:
-        return [cal.probability(dict(zip(FEATURES, r["x"]))) if r["answered"] else 0.0 for r in subset]
-
-    sets = {"training (200-question sample)": train,
-            "held out (rest of the run)": [r for r in rows if r["id"] not in train_ids],
-            "held-out 120-question sample": [r for r in rows if r["id"] in heldout_ids]}
-    report = {name: measure(subset, probs(subset)) for name, subset in sets.items() if subset}
-    fitted["about"]["heldout"] = report.get("held out (rest of the run)")
+def print_report(report: dict[str, Any]) -> None:
+    """The calibration table of each set, then what each ``--min-confidence`` floor does to the held-out answers."""
     print("| questions | n | EX | mean confidence | calibration error (ECE) | Brier | AUC | EX of top 50% | top 70% | top 90% |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for name, m in report.items():
@@ -189,6 +169,55 @@ def main() -> None:
         print("|---|---|---|---|")
         for floor, m in held["min_confidence"].items():
             print(f"| {floor} | {m['flagged_pct']}% | {m['ex_flagged']} | {m['ex_kept']} |")
+
+
+def save(out: Path, payload: dict[str, Any]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data" / "spider")
+    parser.add_argument("--train", type=Path, default=SAMPLES / "spider-dev-200.json")
+    parser.add_argument("--heldout", type=Path, default=SAMPLES / "spider-dev-heldout-120.json")
+    parser.add_argument("--write", action="store_true", help=f"store the fitted weights as {SHIPPED}")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "confidence.json")
+    parser.add_argument("--as-answered", action="store_true",
+                        help="fit nothing: measure the confidence every answer of the run carried")
+    args = parser.parse_args()
+    if args.as_answered and args.write:
+        parser.error("--as-answered fits nothing, so there is nothing to --write")
+
+    from sqlweave.confidence import FEATURES, Calibration
+
+    rows = load_run(args.run, args.data_dir)
+    train_ids = set(json.loads(args.train.read_text())["ids"])
+    heldout_ids = set(json.loads(args.heldout.read_text())["ids"])
+    train = [r for r in rows if r["id"] in train_ids]
+    sets = {"training (200-question sample)": train,
+            "held out (rest of the run)": [r for r in rows if r["id"] not in train_ids],
+            "held-out 120-question sample": [r for r in rows if r["id"] in heldout_ids]}
+    if args.as_answered:
+        if any(r["confidence"] is None for r in rows):
+            raise SystemExit(f"{args.run} has answers without a confidence: run it again with sqlweave eval")
+        report = {name: measure(subset, [float(r["confidence"]) for r in subset])
+                  for name, subset in sets.items() if subset}
+        print_report(report)
+        save(args.out, {"run": str(args.run), "as_answered": True, "date": time.strftime("%Y-%m-%d"),
+                        "report": report})
+        return
+    fitted = fit(train)
+    fitted["about"] |= {"run": args.run.name, "train": args.train.name, "date": time.strftime("%Y-%m-%d")}
+    cal = Calibration.from_dict(fitted)
+
+    def probs(subset: list[dict[str, Any]]) -> list[float]:
+        return [cal.probability(dict(zip(FEATURES, r["x"]))) if r["answered"] else 0.0 for r in subset]
+
+    report = {name: measure(subset, probs(subset)) for name, subset in sets.items() if subset}
+    fitted["about"]["heldout"] = report.get("held out (rest of the run)")
+    print_report(report)
     held_rows = [r for r in rows if r["id"] not in train_ids]
     refit = vote_refit(train, held_rows)
     if refit:
@@ -202,9 +231,7 @@ def main() -> None:
     print("\nweights (standardised signals):")
     for f, w in sorted(fitted["weights"].items(), key=lambda kv: -abs(kv[1])):
         print(f"  {f:20s} {w:+.3f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"run": str(args.run), "fitted": fitted, "report": report, "vote_refit": refit},
-                                   indent=2) + "\n")
+    save(args.out, {"run": str(args.run), "fitted": fitted, "report": report, "vote_refit": refit})
     if args.write:
         SHIPPED.parent.mkdir(parents=True, exist_ok=True)
         SHIPPED.write_text(json.dumps(fitted, indent=2) + "\n")
