@@ -180,8 +180,8 @@ PRESETS: dict[str, "Recipe | str"] = {
     "agent": Recipe(agent),
     "agent-tools-only": Recipe(agent, {"show_schema": False}),
     "ensemble": Recipe(ensemble),
-    # The most accurate pipeline measured, whatever it costs: default voting on more of its answers (77.8% on all
-    # 972 Spider dev questions against 76.4% for default, at a median of 11.63 s; BENCHMARKS.md).
+    # The most accurate pipeline measured, whatever it costs: default voting on more of its answers (78.4% on all
+    # 972 Spider dev questions against 77.0% for default, at a median of 11.49 s; BENCHMARKS.md).
     "best": Recipe(vote_below, {"floor": 0.9}),
 }
 
