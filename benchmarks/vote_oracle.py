@@ -2,10 +2,10 @@
 
 A run of a pipeline whose last stage is ``vote_if_unsure`` (``default``, ``best``) keeps in its traces the sampled
 answers of every vote. For each voted question this scores every candidate (the answer before voting and each
-sample: SQL extracted, names repaired by rule as the vote stage does, run against Spider's database and compared
-with the gold result): if any candidate is right, a perfect selector would have answered it. Questions answered
-without a vote keep their answer. The "oracle" column is then the ceiling of any selection method over that
-candidate pool; the vote stage's ``rewrite`` rules are not replayed, so it is a slight underestimate.
+sample, each made a candidate as the vote stage makes it: SQL extracted and run, names repaired and the
+``rewrite`` rules applied by :func:`vote_state`, then compared with the gold result): if any candidate is right, a
+perfect selector would have answered it. Questions answered without a vote keep their answer. The "oracle" column
+is then the ceiling of any selection method over that candidate pool.
 
     .venv/bin/python benchmarks/vote_oracle.py benchmarks/checkpoints/best-200 benchmarks/checkpoints/best-972 \
         --out benchmarks/results/vote-oracle.json
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import json
 import os
 import platform
@@ -93,32 +94,10 @@ def save(out: Path, payload: dict[str, Any]) -> None:
     }, indent=2) + "\n")
 
 
-def candidate_right(db: Any, gold: str, raw: str, gold_cache: Any) -> bool:
-    from sqlweave.errors import SqlweaveError
-    from sqlweave.eval.runner import execution_match
-    from sqlweave.sql.extract import extract_sql
-    from sqlweave.sql.repair import repair_schema_links
-
-    try:
-        sql = extract_sql(raw, db.dialect)
-    except SqlweaveError:
-        return False
-    for _ in range(3):  # as written, then up to two passes of the rule-based name repair
-        try:
-            db.execute(sql)
-        except SqlweaveError:
-            fixed = repair_schema_links(sql, db.schema(), db.dialect)
-            if not fixed.changed:
-                return False
-            sql = fixed.sql
-            continue
-        return bool(execution_match(db, gold, sql, gold_cache)[0])
-    return False
-
-
 def oracle(folder: Path, spider: Path) -> dict[str, Any]:
-    from sqlweave.eval.runner import GoldCache
+    from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.sql.quiet import reading_untrusted_text
+    from sqlweave.stages.candidate import attempt
 
     results = {r["id"]: r for r in map(json.loads, (folder / "results.jsonl").open(encoding="utf-8"))}
     dbs: dict[str, Any] = {}
@@ -135,9 +114,12 @@ def oracle(folder: Path, spider: Path) -> dict[str, Any]:
             reachable += 1
             continue
         db = spider_db(dbs, spider, r["db_id"])
+        state, candidate = vote_state(r, db)
         with reading_untrusted_text():
-            if any(candidate_right(db, r["gold"], raw, gold_cache)
-                   for call in vote["calls"] for raw in call.get("outputs", [])):
+            cands = itertools.chain([attempt(state, answer_before(entry, vote) or "")],
+                                    (candidate(raw) for call in vote["calls"] for raw in call.get("outputs", [])))
+            if any(c.sql and c.kind in ("ok", "empty") and execution_match(db, r["gold"], c.sql, gold_cache)[0]
+                   for c in cands):
                 reachable += 1
     n = len(results)
     right = sum(bool(r["match"]) for r in results.values())

@@ -8,6 +8,8 @@ import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 OLDEST = "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"  # Joe Sharp, the gold answer
@@ -101,3 +103,17 @@ def test_coder_scores_are_replayed_alone_per_token_and_with_the_reviewer(tmp_pat
     assert modes["coder per token"]["0.0"] == 1  # -9.0 / 3 = -3.0 against -3.0 / 6 = -0.5: the oldest
     assert modes["reviewer + coder"]["0.0"] == 1  # -17 against -12
     assert modes["reviewer + coder"]["8.0"] == 0  # 8 ln 3 = 8.8 nats of support outweigh the 5 between them
+
+
+def test_the_oracle_counts_a_vote_that_held_a_right_candidate(tmp_path: Path, singer_db: Path) -> None:
+    oracle = load("vote_oracle")
+    # John Nizinik as written (the oldest singer with a concert), Joe Sharp once its needless join is dropped, as
+    # the vote does
+    joined = ("SELECT T1.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID "
+              "ORDER BY T1.Age DESC LIMIT 1")
+    votes = [{"match": False, "calls": [call("Q", YOUNGEST, COUNTRY)], "notes": {"groups": [2, 1]}},  # none right
+             {"match": False, "calls": [call("Q", YOUNGEST, joined)], "notes": {"groups": [2, 1]}},  # one, rewritten
+             {"match": True, "calls": [call("Q", OLDEST, OLDEST)], "notes": {"groups": [2, 1]}}]
+    row = oracle.oracle(write_run(tmp_path / "run", votes), spider(tmp_path, singer_db))
+    assert (row["voted"], row["voted_right"], row["voted_any_candidate_right"]) == (3, 1, 2)
+    assert row["ex"] == pytest.approx(33.3) and row["oracle_ex"] == pytest.approx(66.7)
