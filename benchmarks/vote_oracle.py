@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import itertools
 import json
 import os
 import platform
@@ -73,6 +72,16 @@ def vote_state(r: dict[str, Any], db: Any) -> tuple[Any, Callable[[str], Any]]:
     return state, candidate
 
 
+def vote_candidates(entry: dict[str, Any], vote: dict[str, Any], r: dict[str, Any], db: Any) -> list[Any]:
+    """The candidates of a vote as the stage had them: the answer before voting, then every sampled text made a
+    candidate by :func:`vote_state`."""
+    from sqlweave.stages.candidate import attempt
+
+    state, candidate = vote_state(r, db)
+    return [attempt(state, answer_before(entry, vote) or "")] + [
+        candidate(text) for call in vote["calls"] for text in call.get("outputs", [])]
+
+
 def replay_parser(doc: str | None) -> argparse.ArgumentParser:
     """The arguments of a script that replays one run's votes: the run folder, Spider's data, the JSON to write,
     and the confidence below which a vote is replayed (``None``: wherever the run voted)."""
@@ -97,7 +106,6 @@ def save(out: Path, payload: dict[str, Any]) -> None:
 def oracle(folder: Path, spider: Path) -> dict[str, Any]:
     from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.sql.quiet import reading_untrusted_text
-    from sqlweave.stages.candidate import attempt
 
     results = {r["id"]: r for r in map(json.loads, (folder / "results.jsonl").open(encoding="utf-8"))}
     dbs: dict[str, Any] = {}
@@ -114,12 +122,9 @@ def oracle(folder: Path, spider: Path) -> dict[str, Any]:
             reachable += 1
             continue
         db = spider_db(dbs, spider, r["db_id"])
-        state, candidate = vote_state(r, db)
         with reading_untrusted_text():
-            cands = itertools.chain([attempt(state, answer_before(entry, vote) or "")],
-                                    (candidate(raw) for call in vote["calls"] for raw in call.get("outputs", [])))
             if any(c.sql and c.kind in ("ok", "empty") and execution_match(db, r["gold"], c.sql, gold_cache)[0]
-                   for c in cands):
+                   for c in vote_candidates(entry, vote, r, db)):
                 reachable += 1
     n = len(results)
     right = sum(bool(r["match"]) for r in results.values())

@@ -71,7 +71,7 @@ def view_of(call: dict[str, Any]) -> str:
 def replay(folder: Path, spider: Path, floor: float | None = None) -> dict[str, Any]:
     from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.sql.quiet import reading_untrusted_text
-    from sqlweave.stages.candidate import attempt, result_groups
+    from sqlweave.stages.candidate import attempt, vote_groups
 
     results = {r["id"]: r for r in map(json.loads, (folder / "results.jsonl").open(encoding="utf-8"))}
     dbs: dict[str, Any] = {}
@@ -119,7 +119,7 @@ def replay(folder: Path, spider: Path, floor: float | None = None) -> dict[str, 
                     cands += [a for call in calls[:greedy] for a in call] * weight
                     cands += [a for call in calls[1:1 + k] for a in call]
                     tags += [v] * (len(cands) - len(tags))
-                groups = result_groups(cands) or result_groups(cands, "empty")
+                groups = vote_groups(cands)
                 if not cands:
                     continue
                 if name.endswith("by views"):  # the result the most prompt forms reach, then the largest

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vote_oracle import STAGE, answer_before, replay_parser, save, spider_db, traces, vote_state  # noqa: E402
+from vote_oracle import STAGE, answer_before, replay_parser, save, spider_db, traces, vote_candidates  # noqa: E402
 
 ALPHAS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
 
@@ -40,13 +40,11 @@ MODES: dict[str, Any] = {
 def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[bool] | None:
     """Whether each result group of the question's vote is right, in the stage's order (largest first)."""
     from sqlweave.eval.runner import execution_match
-    from sqlweave.stages.candidate import attempt, result_groups
+    from sqlweave.stages.candidate import vote_groups
 
     vote = next(s for s in entry["trace"] if s["stage"] == STAGE)
-    state, candidate = vote_state(r, db)
-    cands = [attempt(state, answer_before(entry, vote) or "")]
-    cands += [candidate(text) for call in vote["calls"] for text in call.get("outputs", [])]
-    groups = result_groups(cands) or result_groups(cands, "empty")
+    cands = vote_candidates(entry, vote, r, db)
+    groups = vote_groups(cands)
     if [len(g) for g in groups] != vote["notes"].get("groups"):
         return None  # the replay did not rebuild the stage's groups (a probe timed out, ...): left out
     return [bool(cands[g[0]].sql) and bool(execution_match(db, r["gold"], cands[g[0]].sql, gold_cache)[0])

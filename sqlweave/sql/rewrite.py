@@ -183,22 +183,24 @@ def _group_by_key(sel: SelectScope) -> str | None:
     return f"grouped by {qualifier}.{primary[0]} as well as by {written} (one group per row of {table.name})"
 
 
+def _compared(node: exp.Expr) -> tuple[exp.Column, exp.Literal] | None:
+    """The column and the value of ``column = value`` (either way round), else None."""
+    if isinstance(node, exp.EQ):
+        for col, lit in ((node.this, node.expression), (node.expression, node.this)):
+            if isinstance(col, exp.Column) and isinstance(lit, exp.Literal):
+                return col, lit
+    return None
+
+
 def _either_of_two(written: exp.Expr) -> tuple[exp.Column, list[exp.Literal]] | None:
     """The column and the two values of ``c IN (a, b)`` or ``c = a OR c = b`` (parenthesised or not), else None."""
-    def eq(node: exp.Expr) -> tuple[exp.Column, exp.Literal] | None:
-        if isinstance(node, exp.EQ):
-            for col, lit in ((node.this, node.expression), (node.expression, node.this)):
-                if isinstance(col, exp.Column) and isinstance(lit, exp.Literal):
-                    return col, lit
-        return None
-
     cond = written.unnest()
     if isinstance(cond, exp.In) and isinstance(cond.this, exp.Column) and not cond.args.get("query"):
         values = cond.expressions
         if len(values) == 2 and all(isinstance(v, exp.Literal) for v in values):
             return cond.this, [v for v in values if isinstance(v, exp.Literal)]
     if isinstance(cond, exp.Or):
-        left, right = eq(cond.this.unnest()), eq(cond.expression.unnest())
+        left, right = _compared(cond.this.unnest()), _compared(cond.expression.unnest())
         if left and right and left[0] == right[0]:
             return left[0], [left[1], right[1]]
     return None
@@ -278,10 +280,8 @@ def rewrite_query(sql: str, schema: Schema, question: str, dialect: str = "sqlit
 
 def _compared_text(eq: exp.EQ) -> tuple[exp.Column, str] | None:
     """The column and the text of ``column = 'text'`` (either way round), else None."""
-    for col, lit in ((eq.this, eq.expression), (eq.expression, eq.this)):
-        if isinstance(col, exp.Column) and isinstance(lit, exp.Literal) and lit.is_string:
-            return col, lit.this
-    return None
+    found = _compared(eq)
+    return (found[0], found[1].this) if found is not None and found[1].is_string else None
 
 
 def _only_holder(table: Table, column: str, text: str, holds: Holds) -> str | None:

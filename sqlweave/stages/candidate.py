@@ -84,6 +84,12 @@ def result_groups(candidates: Sequence[Attempt], kind: str = "ok") -> list[list[
     return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
 
 
+def vote_groups(candidates: Sequence[Attempt]) -> list[list[int]]:
+    """How a vote groups ``candidates`` (:func:`result_groups`): those with rows, or, when none has any, those
+    that ran and returned nothing."""
+    return result_groups(candidates) or result_groups(candidates, "empty")
+
+
 def attempt(state: State, text: str) -> Attempt:
     """Extract SQL from ``text``, prove it is a read, check it against the schema, and run it."""
     dialect = state.db.dialect

@@ -42,7 +42,7 @@ from ..db.render import STYLES, render_schema
 from ..errors import ConfigurationError, SqlweaveError
 from ..pipeline import State, check_options
 from ..sql.rewrite import Holds
-from .candidate import Attempt, adopt, attempt, current_attempt, result_groups
+from .candidate import Attempt, adopt, attempt, current_attempt, vote_groups
 from .choose import choose_between, review
 from .generate import generation_prompt
 from .repair import repair_attempt
@@ -133,7 +133,7 @@ class SelfConsistency:
         first = repair_attempt(state, greedy)[0] if self.repair else greedy
         candidates: list[Attempt] = [first] + self._prepared(state, texts, holds)
         # nothing works: fall back to empty results, then keep the greedy answer
-        groups = result_groups(candidates) or result_groups(candidates, "empty")
+        groups = vote_groups(candidates)
         if self.more and len(groups[0] if groups else ()) < self.more_below:
             try:  # a split vote: more samples, seeded after the first ones, and the vote again
                 extra = state.complete(state.prompt, n=self.more, temperature=self.temperature,
@@ -143,7 +143,7 @@ class SelfConsistency:
             else:
                 sure["more"] = len(extra)
                 candidates += self._prepared(state, list(extra), holds)
-                groups = result_groups(candidates) or result_groups(candidates, "empty")
+                groups = vote_groups(candidates)
         if not groups:
             state.agreement = 0.0
             state.note(votes=[c.kind for c in candidates], winner=None, **sure)
