@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "benchmarks" / "samples"
 SHIPPED = ROOT / "sqlweave" / "data" / "confidence.json"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and command)
 VOTE_STAGES = ("vote", "vote_if_unsure")
 
 
@@ -171,11 +175,6 @@ def print_report(report: dict[str, Any]) -> None:
             print(f"| {floor} | {m['flagged_pct']}% | {m['ex_flagged']} | {m['ex_kept']} |")
 
 
-def save(out: Path, payload: dict[str, Any]) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(payload, indent=2) + "\n")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path)
@@ -205,8 +204,7 @@ def main() -> None:
         report = {name: measure(subset, [float(r["confidence"]) for r in subset])
                   for name, subset in sets.items() if subset}
         print_report(report)
-        save(args.out, {"run": str(args.run), "as_answered": True, "date": time.strftime("%Y-%m-%d"),
-                        "report": report})
+        save(args.out, {"run": str(args.run), "as_answered": True, "report": report})
         return
     fitted = fit(train)
     fitted["about"] |= {"run": args.run.name, "train": args.train.name, "date": time.strftime("%Y-%m-%d")}

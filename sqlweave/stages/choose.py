@@ -24,6 +24,7 @@ True
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -109,10 +110,13 @@ def written_likelihood(state: State, a: Attempt) -> tuple[float, int]:
     return _scores(out.texts, 1)[0], out.usage.completion_tokens
 
 
-def review(state: State, contenders: list[Attempt], coder: bool = False) -> tuple[int | None, dict[str, Any]]:
+def review(state: State, contenders: list[Attempt], coder: bool = False,
+           sizes: list[int] | None = None, support: float = 0.0) -> tuple[int | None, dict[str, Any]]:
     """The index of the contender under whose query the question is the most likely, with the scores; ``None``
     when the backend cannot score or scoring fails. With ``coder``, each query's own likelihood as the answer to
-    the generation prompt is added (Coder-Reviewer reranking) and kept in the scores as ``coder``."""
+    the generation prompt is added (Coder-Reviewer reranking) and kept in the scores as ``coder``. With
+    ``support``, each contender also scores ``support * ln(size)`` for the number of candidates behind it
+    (``sizes``, one per contender), so that a vote weighs how many samples agree against how likely each is."""
     if not state.llm.supports_choices:
         return None, {"failed": f"{state.llm.model_id} cannot score answers"}
     said: dict[str, Any] = {}
@@ -126,6 +130,8 @@ def review(state: State, contenders: list[Attempt], coder: bool = False) -> tupl
             scores = [r + w for r, (w, _) in zip(scores, written)]
     except SqlweaveError as err:
         return None, {**said, "failed": f"{err.code}: {err.message}"}
+    if support and sizes:
+        scores = [s + support * math.log(n) for s, n in zip(scores, sizes)]
     best = max(range(len(scores)), key=lambda i: (scores[i], -i))  # on a tie, the larger group
     return best, said
 

@@ -33,7 +33,6 @@ costs nothing more.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -157,11 +156,8 @@ class SelfConsistency:
             if pick == 1:
                 winner = groups[1]
         elif self.select == "review" and len(contenders) > 1:
-            pick, said = review(state, [candidates[g[0]] for g in contenders], coder=self.coder)
-            if pick is not None and self.support:
-                both = [lp + cp for lp, cp in zip(said["logp"], said.get("coder") or [0.0] * len(contenders))]
-                scores = [lp + self.support * math.log(len(g)) for lp, g in zip(both, contenders)]
-                pick = max(range(len(scores)), key=lambda i: (scores[i], -i))
+            pick, said = review(state, [candidates[g[0]] for g in contenders], coder=self.coder,
+                                sizes=[len(g) for g in contenders], support=self.support)
             sure["selector"] = {**said, "chose": "majority" if pick is None else "largest" if pick == 0
                                 else f"group {pick + 1}"}
             winner = contenders[pick or 0]

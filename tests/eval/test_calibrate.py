@@ -36,7 +36,9 @@ def test_the_confidence_shown_is_measured_as_it_was(tmp_path: Path, singer_db: P
                                       "--train", str(train), "--heldout", str(held), "--as-answered",
                                       "--out", str(out)])
     calibrate.main()
-    report = json.loads(out.read_text())["report"]
+    saved = json.loads(out.read_text())
+    assert saved["date"] and "cores" in saved["machine"] and "--as-answered" in saved["command"]
+    report = saved["report"]
     held_out, sample = report["held out (rest of the run)"], report["held-out 120-question sample"]
     assert held_out["questions"] == 3 and held_out["ex"] == pytest.approx(66.7)
     assert held_out["mean_confidence"] == pytest.approx(63.3) and held_out["auc"] == 1.0
