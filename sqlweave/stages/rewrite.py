@@ -2,7 +2,8 @@
 (see :mod:`sqlweave.sql.rewrite`).
 
 Runs on an answer that runs. A text compared with a column that never holds it is relinked whether the answer
-returned rows or none (asking the database, one ``LIMIT 1`` probe per column); joins and groupings are only
+returned rows or none (asking the database, one ``LIMIT 1`` probe per column), and so are "both" and "but not"
+read as INTERSECT and EXCEPT (``c = 'a' AND c = 'b'`` never returns rows); joins and groupings are only
 rewritten in answers with rows. A rewritten query replaces the answer only when it runs and returns rows, so
 the stage never turns an answer into an error or an empty result. No model call. Joins are only dropped
 for questions in English: the rule reads the question's words against the schema's table names.
@@ -75,7 +76,8 @@ def rewrite_attempt(state: State, a: Attempt,
     """``a`` rewritten by rule where a rule applies and the rewrite runs and returns rows.
 
     Texts compared with the wrong column are relinked first (on an answer that runs, with rows or without);
-    then, on an answer with rows, needless joins and name groupings are rewritten. Returns the attempt to keep
+    then "both" and "but not" are read as set operations (with rows or without) and, on an answer with rows,
+    needless joins and name groupings are rewritten. Returns the attempt to keep
     (``a`` itself when nothing applied or every rewrite was worse), the changes adopted, and each rejected
     change with the outcome that rejected it. ``holds`` answers the relinking's questions (default: a new
     :func:`value_probe`); pass one to several calls, as voting does for its samples, so that they share its
@@ -86,12 +88,14 @@ def rewrite_attempt(state: State, a: Attempt,
         return a, adopted, rejected
     english = state.question_language in (None, "English", UNKNOWN)
     probe = holds if holds is not None else value_probe(state.db)
-    rules = (lambda sql: relink_values(sql, state.schema, probe, state.db.dialect),
-             lambda sql: rewrite_query(sql, state.schema, state.question, state.db.dialect, drop_joins=english))
-    for index, rule in enumerate(rules):
-        if a.sql is None or (index > 0 and a.kind != "ok"):  # joins and groupings: only answers with rows
+    for index in range(2):
+        if a.sql is None:
             break
-        rewrite = rule(a.sql)
+        if index == 0:
+            rewrite = relink_values(a.sql, state.schema, probe, state.db.dialect)
+        else:  # joins and groupings: only answers with rows; "both" and "but not" also answers without
+            rewrite = rewrite_query(a.sql, state.schema, state.question, state.db.dialect, drop_joins=english,
+                                    only_set_operations=a.kind != "ok")
         if not rewrite.changed:
             continue
         candidate = attempt(state, rewrite.sql)
@@ -106,7 +110,8 @@ def rewrite_attempt(state: State, a: Attempt,
 @dataclass(frozen=True)
 class RewriteQuery:
     """Rewrite an answer that runs when a rule reads it as comparing a text with the wrong column, as joining
-    or grouping more than the question asks, or as reading "both" as either (:mod:`sqlweave.sql.rewrite`)."""
+    or grouping more than the question asks, as reading "both" as either, or as excluding a value that its
+    other condition excluded already ("a but not b"; :mod:`sqlweave.sql.rewrite`)."""
 
     name: str = "rewrite"
     recovers: ClassVar[bool] = False

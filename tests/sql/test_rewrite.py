@@ -312,7 +312,84 @@ def test_other_readings_of_both_are_left_alone(db, question: str, sql: str) -> N
     assert rewrite.sql.count("INTERSECT") == sql.count("INTERSECT")
 
 
+def test_a_needless_join_is_dropped_on_each_side_of_the_intersection(db) -> None:
+    sql = (f"SELECT T1.Name {STADIUM_CONCERT} JOIN singer_in_concert AS T3 ON T2.concert_ID = T3.concert_ID "
+           "WHERE T2.Year IN ('2014', '2015')")
+    rewrite = rewrite_query(sql, db.schema(), "Which stadiums had concerts in both 2014 and 2015?")
+    assert rewrite.changes == ["kept what has both '2014' and '2015' (INTERSECT), not either"] + [
+        "dropped the join of singer_in_concert (the question needs none of its columns)"] * 2
+    assert rewrite.sql == (f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' INTERSECT "
+                           f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2015'")
+
+
+def test_both_values_asked_of_one_column_at_once_read_as_an_intersection(db) -> None:
+    # "c = a AND c = b" keeps no row: the model wrote "both" literally; it is rewritten for an empty answer too.
+    sql = f"SELECT T1.Name {STADIUM_CONCERT} WHERE T1.Capacity > 0 AND T2.Year = '2014' AND T2.Year = '2015'"
+    assert db.execute(sql).rows == ()
+    rewrite = rewrite_query(sql, db.schema(), "Which stadiums had concerts in both 2014 and 2015?",
+                            only_set_operations=True)
+    assert rewrite.changes == ["kept what has both '2014' and '2015' (INTERSECT), not either"]
+    in_2014 = {r[0] for r in db.execute(f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014'").rows}
+    in_2015 = {r[0] for r in db.execute(f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2015'").rows}
+    assert {r[0] for r in db.execute(rewrite.sql).rows} == in_2014 & in_2015 != set()
+    # Without "both" in the question, "and" may list either: left alone.
+    assert not rewrite_query(sql, db.schema(), "Stadiums with concerts in 2014 and 2015").changed
+
+
 def test_both_is_read_only_in_english(db) -> None:
     sql = f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year IN ('2014', '2015')"
     assert not rewrite_query(sql, db.schema(), "Stadiums with concerts in both 2014 and 2015",
                              drop_joins=False).changed
+
+
+# --- "a but not b" read as a difference -----------------------------------------------------------------------
+
+BUT_NOT = "Which stadiums had concerts in 2014 but not in 2015?"
+
+
+@pytest.mark.parametrize("excluded", ["T2.Year <> '2015'", "T2.Year != '2015'", "NOT T2.Year = '2015'",
+                                      "T2.Year NOT IN ('2015')", "'2015' <> T2.Year"])
+def test_a_value_kept_and_another_excluded_on_one_column_read_as_a_difference(db, excluded: str) -> None:
+    # As written, "<> '2015'" adds nothing to "= '2014'": the stadiums that also had a 2015 concert stay.
+    sql = f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND {excluded}"
+    rewrite = rewrite_query(sql, db.schema(), BUT_NOT)
+    assert rewrite.changes == ["kept what has '2014' EXCEPT what has '2015'"]
+    assert rewrite.sql == (f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' EXCEPT "
+                           f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2015'")
+    in_2014 = {r[0] for r in db.execute(f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014'").rows}
+    in_2015 = {r[0] for r in db.execute(f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2015'").rows}
+    assert {r[0] for r in db.execute(sql).rows} == in_2014
+    assert {r[0] for r in db.execute(rewrite.sql).rows} == in_2014 - in_2015 != in_2014
+
+
+@pytest.mark.parametrize(("question", "sql"), [
+    # A value the question does not say.
+    ("Which stadiums had concerts in 2014 and none later?",
+     f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Year <> '2015'"),
+    # Two columns: each condition says something.
+    ("Stadiums with concerts in 2014 but not Week 1",
+     f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Theme <> 'Week 1'"),
+    # One value both kept and excluded, a count, a grouping, an ordering: left alone.
+    (BUT_NOT, f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Year <> '2014'"),
+    (BUT_NOT, f"SELECT count(*) {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Year <> '2015'"),
+    (BUT_NOT, f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Year <> '2015' GROUP BY T1.Name"),
+    (BUT_NOT, f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Year <> '2015' ORDER BY T1.Name"),
+    # Excluding two values at once is another reading.
+    (BUT_NOT, f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Year NOT IN ('2015', '2016')"),
+])
+def test_other_readings_of_but_not_are_left_alone(db, question: str, sql: str) -> None:
+    rewrite = rewrite_query(sql, db.schema(), question)
+    assert "EXCEPT" not in rewrite.sql and not any("EXCEPT" in c for c in rewrite.changes)
+
+
+def test_only_set_operations_reads_but_not_and_keeps_every_join(db) -> None:
+    question = "Which singers are from France but not the Netherlands?"
+    sql = f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC} WHERE T1.Country = 'France' AND T1.Country <> 'Netherlands'"
+    read = rewrite_query(sql, db.schema(), question, only_set_operations=True)
+    assert read.changes == ["kept what has 'France' EXCEPT what has 'Netherlands'"]
+    assert read.sql.count("JOIN singer_in_concert") == 2
+    # The same needless join with nothing to read as a set operation: dropped, unless only those are read.
+    plain = f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC} WHERE T1.Country = 'France'"
+    dropped = rewrite_query(plain, db.schema(), question)
+    assert dropped.sql == "SELECT T1.Name FROM singer AS T1 WHERE T1.Country = 'France'"
+    assert not rewrite_query(plain, db.schema(), question, only_set_operations=True).changed

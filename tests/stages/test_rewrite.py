@@ -56,6 +56,17 @@ def test_a_rewrite_that_fails_to_run_is_not_adopted(singer_db: Path, monkeypatch
                                            "rejected": {"a change that breaks it": "schema_linking"}}
 
 
+def test_an_empty_answer_that_asks_one_column_for_both_values_becomes_an_intersection(singer_db: Path) -> None:
+    sql = ("SELECT T1.Name FROM stadium AS T1 JOIN concert AS T2 ON T1.Stadium_ID = T2.Stadium_ID "
+           "WHERE T2.Year = '2014' AND T2.Year = '2015'")
+    answer = run(singer_db, "Which stadiums had concerts in both 2014 and 2015?", sql, preset="zero-shot+rewrite")
+    assert answer.ok and " INTERSECT " in answer.sql and answer.result.rows
+    assert rewrite_entry(answer).notes["changes"] == ["kept what has both '2014' and '2015' (INTERSECT), not either"]
+    # Asked without "both", the empty answer stands.
+    kept = run(singer_db, "Which stadiums had concerts in 2014 and 2015?", sql, preset="zero-shot+rewrite")
+    assert kept.sql == sql and not kept.result.rows
+
+
 def test_an_empty_answer_keeps_its_joins(singer_db: Path) -> None:
     sql = JOINED.replace("ORDER BY", "WHERE T1.Age > 500 ORDER BY")
     answer = run(singer_db, "What is the name of the oldest singer over 500?", sql, preset="zero-shot+rewrite")
