@@ -8,6 +8,10 @@ majority voting), rebuilding the groups exactly as the stage did to score each o
 
     .venv/bin/python benchmarks/vote_weigh.py .eval-runs/best-mall-200 --out benchmarks/results/vote-weigh-200.json
 
+A second table adds, at support 2, a prior times a weight to every group's score (``PRIORS``): whether the
+group holds the answer before voting, and how many more tables its query reads than the group reading the
+fewest.
+
 ``--floor 0.6`` replays ``default`` from a ``best`` run (its votes are the same, on fewer questions);
 ``--skip-sample benchmarks/samples/spider-dev-200.json`` scores a 972-question run without the tuning sample.
 """
@@ -37,18 +41,39 @@ MODES: dict[str, Any] = {
 }
 
 
-def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[bool] | None:
-    """Whether each result group of the question's vote is right, in the stage's order (largest first)."""
+#: What else a group's score may add, at support 2 (``alpha``), times each of ``PRIOR_WEIGHTS``: whether the group
+#: holds the answer before voting (the greedy one), and how many more tables its query reads than the group
+#: reading the fewest (a needless join being the commonest wrong reading).
+PRIORS: dict[str, Any] = {
+    "holds the answer before voting": lambda g, gs: float(g["greedy"]),
+    "tables beyond the fewest": lambda g, gs: float(g["tables"] - min(h["tables"] for h in gs)),
+}
+PRIOR_WEIGHTS = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0)
+PRIOR_ALPHA = 2.0
+
+
+def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[dict[str, Any]] | None:
+    """Each result group of the question's vote, in the stage's order (largest first): whether it is right,
+    whether it holds the answer before voting, and how many tables its query reads."""
     from sqlweave.eval.runner import execution_match
+    from sqlweave.sql.validate import parse_one
     from sqlweave.stages.candidate import vote_groups
+    from sqlglot import exp
 
     vote = next(s for s in entry["trace"] if s["stage"] == STAGE)
     cands = vote_candidates(entry, vote, r, db)
     groups = vote_groups(cands)
     if [len(g) for g in groups] != vote["notes"].get("groups"):
         return None  # the replay did not rebuild the stage's groups (a probe timed out, ...): left out
-    return [bool(cands[g[0]].sql) and bool(execution_match(db, r["gold"], cands[g[0]].sql, gold_cache)[0])
-            for g in groups]
+
+    def tables(sql: str | None) -> int:
+        try:
+            return len(list(parse_one(sql or "", "sqlite").find_all(exp.Table)))
+        except Exception:  # noqa: BLE001 - a query sqlglot cannot read counts as reading none
+            return 0
+
+    return [{"right": bool(cands[g[0]].sql) and bool(execution_match(db, r["gold"], cands[g[0]].sql, gold_cache)[0]),
+             "greedy": 0 in g, "tables": tables(cands[g[0]].sql)} for g in groups]
 
 
 def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozenset[str] = frozenset(),
@@ -62,6 +87,7 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
     gold_cache = GoldCache()
     modes = {m: f for m, f in MODES.items() if m == "reviewer" or coder}
     right = {(m, a): 0 for m in modes for a in ALPHAS}
+    primed = {(p, w): 0 for p in PRIORS for w in PRIOR_WEIGHTS}
     reviewed = unmatched = 0
     for entry in traces(folder):
         r = results.get(entry["id"])
@@ -73,10 +99,14 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
             ok = bool(before) and bool(execution_match(db, r["gold"], before, gold_cache)[0])
             for key in right:
                 right[key] += ok
+            for key in primed:
+                primed[key] += ok
             continue
         if r is None or not logp:
             for key in right:
                 right[key] += bool(r and r["match"])
+            for key in primed:
+                primed[key] += bool(r and r["match"])
             continue
         with reading_untrusted_text():
             verdicts = groups_right(entry, r, spider_db(dbs, spider, r["db_id"]), gold_cache)
@@ -84,18 +114,26 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
             unmatched += 1
             for key in right:
                 right[key] += bool(r["match"])
+            for key in primed:
+                primed[key] += bool(r["match"])
             continue
         reviewed += 1
         sizes, notes = vote["notes"]["groups"], vote["notes"]["selector"]
         for mode, score in modes.items():
             for a in ALPHAS:
                 pick = max(range(len(logp)), key=lambda i: (a * math.log(sizes[i]) + score(notes, i), -i))
-                right[mode, a] += verdicts[pick]
+                right[mode, a] += verdicts[pick]["right"]
+        shown = verdicts[:len(logp)]
+        for (prior, w) in primed:
+            bonus = [PRIORS[prior](g, shown) for g in shown]
+            pick = max(range(len(logp)), key=lambda i: (PRIOR_ALPHA * math.log(sizes[i]) + logp[i] + w * bonus[i], -i))
+            primed[prior, w] += shown[pick]["right"]
     n = len(results)
     return {"run": folder.name, "questions": n, "floor": floor, "reviewed": reviewed, "left_out": unmatched,
             "run_ex": round(100 * sum(bool(r["match"]) for r in results.values()) / n, 1),
             "alphas": {str(a): {"right": right["reviewer", a], "ex": round(100 * right["reviewer", a] / n, 1)}
                        for a in ALPHAS},
+            "priors": {p: {str(w): primed[p, w] for w in PRIOR_WEIGHTS} for p in PRIORS},
             **({"modes": {m: {str(a): right[m, a] for a in ALPHAS} for m in modes}} if coder else {})}
 
 
@@ -121,6 +159,13 @@ def main() -> None:
     for a, r in row["alphas"].items():
         table.add_row(a, str(r["right"]), f"{r['ex']:.1f}")
     console.print(table)
+    priors = Table(title=f"answers right at support {PRIOR_ALPHA}, with a prior added times each weight")
+    priors.add_column("prior")
+    for w in PRIOR_WEIGHTS:
+        priors.add_column(str(w), justify="right")
+    for p, by_weight in row["priors"].items():
+        priors.add_row(p, *(str(v) for v in by_weight.values()))
+    console.print(priors)
     if "modes" in row:
         modes = Table(title="answers right, by what a group's score adds to alpha * ln(size)")
         modes.add_column("alpha", justify="right")

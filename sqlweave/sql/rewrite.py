@@ -226,9 +226,11 @@ def _conjuncts(tree: exp.Select) -> list[exp.Expr] | None:
 
 
 def _said(values: list[exp.Literal], question: str) -> bool:
-    """Every value is written in the question (it came from there, not from the model)."""
-    said = question.lower()
-    return all(v.this.strip() and v.this.lower() in said for v in values)
+    """Every value is written in the question as a word or words of its own, or their plural (it came from
+    there, not from the model): ``'Master'`` is said by "Masters students", ``'T'`` is not said by "What are
+    the official languages?"."""
+    return all(v.this.strip() and re.search(rf"(?<!\w){re.escape(v.this.strip())}(?:e?s)?(?!\w)", question,
+                                            re.IGNORECASE) for v in values)
 
 
 def _both_filters(conds: list[exp.Expr]) -> tuple[set[int], exp.Column, list[exp.Literal]] | None:

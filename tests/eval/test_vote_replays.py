@@ -74,6 +74,19 @@ def test_weighing_trades_the_question_likelihood_against_the_group_size(tmp_path
     assert below["alphas"]["0.0"]["right"] == 2
 
 
+def test_priors_are_replayed_at_support_2(tmp_path: Path, singer_db: Path) -> None:
+    create = "CREATE TABLE singer (...)\nQuestion: Who is the oldest singer?"
+    # groups: the youngest (the answer before voting + 1 sample), the oldest (2 samples): sizes [2, 2], the
+    # oldest likelier by 1 nat; both queries read one table
+    votes = [{"match": True, "calls": [call(create, OLDEST, OLDEST, YOUNGEST)],
+              "notes": {"confidence": 0.5, "groups": [2, 2], "selector": {"logp": [-8.0, -7.0]}}}]
+    row = load("vote_weigh").weigh(write_run(tmp_path / "run", votes), spider(tmp_path, singer_db))
+    greedy = row["priors"]["holds the answer before voting"]
+    assert row["alphas"]["2.0"]["right"] == 1
+    assert (greedy["-1.0"], greedy["0.5"], greedy["1.0"], greedy["2.0"]) == (1, 1, 0, 0)  # a tie keeps the first
+    assert set(row["priors"]["tables beyond the fewest"].values()) == {1}
+
+
 def test_views_are_told_apart_and_replayed_as_subsets(tmp_path: Path, singer_db: Path) -> None:
     vote = {"match": False, "notes": {"confidence": 0.5}, "calls": [
         call("CREATE TABLE singer (...)", YOUNGEST, YOUNGEST, COUNTRY, COUNTRY),   # the vote's 4 samples

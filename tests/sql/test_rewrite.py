@@ -354,6 +354,8 @@ def test_a_value_kept_and_another_excluded_on_one_column_read_as_a_difference(db
     sql = f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND {excluded}"
     rewrite = rewrite_query(sql, db.schema(), BUT_NOT)
     assert rewrite.changes == ["kept what has '2014' EXCEPT what has '2015'"]
+    plural = rewrite_query(sql.replace("'2014'", "'Week'"), db.schema(), "Stadiums with Weeks but not 2015")
+    assert plural.changes == ["kept what has 'Week' EXCEPT what has '2015'"]  # a plural says its value
     assert rewrite.sql == (f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' EXCEPT "
                            f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2015'")
     in_2014 = {r[0] for r in db.execute(f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014'").rows}
@@ -369,6 +371,10 @@ def test_a_value_kept_and_another_excluded_on_one_column_read_as_a_difference(db
     # Two columns: each condition says something.
     ("Stadiums with concerts in 2014 but not Week 1",
      f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Theme <> 'Week 1'"),
+    # A value the question holds only inside a word ("t" of "stadiums"): not said.
+    ("Which stadiums had concerts in 2014 but not in 2015?",
+     f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Theme <> 'Week 1' AND T2.Theme = 't' "
+     "AND T2.Theme <> 's'"),
     # One value both kept and excluded, a count, a grouping, an ordering: left alone.
     (BUT_NOT, f"SELECT T1.Name {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Year <> '2014'"),
     (BUT_NOT, f"SELECT count(*) {STADIUM_CONCERT} WHERE T2.Year = '2014' AND T2.Year <> '2015'"),
