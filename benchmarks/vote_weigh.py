@@ -55,10 +55,13 @@ PRIOR_ALPHA = 2.0
 def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[dict[str, Any]] | None:
     """Each result group of the question's vote, in the stage's order (largest first): whether it is right,
     whether it holds the answer before voting, and how many tables its query reads."""
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    from sqlweave.errors import SqlweaveError
     from sqlweave.eval.runner import execution_match
     from sqlweave.sql.validate import parse_one
     from sqlweave.stages.candidate import vote_groups
-    from sqlglot import exp
 
     vote = next(s for s in entry["trace"] if s["stage"] == STAGE)
     cands = vote_candidates(entry, vote, r, db)
@@ -69,7 +72,7 @@ def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: 
     def tables(sql: str | None) -> int:
         try:
             return len(list(parse_one(sql or "", "sqlite").find_all(exp.Table)))
-        except Exception:  # noqa: BLE001 - a query sqlglot cannot read counts as reading none
+        except (SqlglotError, SqlweaveError):  # a query sqlglot cannot read counts as reading none
             return 0
 
     return [{"right": bool(cands[g[0]].sql) and bool(execution_match(db, r["gold"], cands[g[0]].sql, gold_cache)[0]),
@@ -89,6 +92,12 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
     right = {(m, a): 0 for m in modes for a in ALPHAS}
     primed = {(p, w): 0 for p in PRIORS for w in PRIOR_WEIGHTS}
     reviewed = unmatched = 0
+
+    def credit(ok: bool) -> None:  # an answer no replayed weight can change counts alike for every weight
+        for counts in (right, primed):
+            for key in counts:
+                counts[key] += ok
+
     for entry in traces(folder):
         r = results.get(entry["id"])
         vote = next((s for s in entry["trace"] if s["stage"] == STAGE), None)
@@ -97,25 +106,16 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
             before = answer_before(entry, vote)  # not voted at this floor: the answer before voting stands
             db = spider_db(dbs, spider, r["db_id"])
             ok = bool(before) and bool(execution_match(db, r["gold"], before, gold_cache)[0])
-            for key in right:
-                right[key] += ok
-            for key in primed:
-                primed[key] += ok
+            credit(ok)
             continue
         if r is None or not logp:
-            for key in right:
-                right[key] += bool(r and r["match"])
-            for key in primed:
-                primed[key] += bool(r and r["match"])
+            credit(bool(r and r["match"]))
             continue
         with reading_untrusted_text():
             verdicts = groups_right(entry, r, spider_db(dbs, spider, r["db_id"]), gold_cache)
         if verdicts is None or len(verdicts) < len(logp):
             unmatched += 1
-            for key in right:
-                right[key] += bool(r["match"])
-            for key in primed:
-                primed[key] += bool(r["match"])
+            credit(bool(r["match"]))
             continue
         reviewed += 1
         sizes, notes = vote["notes"]["groups"], vote["notes"]["selector"]
