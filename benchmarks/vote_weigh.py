@@ -52,7 +52,7 @@ PRIOR_WEIGHTS = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0)
 PRIOR_ALPHA = 2.0
 
 
-def groups_right(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[dict[str, Any]] | None:
+def group_traits(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[dict[str, Any]] | None:
     """Each result group of the question's vote, in the stage's order (largest first): whether it is right,
     whether it holds the answer before voting, and how many tables its query reads."""
     from sqlglot import exp
@@ -112,7 +112,7 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
             credit(bool(r and r["match"]))
             continue
         with reading_untrusted_text():
-            verdicts = groups_right(entry, r, spider_db(dbs, spider, r["db_id"]), gold_cache)
+            verdicts = group_traits(entry, r, spider_db(dbs, spider, r["db_id"]), gold_cache)
         if verdicts is None or len(verdicts) < len(logp):
             unmatched += 1
             credit(bool(r["match"]))
