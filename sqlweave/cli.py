@@ -9,7 +9,7 @@ import json
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 import typer
 from rich.console import Console
@@ -66,20 +66,54 @@ def _errors() -> Iterator[None]:
 
 
 def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | None, quiet: bool,
-               load: bool = True) -> LLM:
+               load: bool = True, replay: list[Path] | None = None) -> LLM:
     """The model backend every command uses; the embedded model is assembled and loaded now (with progress) unless
-    ``load`` is false (a server loads it in the background once it is listening)."""
+    ``load`` is false (a server loads it in the background once it is listening). ``replay`` (run folders or trace
+    files) answers the calls they recorded without the model, inside the response cache."""
     from .llm.registry import get_llm
 
     opts: dict[str, Any] = {}
     if spec.startswith("openai"):
         opts.update({k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v})
-    llm = get_llm(spec, cache=cache, **opts)
-    inner = getattr(llm, "inner", llm)
+    llm = get_llm(spec, cache=cache and not replay, **opts)
+    if replay:
+        from .llm.recorded import RecordedLLM
+
+        llm = RecordedLLM(llm, replay)
+        _say(f"{len(llm)} recorded model calls to answer from {', '.join(map(str, replay))}", style="dim", err=True)
+        if cache:
+            from .config import Settings
+            from .llm.cache import CachedLLM
+
+            llm = CachedLLM(llm, Settings.from_env().cache_dir / "responses.sqlite")
     from .llm.local import LocalLLM
 
-    if load and isinstance(inner, LocalLLM):
+    inner = _unwrap(llm, lambda backend: isinstance(backend, LocalLLM))
+    if load and inner is not None:
         _prepare_local(inner, quiet=quiet)
+    return llm
+
+
+def _key_values(pairs: list[str], option: str) -> dict[str, Any]:
+    """``["n=8", "select=majority"]`` as ``{"n": 8, "select": "majority"}`` (a value is JSON when it parses)."""
+    from .errors import ConfigurationError
+
+    found: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigurationError(f"{option} takes KEY=VALUE, not {pair!r}", hint=f"For example {option} n=8.")
+        try:
+            found[key.strip()] = json.loads(raw)
+        except ValueError:
+            found[key.strip()] = raw
+    return found
+
+
+def _unwrap(llm: Any, wanted: Callable[[Any], bool]) -> Any:
+    """The first backend in ``llm``'s chain of wrappers (each one's ``inner``) that is ``wanted``, or None."""
+    while llm is not None and not wanted(llm):
+        llm = getattr(llm, "inner", None)
     return llm
 
 
@@ -610,6 +644,11 @@ def eval_run(
     vote_below: Optional[float] = typer.Option(
         None, "--vote-below", min=0.0, max=1.0,
         help="Vote on every answer whose confidence is below this (default and best: 0.6 and 0.9)."),
+    vote: Optional[list[str]] = typer.Option(
+        None, "--vote", help="KEY=VALUE: an option of every vote stage, e.g. temperature=1.0 or n=8 (repeatable)."),
+    replay: Optional[list[Path]] = typer.Option(
+        None, "--replay", help="An earlier run folder or checkpoint (repeatable): the model calls its traces "
+                               "recorded are answered from them; the others go to the model."),
 ) -> None:
     """Run PIPELINE over DATASET: per-question JSONL, resumable, summary by hardness."""
     if ctx.invoked_subcommand is not None:
@@ -628,8 +667,8 @@ def eval_run(
         if limit:
             questions = questions[:limit]
         pipe = build_pipeline(pipeline, schema_budget=schema_budget, vote_below=vote_below,
-                              **_pipeline_options(examples))
-        llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)
+                              vote=_key_values(vote or [], "--vote"), **_pipeline_options(examples))
+        llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False, replay=replay)
         folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TextColumn("EX {task.fields[ex]}"), TimeRemainingColumn(), console=err_console) as bar:
@@ -642,13 +681,20 @@ def eval_run(
                 bar.update(task, advance=1, ex=f"{100 * hits[0] / hits[1]:.1f}%")
 
             results = run_eval(ds, questions, pipe, llm, folder, concurrency=concurrency, on_result=tick,
-                               meta={"sample": str(sample) if sample else None, "limit": limit}, suite_dir=suite_dir)
+                               meta={"sample": str(sample) if sample else None, "limit": limit,
+                                     "replay": [str(p) for p in replay or []]}, suite_dir=suite_dir)
         summary = summarize(results)
         from dataclasses import asdict
 
         (folder / "summary.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
         console.print(_summary_table(f"{pipeline} / {model} on {dataset} ({summary.n} questions)", summary))
         _say(f"results: {folder}/results.jsonl", style="dim")
+        from .llm.recorded import RecordedLLM
+
+        recorded = _unwrap(llm, lambda backend: isinstance(backend, RecordedLLM))
+        if recorded is not None:
+            _say(f"model calls answered from the recorded traces: {recorded.answered}; "
+                 f"passed to the model: {recorded.passed}", style="dim")
 
 
 @eval_app.command("compare")

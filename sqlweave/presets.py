@@ -13,7 +13,7 @@ A preset name can be extended with stages, joined by ``+`` (applied left to righ
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable, Mapping
 
 from .agent.loop import AgentLoop
@@ -318,7 +318,7 @@ def _extend(pipe: Pipeline, addon: str, spelled: str) -> Pipeline:
 
 
 def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vote_below: float | None = None,
-                   **options: object) -> Pipeline:
+                   vote: Mapping[str, object] | None = None, **options: object) -> Pipeline:
     """The pipeline preset called ``name``; ``options`` (e.g. ``examples=PATH``) go to presets that use them.
 
     ``name`` may add stages to a preset: ``"repair+dac"`` is the ``repair`` preset followed by
@@ -337,6 +337,12 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
 
     >>> build_pipeline("best", vote_below=0.95).stages[-1].only_below
     0.95
+
+    ``vote`` sets options of every vote stage (:class:`~sqlweave.stages.vote.SelfConsistency`: ``n``,
+    ``temperature``, ``seed``, ``support``, ...), for measuring a preset's vote with other settings:
+
+    >>> build_pipeline("best", vote={"temperature": 1.0, "n": 8}).stages[-1].temperature
+    1.0
     """
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
@@ -351,8 +357,32 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
         pipe = _with_votes(pipe, "has no vote spent below a confidence",
                            "vote_below applies to default, best and presets with +vote-if-unsure.", floored=True,
                            only_below=vote_below)
+    if vote:
+        pipe = _with_vote_options(pipe, vote)
     # an answer below the confidence asked for is sampled again, to show the question's leading readings
     return replace(pipe, when_unsure=SecondReadings())
+
+
+#: The options of a vote stage that ``build_pipeline(vote=...)`` may set: numbers and the way a vote is settled
+#: (what a stage's name, views or prompts are is part of the preset, not a setting of its vote).
+VOTE_OPTIONS = ("n", "temperature", "max_tokens", "seed", "margin", "support", "select", "more", "more_below",
+                "view_samples")
+
+
+def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:
+    unknown = sorted(set(vote) - set(VOTE_OPTIONS))
+    if unknown:
+        raise ConfigurationError(f"unknown vote option {unknown[0]!r}", hint=f"Vote options: {', '.join(VOTE_OPTIONS)}.")
+    kinds = {f.name: str(f.type).split(" |")[0] for f in fields(SelfConsistency)}
+    accepts: dict[str, tuple[type | tuple[type, ...], str]] = {
+        "int": (int, "a whole number"), "float": ((int, float), "a number"), "str": (str, "a word")}
+    for key, value in vote.items():  # the stage checks ranges; a value of the wrong kind is caught here
+        wanted, said = accepts[kinds[key]]
+        if isinstance(value, bool) or not isinstance(value, wanted):
+            raise ConfigurationError(f"vote option {key} takes {said}, not {value!r}",
+                                     hint="For example temperature=1.0, n=8 or select=majority.")
+    return _with_votes(pipe, "has no vote stage to set options of",
+                       "Vote options apply to default, best and presets with a vote stage.", **dict[str, Any](vote))
 
 
 def with_schema_budget(pipe: Pipeline, schema_budget: int | None) -> Pipeline:

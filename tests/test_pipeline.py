@@ -266,3 +266,20 @@ def test_vote_below_moves_every_vote_spent_below_a_confidence() -> None:
     assert build_pipeline("default").stages[-1].only_below == 0.6  # untouched without it
     with pytest.raises(ConfigurationError, match="no vote spent below"):
         build_pipeline("vote", vote_below=0.5)  # votes on every answer: no floor to move
+
+
+def test_vote_options_set_every_vote_stage_and_are_checked() -> None:
+    vote = build_pipeline("best", vote={"temperature": 1.0, "n": 8, "select": "majority"}).stages[-1]
+    assert (vote.temperature, vote.n, vote.select, vote.only_below) == (1.0, 8, "majority", 0.9)
+    assert build_pipeline("best", vote={"temperature": 1}).stages[-1].temperature == 1  # a whole number is a float
+    assert build_pipeline("best").stages[-1].temperature == 0.8  # untouched without it
+    with pytest.raises(ConfigurationError, match="unknown vote option 'views'"):
+        build_pipeline("best", vote={"views": "compact"})
+    with pytest.raises(ConfigurationError, match="vote option n takes a whole number"):
+        build_pipeline("best", vote={"n": "eight"})
+    with pytest.raises(ConfigurationError, match="vote option n takes a whole number"):
+        build_pipeline("best", vote={"n": True})
+    with pytest.raises(ConfigurationError, match="temperature"):
+        build_pipeline("best", vote={"temperature": 3.0})  # the stage's own range check
+    with pytest.raises(ConfigurationError, match="no vote stage"):
+        build_pipeline("zero-shot", vote={"n": 3})

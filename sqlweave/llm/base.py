@@ -177,3 +177,22 @@ class LLM(ABC):
     def cache_key_params(self) -> dict[str, Any]:
         """What, besides messages and options, changes this backend's answers (for the response cache)."""
         return {"model": self.model_id}
+
+
+class WrappedLLM(LLM):
+    """A backend in front of another (``inner``): it has the inner backend's identity and token counts, so the
+    response cache keys its answers as the inner backend's own. Subclasses implement :meth:`_complete`."""
+
+    def __init__(self, inner: LLM) -> None:
+        super().__init__()
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.supports_json_schema = inner.supports_json_schema
+        self.supports_grammar = inner.supports_grammar
+        self.supports_choices = inner.supports_choices
+
+    def count_tokens(self, text: str) -> tuple[int, bool]:
+        return self.inner.count_tokens(text)
+
+    def cache_key_params(self) -> dict[str, Any]:
+        return self.inner.cache_key_params()

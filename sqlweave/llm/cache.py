@@ -21,21 +21,15 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
-from .base import LLM, Completion, GenerationOptions, Message, Usage
+from .base import LLM, Completion, GenerationOptions, Message, Usage, WrappedLLM
 
 
-class CachedLLM(LLM):
+class CachedLLM(WrappedLLM):
     """Wraps ``inner``; answers found in the cache file are returned without calling it."""
 
     def __init__(self, inner: LLM, path: Path) -> None:
-        super().__init__()
-        self.inner = inner
-        self.model_id = inner.model_id
-        self.supports_json_schema = inner.supports_json_schema
-        self.supports_grammar = inner.supports_grammar
-        self.supports_choices = inner.supports_choices
+        super().__init__(inner)
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
@@ -58,12 +52,6 @@ class CachedLLM(LLM):
                                                                    if getattr(options, k) is None}),
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
-
-    def count_tokens(self, text: str) -> tuple[int, bool]:
-        return self.inner.count_tokens(text)
-
-    def cache_key_params(self) -> dict[str, Any]:
-        return self.inner.cache_key_params()
 
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         start = time.perf_counter()

@@ -76,6 +76,16 @@ def test_eval_vote_below_moves_the_floor_of_the_vote(tmp_path: Path) -> None:
     r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
                             "--pipeline", "zero-shot", "--vote-below", "0.5", "--out", str(tmp_path / "z")])
     assert r.exit_code == 2 and "no vote spent below a confidence" in r.output
+    r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                            "--pipeline", "best", "--vote", "temperature=1.0", "--vote", "select=majority",
+                            "--limit", "1", "--out", str(tmp_path / "t")])
+    assert r.exit_code == 0, r.output
+    stage = json.loads((tmp_path / "t" / "run.json").read_text())["stages"][-1]
+    assert "temperature=1.0" in stage and "select='majority'" in stage
+    for bad, said in (("temperature", "takes KEY=VALUE"), ("seed=x", "vote option seed takes a whole number")):
+        r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                                "--pipeline", "best", "--vote", bad, "--out", str(tmp_path / "u")])
+        assert r.exit_code == 2 and said in " ".join(r.output.split()), r.output
     r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--pipeline", "best",
                             "--vote-below", "1.5"])
     assert r.exit_code == 2 and "less than or equal to 1" in " ".join(r.output.split())

@@ -1,0 +1,122 @@
+"""Model answers recorded in an earlier evaluation's traces, answered again without the model.
+
+An evaluation folder keeps every model call of every question in ``traces.jsonl`` (``.gz`` in a checkpoint): the
+messages and the answers, not the options. :class:`RecordedLLM` answers a call whose messages and number of samples
+were recorded with the recorded answers, and passes every other call to the model it wraps. So a run kept as a
+checkpoint can be scored again with today's stages on a machine whose response cache is empty, paying the model
+only for the calls today's stages make that the recorded run did not (a new rule that changes a prompt, a new
+candidate). Wrapped in the response cache, every answer it gives is stored under the real key, so the next run
+needs no recording.
+
+A lookup that the recording cannot settle goes to the model too: the same messages recorded with different answers
+(two questions of one database scoring the same query against their own wording, or samples drawn with two seeds).
+
+>>> import json, pathlib, tempfile
+>>> from sqlweave.llm.fake import FakeLLM
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> call = {"messages": [{"role": "user", "content": "q"}], "outputs": ["SELECT 1"]}
+>>> _ = (folder / "traces.jsonl").write_text(json.dumps({"id": "dev-1", "trace": [{"calls": [call]}]}) + "\\n")
+>>> model = FakeLLM(["SELECT 2"])
+>>> llm = RecordedLLM(model, [folder])
+>>> [llm.complete([Message("user", "q")]).text, llm.complete([Message("user", "other")]).text]
+['SELECT 1', 'SELECT 2']
+>>> (llm.answered, llm.passed)
+(1, 1)
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..text import well_formed
+from .base import LLM, Completion, GenerationOptions, Message, Usage, WrappedLLM
+
+_AMBIGUOUS = object()  # one key recorded with different answers
+
+
+def trace_files(path: Path) -> list[Path]:
+    """The trace files of ``path``: the file itself, or a run folder's ``traces.jsonl`` / ``traces.jsonl.gz``."""
+    path = Path(path)
+    if path.is_file():
+        return [path]
+    found = [path / name for name in ("traces.jsonl", "traces.jsonl.gz") if (path / name).is_file()]
+    if not found:
+        raise ConfigurationError(f"no recorded traces at {path}",
+                                 hint="Give an evaluation folder (or checkpoint) holding traces.jsonl or "
+                                      "traces.jsonl.gz, or one of those files.")
+    return found
+
+
+def _lines(path: Path) -> Iterator[str]:
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        yield from fh
+
+
+def call_key(messages: Iterable[Message | dict[str, str]], n: int) -> str:
+    """What identifies a recorded call: its messages (as the backend sees them) and the number of answers."""
+    pairs = [(m.role, m.content) if isinstance(m, Message) else (m["role"], m["content"]) for m in messages]
+    payload = json.dumps([[role, well_formed(content)] for role, content in pairs] + [n], ensure_ascii=False)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+class RecordedLLM(WrappedLLM):
+    """Answers calls recorded in ``traces`` (run folders or trace files); passes the rest to ``inner``.
+
+    ``answered`` and ``passed`` count the two kinds of call. The wrapped model's identity is this backend's
+    identity, so the response cache keys an answer given here as it keys the model's own.
+    """
+
+    def __init__(self, inner: LLM, traces: Sequence[Path]) -> None:
+        super().__init__(inner)
+        self.answered = 0
+        self.passed = 0
+        self._recorded: dict[str, Any] = {}
+        for path in traces:
+            for file in trace_files(path):
+                self._read(file)
+
+    def _read(self, file: Path) -> None:
+        for number, line in enumerate(_lines(file), 1):
+            if not line.strip():
+                continue
+            try:
+                stages = json.loads(line)["trace"]
+                calls = [(c["messages"], tuple(str(o) for o in c["outputs"]),
+                          Usage(int(c.get("prompt_tokens") or 0), int(c.get("completion_tokens") or 0)),
+                          float(c.get("seconds") or 0.0)) for s in stages for c in s.get("calls", [])]
+            except (ValueError, KeyError, TypeError) as err:
+                raise ConfigurationError(f"{file}, line {number}: not a recorded trace ({type(err).__name__})",
+                                         hint="Give the traces an evaluation wrote (sqlweave eval --out).") from None
+            for messages, outputs, usage, seconds in calls:
+                if not outputs or not all(o.strip() for o in outputs):
+                    continue  # a failed call was recorded with no answer: nothing to replay
+                key = call_key(messages, len(outputs))
+                seen = self._recorded.get(key)
+                if seen is None:
+                    self._recorded[key] = (outputs, usage, seconds)
+                elif seen is not _AMBIGUOUS and seen[0] != outputs:
+                    self._recorded[key] = _AMBIGUOUS
+
+    def __len__(self) -> int:
+        """Recorded calls that can be answered (ambiguous ones left out)."""
+        return sum(v is not _AMBIGUOUS for v in self._recorded.values())
+
+    def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
+        n = 1 if options.continuation is not None or options.choices is not None else options.n
+        recorded = self._recorded.get(call_key(messages, len(options.choices) if options.choices else n))
+        if isinstance(recorded, tuple):
+            self.answered += 1
+            texts, usage, seconds = recorded  # seconds: what the call took in the recorded run
+            return Completion(texts, usage, 0.0, self.model_id, cached=True, original_seconds=seconds)
+        self.passed += 1
+        return self.inner.complete(messages, options)
+
+
+__all__ = ["RecordedLLM", "call_key", "trace_files"]

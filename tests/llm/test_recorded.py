@@ -1,0 +1,120 @@
+"""Recorded traces answered again without the model (``sqlweave eval --replay``)."""
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sqlweave.cli import app
+from sqlweave.errors import ConfigurationError, LLMResponseError
+from sqlweave.eval.datasets import load_spider
+from sqlweave.eval.runner import load_results, run_eval
+from sqlweave.llm import FakeLLM
+from sqlweave.llm.base import Message
+from sqlweave.llm.cache import CachedLLM
+from sqlweave.llm.recorded import RecordedLLM, call_key
+from sqlweave.presets import build_pipeline
+from tests.eval.test_runner import _tiny_dataset
+
+GOOD = {"How many singers?": "SELECT count(*) FROM singer", "Names by age?": "SELECT name FROM singer ORDER BY age",
+        "Stadium count?": "SELECT count(*) FROM stadium", "Countries?": "SELECT DISTINCT country FROM singer",
+        "Broken gold?": "SELECT 1"}
+
+
+def _answer(messages, options) -> str:
+    if options.continuation is not None:  # a vote's reviewer scores: longer queries are less likely
+        return f"-{len(messages[-1].content) / 10:.1f}"
+    question = messages[-1].content.rsplit("Question: ", 1)[1]
+    sql = GOOD.get(question, "SELECT 1")
+    if options.temperature > 0:  # samples disagree with the greedy answer, so the vote has groups to weigh
+        sql = "SELECT count(*) FROM concert"
+    return f"```sql\n{sql}\n```"
+
+
+def _trace(folder: Path, calls: list[dict], gz: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({"id": "dev-1", "trace": [{"stage": "generate", "calls": calls}]}) + "\n"
+    path = folder / ("traces.jsonl.gz" if gz else "traces.jsonl")
+    if gz:
+        with gzip.open(path, "wt") as fh:
+            fh.write(line)
+    else:
+        path.write_text(line)
+    return path
+
+
+def _call(content: str, outputs: list[str]) -> dict:
+    return {"messages": [{"role": "user", "content": content}], "outputs": outputs, "prompt_tokens": 7,
+            "completion_tokens": 3, "seconds": 2.5}
+
+
+def test_a_recorded_call_is_answered_with_its_tokens_and_first_cost_and_others_reach_the_model(tmp_path: Path) -> None:
+    _trace(tmp_path / "run", [_call("q", ["SELECT 1"]), _call("q", ["SELECT 2", "SELECT 3"])], gz=True)
+    model = FakeLLM(["SELECT 9"] * 3)
+    llm = RecordedLLM(model, [tmp_path / "run"])
+    one = llm.complete([Message("user", "q")])
+    two = llm.complete([Message("user", "q")], n=2, temperature=0.8)
+    assert (one.texts, one.cached, one.usage.prompt_tokens, one.cost_seconds) == (("SELECT 1",), True, 7, 2.5)
+    assert two.texts == ("SELECT 2", "SELECT 3")
+    assert llm.complete([Message("user", "q")], n=3, temperature=0.8).texts == ("SELECT 9",) * 3
+    assert (llm.answered, llm.passed) == (2, 1) and len(model.calls) == 1
+
+
+def test_the_same_call_recorded_with_two_answers_goes_to_the_model(tmp_path: Path) -> None:
+    _trace(tmp_path / "a", [_call("score this", ["-3.5"])])
+    _trace(tmp_path / "b", [_call("score this", ["-9.0"]), _call("other", [""])])
+    model = FakeLLM(["-1.0", "SELECT 1"])
+    llm = RecordedLLM(model, [tmp_path / "a", tmp_path / "b" / "traces.jsonl"])
+    assert len(llm) == 0  # ambiguous, and a failed (empty) answer is nothing to replay
+    assert llm.complete([Message("user", "score this")], continuation="How many?").text == "-1.0"
+    assert llm.complete([Message("user", "other")]).text == "SELECT 1"
+    assert llm.passed == 2
+
+
+def test_replayed_answers_are_stored_under_the_models_own_cache_key(tmp_path: Path) -> None:
+    _trace(tmp_path / "run", [_call("q", ["SELECT 1"])])
+    model = FakeLLM()
+    cached = CachedLLM(RecordedLLM(model, [tmp_path / "run"]), tmp_path / "cache.sqlite")
+    assert cached.complete([Message("user", "q")]).text == "SELECT 1"
+    again = CachedLLM(FakeLLM(), tmp_path / "cache.sqlite")  # no recording: the answer is in the cache now
+    assert again.complete([Message("user", "q")]).text == "SELECT 1"
+    with pytest.raises(LLMResponseError):
+        again.complete([Message("user", "not recorded")])
+
+
+def test_messages_are_matched_as_the_backend_sees_them() -> None:
+    assert call_key([Message("user", "a\udcffb")], 1) == call_key([{"role": "user", "content": "a\ufffdb"}], 1)
+    assert call_key([Message("user", "a")], 1) != call_key([Message("user", "a")], 4)
+    assert call_key([Message("user", "a")], 1) != call_key([Message("system", "a")], 1)
+
+
+def test_no_traces_or_unreadable_traces_are_configuration_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="no recorded traces"):
+        RecordedLLM(FakeLLM(), [tmp_path])
+    (tmp_path / "traces.jsonl").write_text('{"id": "dev-1"}\n')
+    with pytest.raises(ConfigurationError, match="line 1: not a recorded trace"):
+        RecordedLLM(FakeLLM(), [tmp_path])
+
+
+def test_a_best_run_replayed_from_its_traces_gives_the_same_answers_without_the_model(tmp_path: Path) -> None:
+    root = _tiny_dataset(tmp_path)
+    ds = load_spider(root, "dev")
+    first = tmp_path / "first"
+    run_eval(ds, ds.examples, build_pipeline("best"), FakeLLM(responder=_answer), first)
+    recorded = {r.id: (r.prediction, r.match) for r in load_results(first)}
+    checkpoint = tmp_path / "checkpoint"  # as kept in benchmarks/checkpoints: traces compressed
+    checkpoint.mkdir()
+    with open(first / "traces.jsonl", "rb") as src, gzip.open(checkpoint / "traces.jsonl.gz", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    out = tmp_path / "again"
+    # The fake model has no answers: any call the recording does not hold fails the question.
+    r = CliRunner().invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                                 "--pipeline", "best", "--replay", str(checkpoint), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "passed to the model: 0" in r.output
+    again = {r.id: (r.prediction, r.match) for r in load_results(out)}
+    assert again == recorded and any(m for _, m in again.values())
+    assert json.loads((out / "run.json").read_text())["replay"] == [str(checkpoint)]
