@@ -9,7 +9,10 @@ candidate). Wrapped in the response cache, every answer it gives is stored under
 needs no recording.
 
 A lookup that the recording cannot settle goes to the model too: the same messages recorded with different answers
-(two questions of one database scoring the same query against their own wording, or samples drawn with two seeds).
+(samples drawn with two seeds, say). A call that scores a text (``continuation``: a vote's reviewer scoring the
+question under a query) is looked up with the question of the recorded line, read from the run's
+``results.jsonl`` beside its traces, because two questions of one database score the same query with the same
+messages; a bare trace file (no results beside it) is looked up by messages alone.
 
 >>> import json, pathlib, tempfile
 >>> from sqlweave.llm.fake import FakeLLM
@@ -59,11 +62,27 @@ def _lines(path: Path) -> Iterator[str]:
         yield from fh
 
 
-def call_key(messages: Iterable[Message | dict[str, str]], n: int) -> str:
-    """What identifies a recorded call: its messages (as the backend sees them) and the number of answers."""
+def call_key(messages: Iterable[Message | dict[str, str]], n: int, scored: str | None = None) -> str:
+    """What identifies a recorded call: its messages (as the backend sees them), the number of answers and, for a
+    call that scores a text, that text."""
     pairs = [(m.role, m.content) if isinstance(m, Message) else (m["role"], m["content"]) for m in messages]
-    payload = json.dumps([[role, well_formed(content)] for role, content in pairs] + [n], ensure_ascii=False)
+    payload = json.dumps([[role, well_formed(content)] for role, content in pairs] + [n, scored], ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _questions(trace_file: Path) -> dict[str, str]:
+    """Each question of the run whose traces are ``trace_file``, by id (none without a results.jsonl beside it)."""
+    results = trace_file.parent / "results.jsonl"
+    if not results.is_file():
+        return {}
+    found: dict[str, str] = {}
+    for line in _lines(results):
+        try:
+            row = json.loads(line)
+            found[str(row["id"])] = str(row["question"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by an interruption: its question goes by messages alone
+    return found
 
 
 class RecordedLLM(WrappedLLM):
@@ -78,16 +97,21 @@ class RecordedLLM(WrappedLLM):
         self.answered = 0
         self.passed = 0
         self._recorded: dict[str, Any] = {}
+        self._calls = 0
+        self._by_messages_only = False  # a recording without its questions: scoring calls by messages alone
         for path in traces:
             for file in trace_files(path):
                 self._read(file)
 
     def _read(self, file: Path) -> None:
+        questions = _questions(file)
+        self._by_messages_only |= not questions
         for number, line in enumerate(_lines(file), 1):
             if not line.strip():
                 continue
             try:
-                stages = json.loads(line)["trace"]
+                row = json.loads(line)
+                stages, question = row["trace"], questions.get(str(row.get("id")))
                 calls = [(c["messages"], tuple(str(o) for o in c["outputs"]),
                           Usage(int(c.get("prompt_tokens") or 0), int(c.get("completion_tokens") or 0)),
                           float(c.get("seconds") or 0.0)) for s in stages for c in s.get("calls", [])]
@@ -97,20 +121,31 @@ class RecordedLLM(WrappedLLM):
             for messages, outputs, usage, seconds in calls:
                 if not outputs or not all(o.strip() for o in outputs):
                     continue  # a failed call was recorded with no answer: nothing to replay
-                key = call_key(messages, len(outputs))
-                seen = self._recorded.get(key)
-                if seen is None:
-                    self._recorded[key] = (outputs, usage, seconds)
-                elif seen is not _AMBIGUOUS and seen[0] != outputs:
-                    self._recorded[key] = _AMBIGUOUS
+                self._calls += 1
+                keys = [call_key(messages, len(outputs))]
+                if question is not None and len(outputs) == 1:  # perhaps a call scoring the question
+                    keys.append(call_key(messages, 1, question))
+                for key in keys:
+                    seen = self._recorded.get(key)
+                    if seen is None:
+                        self._recorded[key] = (outputs, usage, seconds)
+                    elif seen is not _AMBIGUOUS and seen[0] != outputs:
+                        self._recorded[key] = _AMBIGUOUS
 
     def __len__(self) -> int:
-        """Recorded calls that can be answered (ambiguous ones left out)."""
-        return sum(v is not _AMBIGUOUS for v in self._recorded.values())
+        """Recorded calls with an answer (some may turn out ambiguous)."""
+        return self._calls
+
+    def _lookup(self, messages: tuple[Message, ...], options: GenerationOptions) -> Any:
+        if options.continuation is not None:
+            found = self._recorded.get(call_key(messages, 1, options.continuation))
+            if found is not None or not self._by_messages_only:
+                return found
+            return self._recorded.get(call_key(messages, 1))
+        return self._recorded.get(call_key(messages, len(options.choices) if options.choices else options.n))
 
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
-        n = 1 if options.continuation is not None or options.choices is not None else options.n
-        recorded = self._recorded.get(call_key(messages, len(options.choices) if options.choices else n))
+        recorded = self._lookup(messages, options)
         if isinstance(recorded, tuple):
             self.answered += 1
             texts, usage, seconds = recorded  # seconds: what the call took in the recorded run

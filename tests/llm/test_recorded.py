@@ -68,10 +68,29 @@ def test_the_same_call_recorded_with_two_answers_goes_to_the_model(tmp_path: Pat
     _trace(tmp_path / "b", [_call("score this", ["-9.0"]), _call("other", [""])])
     model = FakeLLM(["-1.0", "SELECT 1"])
     llm = RecordedLLM(model, [tmp_path / "a", tmp_path / "b" / "traces.jsonl"])
-    assert len(llm) == 0  # ambiguous, and a failed (empty) answer is nothing to replay
+    assert len(llm) == 2  # a failed (empty) answer is nothing to replay
     assert llm.complete([Message("user", "score this")], continuation="How many?").text == "-1.0"
     assert llm.complete([Message("user", "other")]).text == "SELECT 1"
     assert llm.passed == 2
+
+
+def test_a_scoring_call_is_matched_with_the_question_of_its_recorded_line(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    same = [{"role": "user", "content": "Query: SELECT name FROM singer. Write the question this query answers."}]
+    lines = [{"id": f"dev-{i}", "trace": [{"calls": [{"messages": same, "outputs": [score]}]}]}
+             for i, score in ((1, "-3.5"), (2, "-9.0"))]
+    (folder / "traces.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (folder / "results.jsonl").write_text(json.dumps({"id": "dev-1", "question": "Singer names?"}) + "\n"
+                                          + json.dumps({"id": "dev-2", "question": "Who sings?"}) + "\n")
+    model = FakeLLM(["-1.0"])
+    llm = RecordedLLM(model, [folder])
+    messages = [Message(m["role"], m["content"]) for m in same]
+    assert llm.complete(messages, continuation="Singer names?").text == "-3.5"
+    assert llm.complete(messages, continuation="Who sings?").text == "-9.0"
+    # the messages were recorded, but not under this question: the model scores it
+    assert llm.complete(messages, continuation="Name every singer.").text == "-1.0"
+    assert (llm.answered, llm.passed) == (2, 1)
 
 
 def test_replayed_answers_are_stored_under_the_models_own_cache_key(tmp_path: Path) -> None:
@@ -109,6 +128,7 @@ def test_a_best_run_replayed_from_its_traces_gives_the_same_answers_without_the_
     checkpoint.mkdir()
     with open(first / "traces.jsonl", "rb") as src, gzip.open(checkpoint / "traces.jsonl.gz", "wb") as dst:
         shutil.copyfileobj(src, dst)
+    shutil.copy(first / "results.jsonl", checkpoint / "results.jsonl")  # the questions its scoring calls scored
     out = tmp_path / "again"
     # The fake model has no answers: any call the recording does not hold fails the question.
     r = CliRunner().invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
