@@ -666,8 +666,9 @@ def eval_run(
             questions = read_sample(sample, questions)
         if limit:
             questions = questions[:limit]
-        pipe = build_pipeline(pipeline, schema_budget=schema_budget, vote_below=vote_below,
-                              vote=_key_values(vote or [], "--vote"), **_pipeline_options(examples))
+        vote_options = _key_values(vote or [], "--vote") or None
+        pipe = build_pipeline(pipeline, schema_budget=schema_budget, vote_below=vote_below, vote=vote_options,
+                              **_pipeline_options(examples))
         llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False, replay=replay)
         folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -682,7 +683,9 @@ def eval_run(
 
             results = run_eval(ds, questions, pipe, llm, folder, concurrency=concurrency, on_result=tick,
                                meta={"sample": str(sample) if sample else None, "limit": limit,
-                                     "replay": [str(p) for p in replay or []]}, suite_dir=suite_dir)
+                                     "schema_budget": schema_budget, "vote_below": vote_below,
+                                     "vote": vote_options, "replay": [str(p) for p in replay or []]},
+                               suite_dir=suite_dir)
         summary = summarize(results)
         from dataclasses import asdict
 

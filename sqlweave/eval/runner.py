@@ -284,7 +284,8 @@ class ResultStore:
         meta_path = self.folder / "run.json"
         if meta_path.exists():
             old = read_run_meta(self.folder)
-            for key in ("dataset", "pipeline", "model"):
+            # the settings that change answers; a run written before a setting existed had it unset
+            for key in ("dataset", "pipeline", "model", "schema_budget", "vote_below", "vote"):
                 if old.get(key) != meta.get(key):
                     raise ConfigurationError(
                         f"{self.folder} holds a run with {key}={old.get(key)!r}, not {meta.get(key)!r}",

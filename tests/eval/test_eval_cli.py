@@ -82,6 +82,11 @@ def test_eval_vote_below_moves_the_floor_of_the_vote(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     stage = json.loads((tmp_path / "t" / "run.json").read_text())["stages"][-1]
     assert "temperature=1.0" in stage and "select='majority'" in stage
+    # resuming the folder with other vote settings would mix two runs: refused
+    for other in (["--vote", "temperature=0.6"], [], ["--vote-below", "0.5"]):
+        r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                                "--pipeline", "best", *other, "--out", str(tmp_path / "t")])
+        assert r.exit_code == 2 and "holds a run with" in " ".join(r.output.split()), other
     for bad, said in (("temperature", "takes KEY=VALUE"), ("seed=x", "vote option seed takes a whole number")):
         r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
                                 "--pipeline", "best", "--vote", bad, "--out", str(tmp_path / "u")])
