@@ -10,6 +10,8 @@ is then the ceiling of any selection method over that candidate pool.
     .venv/bin/python benchmarks/vote_oracle.py benchmarks/checkpoints/best-200 benchmarks/checkpoints/best-972 \
         --out benchmarks/results/vote-oracle.json
 
+``--common`` compares runs on the questions all of them answered (runs stopped part of the way).
+
 Run folders hold ``results.jsonl`` and ``traces.jsonl`` or ``traces.jsonl.gz`` (``sqlweave eval --out``, or a
 checkpoint under ``benchmarks/checkpoints``).
 """
@@ -103,11 +105,17 @@ def save(out: Path, payload: dict[str, Any]) -> None:
     }, indent=2) + "\n")
 
 
-def oracle(folder: Path, spider: Path) -> dict[str, Any]:
+def scored(folder: Path) -> dict[str, dict[str, Any]]:
+    """The results of a run folder, by question id."""
+    return {r["id"]: r for r in map(json.loads, (folder / "results.jsonl").open(encoding="utf-8"))}
+
+
+def oracle(folder: Path, spider: Path, only: set[str] | None = None) -> dict[str, Any]:
+    """A run's EX and its EX with a perfect choice in every vote (on the questions in ``only``, if given)."""
     from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.sql.quiet import reading_untrusted_text
 
-    results = {r["id"]: r for r in map(json.loads, (folder / "results.jsonl").open(encoding="utf-8"))}
+    results = {i: r for i, r in scored(folder).items() if only is None or i in only}
     dbs: dict[str, Any] = {}
     gold_cache = GoldCache()
     voted = voted_right = reachable = 0
@@ -139,11 +147,13 @@ def main() -> None:
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--spider", type=Path, default=SPIDER)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vote-oracle.json")
+    ap.add_argument("--common", action="store_true", help="only the questions every run answered (partial runs)")
     args = ap.parse_args()
     from rich.console import Console
     from rich.table import Table
 
-    rows = [oracle(folder, args.spider) for folder in args.runs]
+    only = set.intersection(*(set(scored(f)) for f in args.runs)) if args.common else None
+    rows = [oracle(folder, args.spider, only) for folder in args.runs]
     table = Table(title="EX, and EX with a perfect choice among each vote's candidates")
     for col in ("run", "questions", "EX", "voted", "right when voted", "any candidate right", "oracle EX",
                 "wrong without a vote"):

@@ -130,3 +130,6 @@ def test_the_oracle_counts_a_vote_that_held_a_right_candidate(tmp_path: Path, si
     row = oracle.oracle(write_run(tmp_path / "run", votes), spider(tmp_path, singer_db))
     assert (row["voted"], row["voted_right"], row["voted_any_candidate_right"]) == (3, 1, 2)
     assert row["ex"] == pytest.approx(33.3) and row["oracle_ex"] == pytest.approx(66.7)
+    # on the questions another run also answered (--common): the second and third only
+    row = oracle.oracle(tmp_path / "run", spider(tmp_path, singer_db), only={"q1", "q2"})
+    assert (row["questions"], row["voted"], row["voted_any_candidate_right"], row["oracle_ex"]) == (2, 2, 2, 100.0)
