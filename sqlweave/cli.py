@@ -20,7 +20,7 @@ from rich.text import Text
 
 from . import __version__, display
 from .db.connection import Database
-from .errors import SqlweaveError
+from .errors import ConfigurationError, SqlweaveError
 from .eval.datasets import DATASETS, load_dataset
 from .llm.base import LLM
 from .pipeline import Answer
@@ -75,17 +75,17 @@ def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | N
     opts: dict[str, Any] = {}
     if spec.startswith("openai"):
         opts.update({k: v for k, v in (("base_url", base_url), ("api_key", api_key)) if v})
-    llm = get_llm(spec, cache=cache and not replay, **opts)
+    llm = get_llm(spec, cache=cache, **opts)
     if replay:
+        from .llm.cache import CachedLLM
         from .llm.recorded import RecordedLLM
 
-        llm = RecordedLLM(llm, replay)
-        _say(f"{len(llm)} recorded model calls to answer from {', '.join(map(str, replay))}", style="dim", err=True)
-        if cache:
-            from .config import Settings
-            from .llm.cache import CachedLLM
-
-            llm = CachedLLM(llm, Settings.from_env().cache_dir / "responses.sqlite")
+        if isinstance(llm, CachedLLM):  # inside the cache, which then keeps what the recording answers
+            llm.inner = recorded = RecordedLLM(llm.inner, replay)
+        else:
+            llm = recorded = RecordedLLM(llm, replay)
+        _say(f"{len(recorded)} recorded model calls to answer from {', '.join(map(str, replay))}", style="dim",
+             err=True)
     from .llm.local import LocalLLM
 
     inner = _unwrap(llm, lambda backend: isinstance(backend, LocalLLM))
@@ -96,8 +96,6 @@ def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | N
 
 def _key_values(pairs: list[str], option: str) -> dict[str, Any]:
     """``["n=8", "select=majority"]`` as ``{"n": 8, "select": "majority"}`` (a value is JSON when it parses)."""
-    from .errors import ConfigurationError
-
     found: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
@@ -250,8 +248,6 @@ ParamOption = typer.Option([], "--param", help="A row-filter parameter of the ac
 
 def _params(specs: list[str]) -> dict[str, str]:
     """``--param NAME=VALUE`` options as a mapping (values are text)."""
-    from .errors import ConfigurationError
-
     out: dict[str, str] = {}
     for spec in specs:
         name, sep, value = spec.partition("=")
@@ -267,7 +263,6 @@ def _open_database(db: str, *, timeout: float = 10.0, max_rows: int = 1000, desc
     """Open ``db`` read-only with its descriptions or domain knowledge attached (a malformed file fails first),
     under the access policy (``policy`` and a knowledge file's ``policy:`` section) with ``params`` bound."""
     from .engine import open_database
-    from .errors import ConfigurationError
 
     if knowledge is not None and descriptions is not None:  # named as the flags the user gave
         raise ConfigurationError("both --descriptions and --knowledge were given",
@@ -571,7 +566,6 @@ def mcp_command(
     """
     from . import mcp as mcp_door
     from .catalog import Catalog
-    from .errors import ConfigurationError
 
     with _errors():
         if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
