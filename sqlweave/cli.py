@@ -94,6 +94,10 @@ def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | N
     return llm
 
 
+#: Vote options that draw other samples from the same messages: a recording cannot answer them.
+REDRAWING = ("temperature", "seed", "max_tokens", "more")
+
+
 def _key_values(pairs: list[str], option: str) -> dict[str, Any]:
     """``["n=8", "select=majority"]`` as ``{"n": 8, "select": "majority"}`` (a value is JSON when it parses)."""
     found: dict[str, Any] = {}
@@ -661,6 +665,12 @@ def eval_run(
         if limit:
             questions = questions[:limit]
         vote_options = _key_values(vote or [], "--vote") or None
+        redrawn = sorted(set(vote_options or ()) & set(REDRAWING))
+        if replay and redrawn:
+            raise ConfigurationError(
+                f"--replay cannot be combined with --vote {redrawn[0]}=...: recorded samples are matched by their "
+                "messages, not by how they were drawn", hint="Run without --replay: the response cache keeps "
+                "samples drawn with other settings apart, and the greedy answers are cached after one replay.")
         pipe = build_pipeline(pipeline, schema_budget=schema_budget, vote_below=vote_below, vote=vote_options,
                               **_pipeline_options(examples))
         llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False, replay=replay)

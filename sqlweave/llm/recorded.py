@@ -8,7 +8,10 @@ only for the calls today's stages make that the recorded run did not (a new rule
 candidate). Wrapped in the response cache, every answer it gives is stored under the real key, so the next run
 needs no recording.
 
-A lookup that the recording cannot settle goes to the model too: the same messages recorded with different answers
+Traces do not keep a call's options, so a recorded call is matched by its messages and number of answers alone:
+a replay must draw its samples as the recorded run did (``sqlweave eval`` refuses ``--replay`` with a ``--vote``
+option that changes temperature, seed, length or extra samples). A lookup that the recording cannot settle goes
+to the model: the same messages recorded with different answers
 (samples drawn with two seeds, say). A call that scores a text (``continuation``: a vote's reviewer scoring the
 question under a query) is looked up with the question of the recorded line, read from the run's
 ``results.jsonl`` beside its traces, because two questions of one database score the same query with the same

@@ -138,3 +138,9 @@ def test_a_best_run_replayed_from_its_traces_gives_the_same_answers_without_the_
     again = {r.id: (r.prediction, r.match) for r in load_results(out)}
     assert again == recorded and any(m for _, m in again.values())
     assert json.loads((out / "run.json").read_text())["replay"] == [str(checkpoint)]
+    # samples drawn another way cannot come from the recording: refused before anything runs
+    r = CliRunner().invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                                 "--pipeline", "best", "--replay", str(checkpoint), "--vote", "temperature=1.0",
+                                 "--out", str(tmp_path / "hot")])
+    assert r.exit_code == 2 and "cannot be combined with --vote temperature" in " ".join(r.output.split())
+    assert not (tmp_path / "hot").exists()
