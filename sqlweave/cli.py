@@ -100,16 +100,13 @@ REDRAWING = ("temperature", "seed", "max_tokens", "more")
 
 def _key_values(pairs: list[str], option: str) -> dict[str, Any]:
     """``["n=8", "select=majority"]`` as ``{"n": 8, "select": "majority"}`` (a value is JSON when it parses)."""
-    found: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigurationError(f"{option} takes KEY=VALUE, not {pair!r}", hint=f"For example {option} n=8.")
+    def value(raw: str) -> Any:
         try:
-            found[key.strip()] = json.loads(raw)
+            return json.loads(raw)
         except ValueError:
-            found[key.strip()] = raw
-    return found
+            return raw
+
+    return {key: value(raw) for key, raw in _params(pairs, option, form="KEY=VALUE").items()}
 
 
 def _unwrap(llm: Any, wanted: Callable[[Any], bool]) -> Any:
@@ -250,13 +247,13 @@ PolicyOption = typer.Option(None, "--policy", help="Access policy (YAML): hidden
 ParamOption = typer.Option([], "--param", help="A row-filter parameter of the access policy: NAME=VALUE (repeatable).")
 
 
-def _params(specs: list[str]) -> dict[str, str]:
-    """``--param NAME=VALUE`` options as a mapping (values are text)."""
+def _params(specs: list[str], option: str = "--param", form: str = "NAME=VALUE") -> dict[str, str]:
+    """``--param NAME=VALUE`` options (or another ``option`` of that ``form``) as a mapping (values are text)."""
     out: dict[str, str] = {}
     for spec in specs:
         name, sep, value = spec.partition("=")
         if not sep or not name.strip():
-            raise ConfigurationError(f"--param {spec!r} is not NAME=VALUE")
+            raise ConfigurationError(f"{option} {spec!r} is not {form}")
         out[name.strip()] = value
     return out
 
@@ -696,10 +693,10 @@ def eval_run(
         (folder / "summary.json").write_text(json.dumps(asdict(summary), indent=2) + "\n")
         console.print(_summary_table(f"{pipeline} / {model} on {dataset} ({summary.n} questions)", summary))
         _say(f"results: {folder}/results.jsonl", style="dim")
-        from .llm.recorded import RecordedLLM
+        if replay:
+            from .llm.recorded import RecordedLLM
 
-        recorded = _unwrap(llm, lambda backend: isinstance(backend, RecordedLLM))
-        if recorded is not None:
+            recorded = _unwrap(llm, lambda backend: isinstance(backend, RecordedLLM))
             _say(f"model calls answered from the recorded traces: {recorded.answered}; "
                  f"passed to the model: {recorded.passed}", style="dim")
 

@@ -87,7 +87,7 @@ def test_eval_vote_below_moves_the_floor_of_the_vote(tmp_path: Path) -> None:
         r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
                                 "--pipeline", "best", *other, "--out", str(tmp_path / "t")])
         assert r.exit_code == 2 and "holds a run with" in " ".join(r.output.split()), other
-    for bad, said in (("temperature", "takes KEY=VALUE"), ("seed=x", "vote option seed takes a whole number")):
+    for bad, said in (("temperature", "--vote 'temperature' is not KEY=VALUE"), ("seed=x", "vote option seed takes a whole number")):
         r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
                                 "--pipeline", "best", "--vote", bad, "--out", str(tmp_path / "u")])
         assert r.exit_code == 2 and said in " ".join(r.output.split()), r.output
