@@ -10,8 +10,10 @@ needs no recording.
 
 Traces do not keep a call's options, so a recorded call is matched by its messages and number of answers alone:
 a replay must draw its samples as the recorded run did (``sqlweave eval`` refuses ``--replay`` with a ``--vote``
-option that changes temperature, seed, length or extra samples). A lookup that the recording cannot settle goes
-to the model: the same messages recorded with different answers
+option that changes temperature, seed, length or extra samples). Each recorded answer answers one call: behind
+the response cache an exact repeat never reaches this backend, so a second call with the same messages is a
+sample drawn another way (the extra samples of a split vote, seeded after the first) and goes to the model. A
+lookup that the recording cannot settle goes to the model too: the same messages recorded with different answers
 (samples drawn with two seeds, say). A call that scores a text (``continuation``: a vote's reviewer scoring the
 question under a query) is looked up with the question of the recorded line, read from the run's
 ``results.jsonl`` beside its traces, because two questions of one database score the same query with the same
@@ -101,6 +103,7 @@ class RecordedLLM(WrappedLLM):
         self.passed = 0
         self._recorded: dict[str, Any] = {}
         self._calls = 0
+        self._used: set[str] = set()  # keys that answered a call already
         self._by_messages_only = False  # a recording without its questions: scoring calls by messages alone
         for path in traces:
             for file in trace_files(path):
@@ -139,17 +142,19 @@ class RecordedLLM(WrappedLLM):
         """Recorded calls with an answer (some may turn out ambiguous)."""
         return self._calls
 
-    def _lookup(self, messages: tuple[Message, ...], options: GenerationOptions) -> Any:
+    def _key(self, messages: tuple[Message, ...], options: GenerationOptions) -> str:
         if options.continuation is not None:
-            found = self._recorded.get(call_key(messages, 1, options.continuation))
-            if found is not None or not self._by_messages_only:
-                return found
-            return self._recorded.get(call_key(messages, 1))
-        return self._recorded.get(call_key(messages, len(options.choices) if options.choices else options.n))
+            key = call_key(messages, 1, options.continuation)
+            if key in self._recorded or not self._by_messages_only:
+                return key
+            return call_key(messages, 1)
+        return call_key(messages, len(options.choices) if options.choices else options.n)
 
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
-        recorded = self._lookup(messages, options)
+        key = self._key(messages, options)
+        recorded = self._recorded.get(key) if key not in self._used else None
         if isinstance(recorded, tuple):
+            self._used.add(key)
             self.answered += 1
             texts, usage, seconds = recorded  # seconds: what the call took in the recorded run
             return Completion(texts, usage, 0.0, self.model_id, cached=True, original_seconds=seconds)

@@ -63,6 +63,18 @@ def test_a_recorded_call_is_answered_with_its_tokens_and_first_cost_and_others_r
     assert (llm.answered, llm.passed) == (2, 1) and len(model.calls) == 1
 
 
+def test_a_recorded_answer_answers_one_call_and_a_second_draw_goes_to_the_model(tmp_path: Path) -> None:
+    # a split vote's extra samples: the same messages and number of samples as the first ones, another seed
+    _trace(tmp_path / "run", [_call("q", ["SELECT 1", "SELECT 2"])])
+    model = FakeLLM(["SELECT 3", "SELECT 4"])
+    cached = CachedLLM(RecordedLLM(model, [tmp_path / "run"]), tmp_path / "cache.sqlite")
+    first = cached.complete([Message("user", "q")], n=2, temperature=0.8, seed=1)
+    again = cached.complete([Message("user", "q")], n=2, temperature=0.8, seed=1)  # an exact repeat: the cache
+    more = cached.complete([Message("user", "q")], n=2, temperature=0.8, seed=3)
+    assert first.texts == again.texts == ("SELECT 1", "SELECT 2")
+    assert more.texts == ("SELECT 3", "SELECT 4") and len(model.calls) == 1
+
+
 def test_the_same_call_recorded_with_two_answers_goes_to_the_model(tmp_path: Path) -> None:
     _trace(tmp_path / "a", [_call("score this", ["-3.5"])])
     _trace(tmp_path / "b", [_call("score this", ["-9.0"]), _call("other", [""])])
