@@ -86,15 +86,21 @@ def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | N
             llm = recorded = RecordedLLM(llm, replay)
         _say(f"{len(recorded)} recorded model calls to answer from {', '.join(map(str, replay))}", style="dim",
              err=True)
-    from .llm.local import LocalLLM
-
-    inner = _unwrap(llm, lambda backend: isinstance(backend, LocalLLM))
-    if load and inner is not None:
-        _prepare_local(inner, quiet=quiet)
+    if load:
+        _load_local(llm, quiet=quiet)
     return llm
 
 
-#: Vote options that draw other samples from the same messages: a recording cannot answer them.
+def _load_local(llm: LLM, *, quiet: bool) -> None:
+    """Assemble and load the embedded model behind ``llm``, if there is one (with progress)."""
+    from .llm.local import LocalLLM
+
+    inner = _unwrap(llm, lambda backend: isinstance(backend, LocalLLM))
+    if inner is not None:
+        _prepare_local(inner, quiet=quiet)
+
+
+#: Vote options that draw other samples from the same messages: traces that kept no options cannot tell them apart.
 REDRAWING = ("temperature", "seed", "max_tokens", "more")
 
 
@@ -621,6 +627,18 @@ def _summary_table(title: str, summary) -> RichTable:
     return t
 
 
+def _questions(ds: Any, sample: Optional[Path], limit: Optional[int]) -> list[Any]:
+    """The questions of ``ds`` a run asks (those of ``sample``, the first ``limit``), after saying what the
+    dataset's file lacks: malformed entries, and the questions of the run whose database is missing."""
+    from .eval.sample import read_sample, sample_ids
+
+    questions = read_sample(sample, ds.examples, ds.left_out) if sample else list(ds.examples)
+    missing = ds.missing_note(sample_ids(sample) if sample else None)
+    for p in ds.problems + ((missing,) if missing else ()):
+        _say(f"Note: {p}", style="yellow", err=True)
+    return questions[:limit] if limit else questions
+
+
 @eval_app.callback()
 def eval_run(
     ctx: typer.Context,
@@ -628,7 +646,7 @@ def eval_run(
     data_dir: Optional[Path] = DataDirOption,
     pipeline: str = typer.Option("zero-shot", "--pipeline", "-p", help="Pipeline preset."),
     model: str = ModelOption,
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N questions (after --sample)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N questions (after --sample)."),
     sample: Optional[Path] = typer.Option(None, "--sample", help="A sample file (JSON list of question ids)."),
     concurrency: int = typer.Option(1, "--concurrency", help="Questions in flight (useful for HTTP backends)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Run folder (default: runs/<dataset>-<pipeline>-<model>)."),
@@ -649,28 +667,29 @@ def eval_run(
     if ctx.invoked_subcommand is not None:
         return
     from .eval.runner import run_eval, summarize
-    from .eval.sample import read_sample
     from .presets import build_pipeline
 
     with _errors():
         ds = load_dataset(dataset, data_dir)
-        for p in ds.problems:
-            _say(f"Note: {p}", style="yellow", err=True)
-        questions = list(ds.examples)
-        if sample:
-            questions = read_sample(sample, questions)
-        if limit:
-            questions = questions[:limit]
+        questions = _questions(ds, sample, limit)
         vote_options = _key_values(vote or [], "--vote") or None
-        redrawn = sorted(set(vote_options or ()) & set(REDRAWING))
-        if replay and redrawn:
-            raise ConfigurationError(
-                f"--replay cannot be combined with --vote {redrawn[0]}=...: recorded samples are matched by their "
-                "messages, not by how they were drawn", hint="Run without --replay: the response cache keeps "
-                "samples drawn with other settings apart, and the greedy answers are cached after one replay.")
         pipe = build_pipeline(pipeline, schema_budget=schema_budget, vote_below=vote_below, vote=vote_options,
                               **_pipeline_options(examples))
-        llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False, replay=replay)
+        llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False, replay=replay,
+                         load=False)
+        redrawn = sorted(set(vote_options or ()) & set(REDRAWING))
+        if replay and redrawn:
+            from .llm.recorded import RecordedLLM
+
+            recorded = _unwrap(llm, lambda backend: isinstance(backend, RecordedLLM))
+            if recorded.unqualified:
+                raise ConfigurationError(
+                    f"--replay cannot be combined with --vote {redrawn[0]}=...: {recorded.unqualified} of the "
+                    "recorded calls were traced without their options (a run from before traces kept them), so "
+                    "their samples cannot be told from samples drawn another way",
+                    hint="Run without --replay: the response cache keeps samples drawn with other settings apart, "
+                         "and the greedy answers are cached after one replay.")
+        _load_local(llm, quiet=False)
         folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TextColumn("EX {task.fields[ex]}"), TimeRemainingColumn(), console=err_console) as bar:
@@ -752,7 +771,7 @@ def eval_check(
     with _errors():
         ds = load_dataset(dataset, data_dir)
         _say(f"{ds.name}: {ds.total} entries, {len(ds.examples)} with a database")
-        for p in ds.problems:
+        for p in ds.problems + tuple(filter(None, [ds.missing_note()])):
             _say(p, style="yellow")
         broken = check_gold(ds)
         for qid, err in broken:
@@ -798,7 +817,7 @@ def eval_ablate(
     data_dir: Optional[Path] = DataDirOption,
     model: str = ModelOption,
     sample: Optional[Path] = typer.Option(None, "--sample"),
-    limit: Optional[int] = typer.Option(None, "--limit"),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1),
     out: Path = typer.Option(Path("runs/ablation"), "--out", help="Folder: one run per preset, plus ablation.md/json."),
     no_cache: bool = typer.Option(False, "--no-cache"),
     examples: Optional[Path] = ExamplesOption,
@@ -808,13 +827,11 @@ def eval_ablate(
 
     from .eval.report import markdown_table
     from .eval.runner import run_eval, summarize
-    from .eval.sample import read_sample
     from .presets import build_pipeline
 
     with _errors():
         ds = load_dataset(dataset, data_dir)
-        questions = read_sample(sample, ds.examples) if sample else list(ds.examples)
-        questions = questions[:limit] if limit else questions
+        questions = _questions(ds, sample, limit)
         names = [p.strip() for p in pipelines.split(",") if p.strip()]
         pipes = [build_pipeline(n, **_pipeline_options(examples)) for n in names]  # fail fast on a typo, before any model time
         llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)

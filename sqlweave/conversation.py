@@ -57,7 +57,7 @@ from .errors import (
     MissingDependencyError,
     SqlweaveError,
 )
-from .llm.base import LLM, Message
+from .llm.base import LLM, GenerationOptions, Message
 from .pipeline import Answer, ModelCall, Pipeline, PriorTurn, StageCallback, TraceEntry
 
 if TYPE_CHECKING:
@@ -649,12 +649,13 @@ def rewrite_question(llm: LLM, question: str, history: Sequence[PriorTurn],
         return question, TraceEntry("rewrite_question", 0.0, notes={"skipped": "no earlier turns"})
     messages = rewrite_prompt(question, history)
     try:
-        out = llm.complete(messages, temperature=0.0, max_tokens=max_tokens)
+        asked = GenerationOptions.model_validate({"temperature": 0.0, "max_tokens": max_tokens})
+        out = llm.complete(messages, asked)
     except SqlweaveError as err:
         return question, TraceEntry("rewrite_question", time.perf_counter() - start,
                                     notes={"rewritten": None, "fallback": "model failed"},
                                     error=f"{err.code}: {err.message}")
-    call = ModelCall(tuple(messages), out.texts, out.usage, out.seconds, out.cached, out.cost_seconds)
+    call = ModelCall(tuple(messages), out.texts, out.usage, out.seconds, out.cached, out.cost_seconds, asked)
     rewritten = parse_rewrite(out.text, question)
     notes: dict[str, Any] = {"question": question, "rewritten": rewritten or question}
     if rewritten is None:

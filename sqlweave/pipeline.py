@@ -47,6 +47,8 @@ class ModelCall:
     seconds: float
     cached: bool
     cost_seconds: float = 0.0  # the model's own seconds for this answer, also when it came from the cache
+    #: How the answer was asked for (temperature, seed, number of samples...): a replay matches calls by it.
+    options: GenerationOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class TraceEntry:
                     "completion_tokens": c.usage.completion_tokens,
                     "seconds": round(c.seconds, 4),
                     "cached": c.cached,
+                    **({"options": c.options.recorded()} if c.options is not None else {}),
                 }
                 for c in self.calls
             ],
@@ -181,9 +184,10 @@ class State:
 
     def complete(self, messages: Sequence[Message], **options: Any) -> Completion:
         """Call the model and record the call in the current stage's trace entry."""
-        result = self.llm.complete(list(messages), GenerationOptions(**options))
+        asked = GenerationOptions(**options)
+        result = self.llm.complete(list(messages), asked)
         self._calls.append(ModelCall(tuple(messages), result.texts, result.usage, result.seconds, result.cached,
-                                     result.cost_seconds))
+                                     result.cost_seconds, asked))
         return result
 
     def note(self, **data: Any) -> None:

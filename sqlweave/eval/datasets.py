@@ -1,7 +1,7 @@
 """Load Spider-format and BIRD-format datasets from any folder.
 
-Missing databases and gold queries that fail on their own database are
-reported (``Dataset.problems``), never a crash.
+Malformed entries are reported (``Dataset.problems``), questions whose database is missing are left out
+(``Dataset.left_out``, ``Dataset.missing_note``), never a crash.
 
 >>> ds = load_spider("../shared/data/spider", "dev")   # doctest: +SKIP
 >>> len(ds.examples), len(ds.missing_databases)         # doctest: +SKIP
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..errors import ConfigurationError
 
@@ -39,11 +39,25 @@ class Dataset:
     db_dir: Path
     missing_databases: tuple[str, ...] = ()
     skipped: int = 0
-    problems: tuple[str, ...] = field(default_factory=tuple)
+    problems: tuple[str, ...] = field(default_factory=tuple)  # malformed entries
     total: int = 0  # entries in the questions file, kept or not
+    left_out: tuple[Example, ...] = ()  # the questions whose database is missing
 
     def db_path(self, db_id: str) -> Path:
         return self.db_dir / db_id / f"{db_id}.sqlite"
+
+    def missing_note(self, ids: Iterable[str] | None = None) -> str | None:
+        """What the questions ``ids`` (default: every question of the file) lose to missing databases, or None.
+
+        >>> ds = Dataset("d", Path("."), (), Path("."), left_out=(Example("dev-3", "wta_1", "q", "SELECT 1"),))
+        >>> ds.missing_note(), ds.missing_note(["dev-1"])
+        ('1 questions skipped: databases missing: wta_1', None)
+        """
+        wanted = None if ids is None else set(ids)
+        lost = [e for e in self.left_out if wanted is None or e.id in wanted]
+        if not lost:
+            return None
+        return f"{len(lost)} questions skipped: databases missing: {', '.join(sorted({e.db_id for e in lost}))}"
 
 
 def _read_json(path: Path) -> Any:
@@ -60,19 +74,18 @@ def _collect(name: str, root: Path, db_dir: Path, data: Any, required: set[str],
     """Keep entries that have ``required`` keys and whose database exists; report the rest."""
     if not isinstance(data, list):
         raise ConfigurationError(f"the questions file of {name} must hold a list of questions")
-    examples, missing, problems = [], set(), []
+    examples: list[Example] = []
+    left_out: list[Example] = []
+    problems: list[str] = []
     for i, item in enumerate(data):
         if not isinstance(item, dict) or not required <= item.keys():
             problems.append(f"entry {i}: missing {'/'.join(sorted(required))}")
             continue
-        if not (db_dir / item["db_id"] / f"{item['db_id']}.sqlite").is_file():
-            missing.add(item["db_id"])
-            continue
-        examples.append(build(i, item))
-    skipped = len(data) - len(examples) - len(problems)
-    if missing:
-        problems.append(f"{skipped} questions skipped: databases missing: {', '.join(sorted(missing))}")
-    return Dataset(name, root, tuple(examples), db_dir, tuple(sorted(missing)), skipped, tuple(problems), len(data))
+        found = (db_dir / item["db_id"] / f"{item['db_id']}.sqlite").is_file()
+        (examples if found else left_out).append(build(i, item))
+    missing = tuple(sorted({e.db_id for e in left_out}))
+    return Dataset(name, root, tuple(examples), db_dir, missing, len(left_out), tuple(problems), len(data),
+                   tuple(left_out))
 
 
 def load_spider(root: str | Path, split: str = "dev", *, questions_file: str | None = None) -> Dataset:

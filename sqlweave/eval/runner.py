@@ -9,6 +9,7 @@ question. Traces go to ``traces.jsonl`` beside it, keyed by question id.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 import os
@@ -18,7 +19,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..db.connection import Database
 from ..errors import ConfigurationError, SqlweaveError
@@ -273,10 +274,61 @@ def read_run_meta(folder: Path) -> dict[str, Any]:
     return meta
 
 
-class ResultStore:
-    """``results.jsonl`` + ``traces.jsonl`` + ``run.json`` in one folder, append-only and crash-safe."""
+def _settings(text: str) -> tuple[str, dict[str, str]] | None:
+    """``"Stage(a=1, b='x')"`` as its name and its options' source text, or None if it does not read so."""
+    try:
+        call = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call) or call.args or any(k.arg is None for k in call.keywords):
+        return None
+    return ast.unparse(call.func), {str(k.arg): ast.unparse(k.value) for k in call.keywords}
 
-    def __init__(self, folder: Path, meta: dict[str, Any]) -> None:
+
+def stage_change(recorded: Sequence[str], stages: Sequence[Any]) -> str | None:
+    """How ``stages`` differ from the stage reprs a run recorded (``run.json``), or None if they do not.
+
+    An option the recorded stage does not show was added to the package after the run began; it counts as
+    unchanged when it is at its default (the run ran without it, so with the behaviour its default keeps).
+
+    >>> from sqlweave.stages import ExtractSQL, GenerateSQL
+    >>> stage_change(["ExtractSQL()"], [ExtractSQL()]) is None    # name was added later, at its default
+    True
+    >>> stage_change(["ExtractSQL(name='extract_sql')"], [ExtractSQL(name="pick")])
+    "stage 1 (ExtractSQL): name='pick', not 'extract_sql' as when the run began"
+    >>> stage_change([repr(ExtractSQL())], [ExtractSQL(), GenerateSQL()])
+    'the run began with 1 stages, the pipeline has 2'
+    """
+    if len(recorded) != len(stages):
+        return f"the run began with {len(recorded)} stages, the pipeline has {len(stages)}"
+    for i, (text, stage) in enumerate(zip(recorded, stages), 1):
+        now = repr(stage)
+        if text == now:
+            continue
+        before, after = _settings(text), _settings(now)
+        if before is None or after is None or before[0] != after[0]:
+            return f"stage {i} is {now}, not {text} as when the run began"
+        defaults = {f.name: repr(f.default) for f in dataclasses.fields(stage)
+                    if f.default is not dataclasses.MISSING} if dataclasses.is_dataclass(stage) else {}
+        for key, value in after[1].items():
+            was = before[1].get(key)
+            if was is None and key in defaults and _settings(f"f({key}={defaults[key]})") == ("f", {key: value}):
+                continue
+            if was != value:
+                return f"stage {i} ({after[0]}): {key}={value}, not {was if was is not None else 'unset'} as when the run began"
+        gone = sorted(set(before[1]) - set(after[1]))
+        if gone:
+            return f"stage {i} ({after[0]}): the run began with {gone[0]}={before[1][gone[0]]}, an option it no longer has"
+    return None
+
+
+class ResultStore:
+    """``results.jsonl`` + ``traces.jsonl`` + ``run.json`` in one folder, append-only and crash-safe.
+
+    Resuming a folder with other settings (dataset, pipeline, model, the CLI's options, or, when ``stages`` are
+    given, any stage's options) is refused: one folder holds one run."""
+
+    def __init__(self, folder: Path, meta: dict[str, Any], stages: Sequence[Any] | None = None) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.results_path = self.folder / "results.jsonl"
@@ -291,6 +343,12 @@ class ResultStore:
                         f"{self.folder} holds a run with {key}={old.get(key)!r}, not {meta.get(key)!r}",
                         hint="Use another --out folder, or the same settings to resume.",
                     )
+            changed = stage_change(old.get("stages") or [], stages) if stages is not None and "stages" in old else None
+            if changed:
+                raise ConfigurationError(
+                    f"{self.folder} holds a run of another pipeline: {changed}",
+                    hint="The package or the preset changed since the run began. Use another --out folder (answers "
+                         "the response cache holds cost no model time again).")
         else:
             meta_path.write_text(json.dumps(meta, indent=2) + "\n")
         self.done: dict[str, QuestionResult] = self._load()
@@ -349,7 +407,7 @@ def run_eval(
     store = ResultStore(out, {"dataset": dataset.name, "pipeline": pipeline.name, "model": llm.model_id,
                               "questions": len(todo_all), "created": time.strftime("%Y-%m-%d %H:%M:%S"),
                               # every stage with its options (example pool, pruning method, rounds...)
-                              "stages": [repr(s) for s in pipeline.stages], **(meta or {})})
+                              "stages": [repr(s) for s in pipeline.stages], **(meta or {})}, pipeline.stages)
     # Grouped by database, so consecutive prompts share the schema prefix (llama.cpp reuses it).
     todo = sorted((e for e in todo_all if e.id not in store.done), key=lambda e: e.db_id)
     dbs = DatabasePool(dataset)

@@ -56,14 +56,26 @@ def write_sample(path: Path, dataset: str, examples: Sequence[Example], seed: in
     path.write_text(json.dumps({"dataset": dataset, "seed": seed, "ids": [e.id for e in examples]}, indent=1) + "\n")
 
 
-def read_sample(path: Path, examples: Sequence[Example]) -> list[Example]:
+def sample_ids(path: Path) -> list[str]:
+    """The question ids a sample file names (a JSON list, or an object with ``ids``)."""
     try:
         data = json.loads(Path(path).read_text())
         ids = data["ids"] if isinstance(data, dict) else data
-    except (OSError, ValueError, KeyError) as err:
+    except (OSError, ValueError, KeyError, TypeError) as err:
         raise ConfigurationError(f"cannot read sample file {path}: {err}") from err
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        raise ConfigurationError(f"cannot read sample file {path}: its ids must be a list of question ids")
+    return ids
+
+
+def read_sample(path: Path, examples: Sequence[Example], left_out: Sequence[Example] = ()) -> list[Example]:
+    """The ``examples`` the sample file at ``path`` names, in its order. Ids of ``left_out`` questions (whose
+    database is missing: :meth:`~sqlweave.eval.datasets.Dataset.missing_note` says so) are passed over; any other
+    id not among ``examples`` is an error."""
+    ids = sample_ids(path)
     by_id = {e.id: e for e in examples}
-    missing = [i for i in ids if i not in by_id]
+    passed = {e.id for e in left_out}
+    missing = [i for i in ids if i not in by_id and i not in passed]
     if missing:
         raise ConfigurationError(f"sample file {path} names {len(missing)} questions not in the dataset (e.g. {missing[0]})")
-    return [by_id[i] for i in ids]
+    return [by_id[i] for i in ids if i in by_id]

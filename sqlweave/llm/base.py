@@ -11,6 +11,8 @@ Messages go in; a :class:`Completion` with text(s), token usage and seconds come
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -58,6 +60,24 @@ class GenerationOptions(BaseModel):
     #: tokens) as decimal text.
     continuation: str | None = Field(None, min_length=1)
     timeout_s: float | None = Field(None, gt=0)
+
+    def recorded(self) -> dict[str, Any]:
+        """What a trace keeps of these options: those that change the answer and differ from their default, a
+        grammar or JSON schema by its digest (a schema's grammar is long).
+
+        >>> GenerationOptions(temperature=0.8, seed=1, n=4, timeout_s=30).recorded()
+        {'temperature': 0.8, 'n': 4, 'seed': 1}
+        """
+        kept = self.model_dump(exclude_defaults=True, exclude={"timeout_s"})
+        for name in ("grammar", "json_schema"):
+            if name in kept:
+                text = json.dumps(kept[name], sort_keys=True, default=str)
+                kept[name] = "sha256:" + hashlib.sha256(text.encode()).hexdigest()[:16]
+        if "stop" in kept:
+            kept["stop"] = list(kept["stop"])
+        if "choices" in kept:
+            kept["choices"] = list(kept["choices"])
+        return kept
 
 
 @dataclass(frozen=True)

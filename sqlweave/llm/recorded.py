@@ -8,16 +8,18 @@ only for the calls today's stages make that the recorded run did not (a new rule
 candidate). Wrapped in the response cache, every answer it gives is stored under the real key, so the next run
 needs no recording.
 
-Traces do not keep a call's options, so a recorded call is matched by its messages and number of answers alone:
-a replay must draw its samples as the recorded run did (``sqlweave eval`` refuses ``--replay`` with a ``--vote``
-option that changes temperature, seed, length or extra samples). Each recorded answer answers one call: behind
-the response cache an exact repeat never reaches this backend, so a second call with the same messages is a
-sample drawn another way (the extra samples of a split vote, seeded after the first) and goes to the model. A
-lookup that the recording cannot settle goes to the model too: the same messages recorded with different answers
-(samples drawn with two seeds, say). A call that scores a text (``continuation``: a vote's reviewer scoring the
-question under a query) is looked up with the question of the recorded line, read from the run's
-``results.jsonl`` beside its traces, because two questions of one database score the same query with the same
-messages; a bare trace file (no results beside it) is looked up by messages alone.
+Traces keep each call's options (temperature, seed, length, number of samples, the scored text), and a call
+is answered from the recording only when it was asked for exactly so: a replay with samples drawn another way
+sends those to the model. Traces written before they kept options (``unqualified``) are matched by messages and
+number of answers alone, so a replay from them must draw its samples as the recorded run did (``sqlweave eval``
+refuses ``--replay`` of such traces with a ``--vote`` option that changes temperature, seed, length or extra
+samples). Each recorded answer answers one call: behind the response cache an exact repeat never reaches this
+backend, so a second call with the same key is another draw and goes to the model. A lookup that the recording
+cannot settle goes to the model too: one key recorded with different answers. In traces without options, a call
+that scores a text (``continuation``: a vote's reviewer scoring the question under a query) is looked up with the
+question of the recorded line, read from the run's ``results.jsonl`` beside its traces, because two questions of
+one database score the same query with the same messages; a bare trace file (no results beside it) is looked up
+by messages alone.
 
 >>> import json, pathlib, tempfile
 >>> from sqlweave.llm.fake import FakeLLM
@@ -67,11 +69,15 @@ def _lines(path: Path) -> Iterator[str]:
         yield from fh
 
 
-def call_key(messages: Iterable[Message | dict[str, str]], n: int, scored: str | None = None) -> str:
+def call_key(messages: Iterable[Message | dict[str, str]], n: int, scored: str | None = None,
+             options: dict[str, Any] | None = None) -> str:
     """What identifies a recorded call: its messages (as the backend sees them), the number of answers and, for a
-    call that scores a text, that text."""
+    call that scores a text, that text; with ``options`` (:meth:`GenerationOptions.recorded`, which traces keep
+    since they were added), also how it was asked for."""
     pairs = [(m.role, m.content) if isinstance(m, Message) else (m["role"], m["content"]) for m in messages]
-    payload = json.dumps([[role, well_formed(content)] for role, content in pairs] + [n, scored], ensure_ascii=False)
+    head: list[Any] = [n, scored] if options is None else [n, scored, options]
+    payload = json.dumps([[role, well_formed(content)] for role, content in pairs] + head, ensure_ascii=False,
+                         sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -105,6 +111,8 @@ class RecordedLLM(WrappedLLM):
         self._calls = 0
         self._used: set[str] = set()  # keys that answered a call already
         self._by_messages_only = False  # a recording without its questions: scoring calls by messages alone
+        #: recorded calls whose trace kept no options (runs from before traces kept them): matched without
+        self.unqualified = 0
         for path in traces:
             for file in trace_files(path):
                 self._read(file)
@@ -120,17 +128,23 @@ class RecordedLLM(WrappedLLM):
                 stages, question = row["trace"], questions.get(str(row.get("id")))
                 calls = [(c["messages"], tuple(str(o) for o in c["outputs"]),
                           Usage(int(c.get("prompt_tokens") or 0), int(c.get("completion_tokens") or 0)),
-                          float(c.get("seconds") or 0.0)) for s in stages for c in s.get("calls", [])]
+                          float(c.get("seconds") or 0.0), c.get("options")) for s in stages for c in s.get("calls", [])]
+                if not all(o is None or isinstance(o, dict) for *_, o in calls):
+                    raise TypeError("options")
             except (ValueError, KeyError, TypeError) as err:
                 raise ConfigurationError(f"{file}, line {number}: not a recorded trace ({type(err).__name__})",
                                          hint="Give the traces an evaluation wrote (sqlweave eval --out).") from None
-            for messages, outputs, usage, seconds in calls:
+            for messages, outputs, usage, seconds, options in calls:
                 if not outputs or not all(o.strip() for o in outputs):
                     continue  # a failed call was recorded with no answer: nothing to replay
                 self._calls += 1
-                keys = [call_key(messages, len(outputs))]
-                if question is not None and len(outputs) == 1:  # perhaps a call scoring the question
-                    keys.append(call_key(messages, 1, question))
+                if options is not None:  # asked for exactly so: the key holds the options (a scored text among them)
+                    keys = [call_key(messages, len(outputs), None, options)]
+                else:
+                    self.unqualified += 1
+                    keys = [call_key(messages, len(outputs))]
+                    if question is not None and len(outputs) == 1:  # perhaps a call scoring the question
+                        keys.append(call_key(messages, 1, question))
                 for key in keys:
                     seen = self._recorded.get(key)
                     if seen is None:
@@ -143,12 +157,16 @@ class RecordedLLM(WrappedLLM):
         return self._calls
 
     def _key(self, messages: tuple[Message, ...], options: GenerationOptions) -> str:
+        answers = len(options.choices) if options.choices else options.n
+        exact = call_key(messages, answers, None, options.recorded())
+        if exact in self._recorded or not self.unqualified:
+            return exact
         if options.continuation is not None:
             key = call_key(messages, 1, options.continuation)
             if key in self._recorded or not self._by_messages_only:
                 return key
             return call_key(messages, 1)
-        return call_key(messages, len(options.choices) if options.choices else options.n)
+        return call_key(messages, answers)
 
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         key = self._key(messages, options)

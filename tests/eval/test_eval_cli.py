@@ -94,3 +94,25 @@ def test_eval_vote_below_moves_the_floor_of_the_vote(tmp_path: Path) -> None:
     r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--pipeline", "best",
                             "--vote-below", "1.5"])
     assert r.exit_code == 2 and "less than or equal to 1" in " ".join(r.output.split())
+
+
+def test_missing_databases_are_counted_among_the_questions_asked(tmp_path: Path) -> None:
+    root = _tiny_dataset(tmp_path)  # dev-4 asks about a database that is not there
+    whole = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                                "--out", str(tmp_path / "all")])
+    assert whole.exit_code == 0, whole.output
+    assert "1 questions skipped: databases missing: missing_db" in " ".join(whole.output.split())
+    for ids, said in ((["dev-0", "dev-1"], None), (["dev-4", "dev-0"], "1 questions skipped")):
+        (tmp_path / "s.json").write_text(json.dumps({"ids": ids}))
+        r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                                "--sample", str(tmp_path / "s.json"), "--out", str(tmp_path / "-".join(ids))])
+        assert r.exit_code == 0, r.output
+        assert ("questions skipped" in r.output) == bool(said), r.output
+        asked = [json.loads(line)["id"] for line in (tmp_path / "-".join(ids) / "results.jsonl").read_text().splitlines()]
+        assert asked == ["dev-0", "dev-1"] if said is None else asked == ["dev-0"]
+    (tmp_path / "s.json").write_text(json.dumps({"ids": ["dev-99"]}))
+    r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                            "--sample", str(tmp_path / "s.json")])
+    assert r.exit_code == 2 and "names 1 questions not in the dataset" in " ".join(r.output.split())
+    r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake", "--limit", "0"])
+    assert r.exit_code == 2

@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import os
 import signal
@@ -117,6 +118,15 @@ def test_resume_refuses_a_different_configuration(tmp_path: Path) -> None:
     assert meta["pipeline"] == "zero-shot+repair" and meta["stages"][-1].startswith("SchemaRepair(")
     with pytest.raises(ConfigurationError, match="pipeline"):
         run_eval(ds, ds.examples[:1], build_pipeline("zero-shot-compact"), FakeLLM(["SELECT 1"]), tmp_path / "run")
+    # the same preset whose stage options changed between two sessions (a code change): refused, with the option
+    changed = build_pipeline("zero-shot+repair")
+    changed = changed.replace_stage("repair", dataclasses.replace(changed.stages[-1], max_passes=5))
+    with pytest.raises(ConfigurationError, match=r"stage 6 \(SchemaRepair\): max_passes=5, not 2"):
+        run_eval(ds, ds.examples[:1], changed, FakeLLM(["SELECT 1"]), tmp_path / "run")
+    # an option the package added after the run began, at its default, is no change
+    meta["stages"][-1] = meta["stages"][-1].replace("max_passes=2, ", "")
+    (tmp_path / "run" / "run.json").write_text(json.dumps(meta))
+    run_eval(ds, ds.examples[:2], build_pipeline("zero-shot+repair"), FakeLLM(["SELECT 1"]), tmp_path / "run")
     (tmp_path / "run" / "run.json").write_text("{torn")
     with pytest.raises(ConfigurationError, match="not valid JSON"):
         run_eval(ds, ds.examples[:1], build_pipeline("zero-shot+repair"), FakeLLM(["SELECT 1"]), tmp_path / "run")

@@ -13,7 +13,7 @@ from sqlweave.errors import ConfigurationError, LLMResponseError
 from sqlweave.eval.datasets import load_spider
 from sqlweave.eval.runner import load_results, run_eval
 from sqlweave.llm import FakeLLM
-from sqlweave.llm.base import Message
+from sqlweave.llm.base import GenerationOptions, Message
 from sqlweave.llm.cache import CachedLLM
 from sqlweave.llm.recorded import RecordedLLM, call_key
 from sqlweave.presets import build_pipeline
@@ -134,7 +134,7 @@ def test_a_best_run_replayed_from_its_traces_gives_the_same_answers_without_the_
     root = _tiny_dataset(tmp_path)
     ds = load_spider(root, "dev")
     first = tmp_path / "first"
-    run_eval(ds, ds.examples, build_pipeline("best"), FakeLLM(responder=_answer), first)
+    run_eval(ds, ds.examples, build_pipeline("best", vote_below=1.0), FakeLLM(responder=_answer), first)  # every answer voted
     recorded = {r.id: (r.prediction, r.match) for r in load_results(first)}
     checkpoint = tmp_path / "checkpoint"  # as kept in benchmarks/checkpoints: traces compressed
     checkpoint.mkdir()
@@ -144,15 +144,48 @@ def test_a_best_run_replayed_from_its_traces_gives_the_same_answers_without_the_
     out = tmp_path / "again"
     # The fake model has no answers: any call the recording does not hold fails the question.
     r = CliRunner().invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
-                                 "--pipeline", "best", "--replay", str(checkpoint), "--out", str(out)])
+                                 "--pipeline", "best", "--vote-below", "1.0", "--replay", str(checkpoint), "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert "passed to the model: 0" in r.output
     again = {r.id: (r.prediction, r.match) for r in load_results(out)}
     assert again == recorded and any(m for _, m in again.values())
     assert json.loads((out / "run.json").read_text())["replay"] == [str(checkpoint)]
-    # samples drawn another way cannot come from the recording: refused before anything runs
+    # samples drawn another way: the traces kept each call's options, so those calls go to the model
+    assert all("options" in c for line in _lines(first / "traces.jsonl") for s in line["trace"] for c in s["calls"])
     r = CliRunner().invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
-                                 "--pipeline", "best", "--replay", str(checkpoint), "--vote", "temperature=1.0",
-                                 "--out", str(tmp_path / "hot")])
+                                 "--pipeline", "best", "--vote-below", "1.0", "--replay", str(checkpoint), "--vote", "temperature=1.0",
+                                 "--no-cache", "--out", str(tmp_path / "hot")])  # no cache: every call reaches the recording
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    answered = int(said.split("answered from the recorded traces: ")[1].split(";")[0])
+    passed = int(said.split("passed to the model: ")[1].split()[0])
+    assert answered > 0 and passed > 0  # greedy answers replayed, the hotter samples asked for
+    # traces from before they kept options cannot tell the two apart: refused before anything runs
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    lines = [dict(line, trace=[dict(s, calls=[{k: v for k, v in c.items() if k != "options"} for c in s["calls"]])
+                               for s in line["trace"]]) for line in _lines(first / "traces.jsonl")]
+    (legacy / "traces.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    r = CliRunner().invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
+                                 "--pipeline", "best", "--vote-below", "1.0", "--replay", str(legacy), "--vote", "temperature=1.0",
+                                 "--out", str(tmp_path / "hot2")])
     assert r.exit_code == 2 and "cannot be combined with --vote temperature" in " ".join(r.output.split())
-    assert not (tmp_path / "hot").exists()
+    assert not (tmp_path / "hot2").exists()
+
+
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_a_call_is_answered_only_when_asked_for_as_recorded(tmp_path: Path) -> None:
+    sampled = GenerationOptions(temperature=0.8, seed=1, n=2)
+    call = {"messages": [{"role": "user", "content": "q"}], "outputs": ["SELECT 1", "SELECT 2"],
+            "options": sampled.recorded()}
+    (tmp_path / "traces.jsonl").write_text(json.dumps({"id": "dev-1", "trace": [{"calls": [call]}]}) + "\n")
+    model = FakeLLM(["SELECT 3", "SELECT 4"])
+    llm = RecordedLLM(model, [tmp_path])
+    assert llm.unqualified == 0
+    hotter = llm.complete([Message("user", "q")], sampled.model_copy(update={"temperature": 1.0}))
+    assert hotter.texts == ("SELECT 3", "SELECT 4")  # drawn another way: the model's
+    assert llm.complete([Message("user", "q")], sampled).texts == ("SELECT 1", "SELECT 2")
+    assert (llm.answered, llm.passed) == (1, 1)
