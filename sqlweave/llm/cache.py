@@ -71,7 +71,7 @@ class CachedLLM(WrappedLLM):
             conn.execute(
                 "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (k, self.model_id, json.dumps(list(result.texts)), result.usage.prompt_tokens,
-                 result.usage.completion_tokens, result.seconds, time.time()),
+                 result.usage.completion_tokens, result.cost_seconds, time.time()),  # a replayed answer: its first cost
             )
         return result
 

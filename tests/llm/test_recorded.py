@@ -111,7 +111,8 @@ def test_replayed_answers_are_stored_under_the_models_own_cache_key(tmp_path: Pa
     cached = CachedLLM(RecordedLLM(model, [tmp_path / "run"]), tmp_path / "cache.sqlite")
     assert cached.complete([Message("user", "q")]).text == "SELECT 1"
     again = CachedLLM(FakeLLM(), tmp_path / "cache.sqlite")  # no recording: the answer is in the cache now
-    assert again.complete([Message("user", "q")]).text == "SELECT 1"
+    hit = again.complete([Message("user", "q")])
+    assert hit.text == "SELECT 1" and hit.cost_seconds == 2.5  # cached at what it cost the recorded run
     with pytest.raises(LLMResponseError):
         again.complete([Message("user", "not recorded")])
 
