@@ -84,8 +84,9 @@ def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | N
             llm.inner = recorded = RecordedLLM(llm.inner, replay)
         else:
             llm = recorded = RecordedLLM(llm, replay)
-        _say(f"{len(recorded)} recorded model calls to answer from {', '.join(map(str, replay))}", style="dim",
-             err=True)
+        unqualified = f" ({recorded.unqualified} traced without their options)" if recorded.unqualified else ""
+        _say(f"{len(recorded)} recorded model calls to answer from {', '.join(map(str, replay))}{unqualified}",
+             style="dim", err=True)
     if load:
         _load_local(llm, quiet=quiet)
     return llm

@@ -84,6 +84,7 @@ class TraceEntry:
                     "completion_tokens": c.usage.completion_tokens,
                     "seconds": round(c.seconds, 4),
                     "cached": c.cached,
+                    "cost_seconds": round(c.cost_seconds, 4),  # a cached answer: what the model took first
                     **({"options": c.options.recorded()} if c.options is not None else {}),
                 }
                 for c in self.calls

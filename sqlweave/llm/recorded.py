@@ -128,7 +128,9 @@ class RecordedLLM(WrappedLLM):
                 stages, question = row["trace"], questions.get(str(row.get("id")))
                 calls = [(c["messages"], tuple(str(o) for o in c["outputs"]),
                           Usage(int(c.get("prompt_tokens") or 0), int(c.get("completion_tokens") or 0)),
-                          float(c.get("seconds") or 0.0), c.get("options")) for s in stages for c in s.get("calls", [])]
+                          # what the answer first cost (traces before cost_seconds: the call's own time)
+                          float(c.get("cost_seconds") or c.get("seconds") or 0.0), c.get("options"))
+                         for s in stages for c in s.get("calls", [])]
                 if not all(o is None or isinstance(o, dict) for *_, o in calls):
                     raise TypeError("options")
             except (ValueError, KeyError, TypeError) as err:

@@ -190,3 +190,18 @@ def test_a_call_is_answered_only_when_asked_for_as_recorded(tmp_path: Path) -> N
     assert hotter.texts == ("SELECT 3", "SELECT 4")  # drawn another way: the model's
     assert llm.complete([Message("user", "q")], sampled).texts == ("SELECT 1", "SELECT 2")
     assert (llm.answered, llm.passed) == (1, 1)
+
+
+def test_a_cached_call_is_replayed_at_what_it_first_cost(tmp_path: Path) -> None:
+    call = dict(_call("q", ["SELECT 1"]), seconds=0.01, cached=True, cost_seconds=9.0)  # a cache hit in that run
+    _trace(tmp_path / "run", [call])
+    assert RecordedLLM(FakeLLM(), [tmp_path / "run"]).complete([Message("user", "q")]).cost_seconds == 9.0
+
+
+def test_traces_keep_each_calls_options_and_first_cost(tmp_path: Path) -> None:
+    ds = load_spider(_tiny_dataset(tmp_path), "dev")
+    run_eval(ds, ds.examples[:1], build_pipeline("best", vote_below=1.0), FakeLLM(responder=_answer), tmp_path / "r")
+    calls = [c for s in _lines(tmp_path / "r" / "traces.jsonl")[0]["trace"] for c in s["calls"]]
+    assert [c["options"] for c in calls][:2] == [{"max_tokens": 384},
+                                                 {"temperature": 0.8, "max_tokens": 200, "n": 4, "seed": 1}]
+    assert all(c["cost_seconds"] >= c["seconds"] - 1e-4 for c in calls)
