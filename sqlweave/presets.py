@@ -270,6 +270,15 @@ def _more_if_split(pipe: Pipeline) -> Pipeline:
                        more=SPLIT_SAMPLES, more_below=SPLIT_BELOW)
 
 
+def _conventions(pipe: Pipeline) -> Pipeline:
+    """Generation (and the votes that sample its prompt) asked with SQL conventions among the instructions."""
+    generate = next((s for s in pipe.stages if s.name == "generate"), None)
+    if not isinstance(generate, GenerateSQL) or generate.prompt != "zero_shot":
+        raise ConfigurationError(f"pipeline {pipe.name!r} has no zero-shot generate stage to instruct",
+                                 hint="Add +conventions to a zero-shot preset (default, best, zero-shot, ...).")
+    return pipe.replace_stage("generate", replace(generate, prompt="zero_shot_conventions"))
+
+
 def _add_simplify(pipe: Pipeline) -> Pipeline:
     """The question simplified by the model (Guo et al.) right after it is checked."""
     return pipe.insert_after("check_question", SimplifyQuestion())
@@ -296,6 +305,8 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
     "link": _add_links,
     "simplify": _add_simplify,
     "grammar": _add_grammar,
+    # Conventions in the instructions: join only the tables needed; superlatives as ORDER BY ... LIMIT.
+    "conventions": _conventions,
     # CHASE-SQL's pairwise selector, and reviewer reranking (the question's likelihood given each query).
     "select": _selecting("pairwise", "select"),
     "review": _selecting("review", "review"),

@@ -142,6 +142,19 @@ def test_presets_extend_with_plus_stages(singer_db: Path) -> None:
     assert answer.ok and answer.sql == "SELECT Name FROM singer"
 
 
+def test_conventions_reach_the_generation_prompt_and_its_votes(singer_db: Path) -> None:
+    llm = FakeLLM(responder=lambda m, o: "SELECT Name FROM singer")
+    answer = build_pipeline("best+conventions", vote_below=1.0).run("Singer names?", Database.open(singer_db), llm)
+    assert answer.ok
+    sampled = [c for c in llm.calls if c[1].temperature > 0]
+    assert sampled and all("ORDER BY ... LIMIT n" in c[0][0].content for c in llm.calls[:1] + sampled)
+    plain = FakeLLM(responder=lambda m, o: "SELECT Name FROM singer")
+    build_pipeline("default").run("Singer names?", Database.open(singer_db), plain)
+    assert "ORDER BY ... LIMIT n" not in plain.calls[0][0][0].content
+    with pytest.raises(ConfigurationError, match="no zero-shot generate stage"):
+        build_pipeline("agent+conventions")
+
+
 def test_stage_order_mistakes_fail_when_the_pipeline_is_built() -> None:
     with pytest.raises(PipelineError, match="stage 'execute' of pipeline 'broken' needs sql") as err:
         Pipeline("broken", (ExecuteSQL(),))
