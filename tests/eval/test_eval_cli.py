@@ -109,7 +109,7 @@ def test_missing_databases_are_counted_among_the_questions_asked(tmp_path: Path)
         assert r.exit_code == 0, r.output
         assert ("questions skipped" in r.output) == bool(said), r.output
         asked = [json.loads(line)["id"] for line in (tmp_path / "-".join(ids) / "results.jsonl").read_text().splitlines()]
-        assert asked == ["dev-0", "dev-1"] if said is None else asked == ["dev-0"]
+        assert asked == (["dev-0", "dev-1"] if said is None else ["dev-0"])
     (tmp_path / "s.json").write_text(json.dumps({"ids": ["dev-99"]}))
     r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake",
                             "--sample", str(tmp_path / "s.json")])
