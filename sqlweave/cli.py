@@ -634,8 +634,7 @@ def _questions(ds: Any, sample: Optional[Path], limit: Optional[int]) -> list[An
     from .eval.sample import read_sample, sample_ids
 
     questions = read_sample(sample, ds.examples, ds.left_out) if sample else list(ds.examples)
-    missing = ds.missing_note(sample_ids(sample) if sample else None)
-    for p in ds.problems + ((missing,) if missing else ()):
+    for p in ds.notes(sample_ids(sample) if sample else None):
         _say(f"Note: {p}", style="yellow", err=True)
     return questions[:limit] if limit else questions
 
@@ -772,7 +771,7 @@ def eval_check(
     with _errors():
         ds = load_dataset(dataset, data_dir)
         _say(f"{ds.name}: {ds.total} entries, {len(ds.examples)} with a database")
-        for p in ds.problems + tuple(filter(None, [ds.missing_note()])):
+        for p in ds.notes():
             _say(p, style="yellow")
         broken = check_gold(ds)
         for qid, err in broken:

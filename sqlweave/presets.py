@@ -212,13 +212,19 @@ def _add_links(pipe: Pipeline) -> Pipeline:
     return pipe.insert_after("render_schema", LinkSchema())
 
 
+def _with_generation(pipe: Pipeline, lacking: str, hint: str, asks: str | None = None, **changes: Any) -> Pipeline:
+    """``pipe`` with ``changes`` made to its generate stage (with ``asks``: one that asks with that template); a
+    pipeline without one is refused: "pipeline NAME ``lacking``", with ``hint``."""
+    generate = next((s for s in pipe.stages if s.name == "generate"), None)
+    if not isinstance(generate, GenerateSQL) or (asks is not None and generate.prompt != asks):
+        raise ConfigurationError(f"pipeline {pipe.name!r} {lacking}", hint=hint)
+    return pipe.replace_stage("generate", replace(generate, **changes))
+
+
 def _add_grammar(pipe: Pipeline) -> Pipeline:
     """Generation held to the schema's query grammar (llama.cpp GBNF, in the spirit of PICARD)."""
-    generate = next((s for s in pipe.stages if s.name == "generate"), None)
-    if not isinstance(generate, GenerateSQL):
-        raise ConfigurationError(f"pipeline {pipe.name!r} has no generate stage to constrain",
-                                 hint="Add +grammar to a preset that generates SQL from a prompt (default, rag, ...).")
-    return pipe.replace_stage("generate", replace(generate, grammar=True))
+    return _with_generation(pipe, "has no generate stage to constrain",
+                            "Add +grammar to a preset that generates SQL from a prompt (default, rag, ...).", grammar=True)
 
 
 def _with_votes(pipe: Pipeline, lacking: str, hint: str, floored: bool = False, **changes: Any) -> Pipeline:
@@ -272,11 +278,9 @@ def _more_if_split(pipe: Pipeline) -> Pipeline:
 
 def _conventions(pipe: Pipeline) -> Pipeline:
     """Generation (and the votes that sample its prompt) asked with SQL conventions among the instructions."""
-    generate = next((s for s in pipe.stages if s.name == "generate"), None)
-    if not isinstance(generate, GenerateSQL) or generate.prompt != "zero_shot":
-        raise ConfigurationError(f"pipeline {pipe.name!r} has no zero-shot generate stage to instruct",
-                                 hint="Add +conventions to a zero-shot preset (default, best, zero-shot, ...).")
-    return pipe.replace_stage("generate", replace(generate, prompt="zero_shot_conventions"))
+    return _with_generation(pipe, "has no zero-shot generate stage to instruct",
+                            "Add +conventions to a zero-shot preset (default, best, zero-shot, ...).",
+                            asks="zero_shot", prompt="zero_shot_conventions")
 
 
 def _add_simplify(pipe: Pipeline) -> Pipeline:

@@ -59,6 +59,12 @@ class Dataset:
             return None
         return f"{len(lost)} questions skipped: databases missing: {', '.join(sorted({e.db_id for e in lost}))}"
 
+    def notes(self, ids: Iterable[str] | None = None) -> tuple[str, ...]:
+        """What a run of the questions ``ids`` (default: all) should be told: malformed entries, then
+        :meth:`missing_note`."""
+        missing = self.missing_note(ids)
+        return self.problems + ((missing,) if missing else ())
+
 
 def _read_json(path: Path) -> Any:
     try:

@@ -274,6 +274,14 @@ def read_run_meta(folder: Path) -> dict[str, Any]:
     return meta
 
 
+def _source(text: str) -> str:
+    """An expression's text as :func:`ast.unparse` writes it (``"'a'"`` for ``'"a"'``), or the text itself."""
+    try:
+        return ast.unparse(ast.parse(text, mode="eval").body)
+    except SyntaxError:
+        return text
+
+
 def _settings(text: str) -> tuple[str, dict[str, str]] | None:
     """``"Stage(a=1, b='x')"`` as its name and its options' source text, or None if it does not read so."""
     try:
@@ -308,11 +316,11 @@ def stage_change(recorded: Sequence[str], stages: Sequence[Any]) -> str | None:
         before, after = _settings(text), _settings(now)
         if before is None or after is None or before[0] != after[0]:
             return f"stage {i} is {now}, not {text} as when the run began"
-        defaults = {f.name: repr(f.default) for f in dataclasses.fields(stage)
+        defaults = {f.name: _source(repr(f.default)) for f in dataclasses.fields(stage)
                     if f.default is not dataclasses.MISSING} if dataclasses.is_dataclass(stage) else {}
         for key, value in after[1].items():
             was = before[1].get(key)
-            if was is None and key in defaults and _settings(f"f({key}={defaults[key]})") == ("f", {key: value}):
+            if was is None and defaults.get(key) == value:
                 continue
             if was != value:
                 return f"stage {i} ({after[0]}): {key}={value}, not {was if was is not None else 'unset'} as when the run began"
