@@ -263,6 +263,21 @@ def _diversify(pipe: Pipeline) -> Pipeline:
                        views=DIVERSE_VIEWS, view_samples=DIVERSE_SAMPLES)
 
 
+#: The view ``+examples`` adds to a vote: this many few-shot pairs chosen by the answer's SQL skeleton (RB-SQL's
+#: k), asked greedily and sampled this many times.
+EXAMPLES_K = 4
+EXAMPLES_SAMPLES = 2
+
+
+def _examples_view(pipe: Pipeline, examples: str | None = None, **_: object) -> Pipeline:
+    """Votes that also hear the question asked with few-shot examples like the answer (from ``examples``, a
+    Spider-format train.json; default: the settings' pool, checked now so that a missing one fails before a run)."""
+    return _with_votes(pipe, "has no vote stage to add candidates to",
+                       "Add +examples to a preset that votes (default, best, vote, ...).",
+                       examples=EXAMPLES_K, examples_pool=str(examples or default_pool_path()),
+                       view_samples=EXAMPLES_SAMPLES)
+
+
 #: ``+more-if-split``: a vote whose largest result group holds fewer than this many of its 5 candidates (no 4 of 5
 #: agree) draws this many more samples and votes again (adaptive consistency).
 SPLIT_BELOW = 4
@@ -291,7 +306,7 @@ def _add_simplify(pipe: Pipeline) -> Pipeline:
 #: What ``+NAME`` adds to a preset (``"rag-ast+repair+correct"``): a stage appended after what is already there
 #: (correction stages), or a rule that places one (value selection, evidence and simplification go before
 #: generation).
-ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
+ADDONS: dict[str, "Stage | Callable[..., Pipeline]"] = {
     "repair": SchemaRepair(),
     "correct": ErrorCorrection(),
     "correct-failed": ErrorCorrection(fix_empty=False),
@@ -318,10 +333,15 @@ ADDONS: dict[str, "Stage | Callable[[Pipeline], Pipeline]"] = {
     "diverse": _diversify,
     # Adaptive consistency: a split vote draws 4 more samples.
     "more-if-split": _more_if_split,
+    # A few-shot view in the vote: examples whose SQL skeleton is like the answer's (needs an example pool).
+    "examples": _examples_view,
 }
 
+#: Add-ons that take :func:`build_pipeline`'s options (an example pool).
+OPTIONED_ADDONS = frozenset({"examples"})
 
-def _extend(pipe: Pipeline, addon: str, spelled: str) -> Pipeline:
+
+def _extend(pipe: Pipeline, addon: str, spelled: str, options: Mapping[str, object]) -> Pipeline:
     try:
         rule = ADDONS[addon]
     except KeyError:
@@ -329,7 +349,7 @@ def _extend(pipe: Pipeline, addon: str, spelled: str) -> Pipeline:
                                  hint=f"Stages a preset can be extended with: {', '.join(ADDONS)}.") from None
     if isinstance(rule, Stage):
         return with_stages(pipe, pipe.name, rule)
-    return rule(pipe)
+    return rule(pipe, **options) if addon in OPTIONED_ADDONS else rule(pipe)
 
 
 def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vote_below: float | None = None,
@@ -433,5 +453,5 @@ def _build(spelled: str, name: str, options: dict[str, object]) -> Pipeline:
                                  f"optionally followed by +STAGE ({', '.join(ADDONS)}).") from None
     pipe = _build(recipe, base, options) if isinstance(recipe, str) else recipe(base, **options)
     for addon in addons:
-        pipe = _extend(pipe, addon, spelled)
+        pipe = _extend(pipe, addon, spelled, options)
     return renamed(pipe, name)

@@ -142,10 +142,12 @@ def prompt_fields(state: Any) -> dict[str, str]:
             "knowledge": knowledge_block(state), "evidence": evidence_block(state)}
 
 
-def generation_prompt(state: State, template: str, schema: str) -> list[Message]:
+def generation_prompt(state: State, template: str, schema: str, **fields: str) -> list[Message]:
     """The generation conversation of ``template`` over ``schema`` (prompt text) and the question's fields
-    (:func:`prompt_fields`): what generation asks, and what a stage asking again with another schema asks."""
-    system, user = render(template, dialect=dialect_name(state.db.dialect), schema=schema, **prompt_fields(state))
+    (:func:`prompt_fields`, or ``fields`` in their place): what generation asks, and what a stage asking again
+    with another schema or other examples asks."""
+    system, user = render(template, dialect=dialect_name(state.db.dialect), schema=schema,
+                          **{**prompt_fields(state), **fields})
     return [Message("system", system), Message("user", user)]
 
 

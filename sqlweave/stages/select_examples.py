@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Callable, ClassVar
 
 from ..config import Settings
 from ..errors import ConfigurationError, SqlweaveError
@@ -58,6 +58,22 @@ def format_examples(examples: list[PoolExample], organisation: str = "pairs") ->
         else:
             blocks.append(f"Question: {ex.question}\n```sql\n{ex.sql}\n```")
     return "\n\n".join(blocks)
+
+
+def other_databases(state: State) -> Callable[[PoolExample], bool]:
+    """Which pool pairs to pass over for ``state``'s question: those of its own database (never show the answer)."""
+    same_db = state.schema.name.lower()
+    return lambda e: e.db_id.lower() == same_db
+
+
+def skeleton_examples(state: State, pool: ExamplePool, sql: str, k: int) -> tuple[str, list[PoolExample]]:
+    """The ``k`` pairs of ``pool`` (from other databases) whose SQL skeleton is closest to ``sql``'s (RB-SQL), and
+    the text searched for; by the question's words when ``sql`` does not parse."""
+    try:
+        query = sql_skeleton(sql, state.db.dialect)
+    except SqlweaveError:
+        return state.question, pool.search("question", state.question, k, other_databases(state))
+    return query, pool.search("sql_skeleton", query, k, other_databases(state))
 
 
 def rerank_by_ast(approx_sql: str, candidates: list[PoolExample], pool: ExamplePool,
@@ -124,8 +140,7 @@ class SelectExamples:
 
     def __call__(self, state: State) -> None:
         pool = load_pool(self.pool or default_pool_path(state.resources.settings), state.resources)
-        same_db = state.schema.name.lower()
-        exclude = (lambda e: e.db_id.lower() == same_db)  # never show the answer's own database's pairs
+        exclude = other_databases(state)
         if self.method == "question_skeleton":
             names = list(state.schema.table_names) + [c.name for t in state.schema.tables for c in t.columns]
             query = question_skeleton(state.question, names)
@@ -135,11 +150,8 @@ class SelectExamples:
         elif self.method == "dense_skeleton":
             query, chosen = self._dense_skeleton(state, pool, exclude)
         elif self.method == "sql_skeleton" and (so_far := state.sql or state.approx_sql):
-            try:  # the skeleton of the SQL so far, or of the approximated query (paper 001's preliminary SQL)
-                query = sql_skeleton(so_far, state.db.dialect)
-            except SqlweaveError:
-                query = state.question
-            chosen = pool.search("sql_skeleton", query, self.k, exclude)
+            # the skeleton of the SQL so far, or of the approximated query (paper 001's preliminary SQL)
+            query, chosen = skeleton_examples(state, pool, so_far, self.k)
         else:
             query = state.question
             chosen = pool.search("question", query, self.k, exclude)

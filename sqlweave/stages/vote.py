@@ -25,6 +25,12 @@ greedily, then ``view_samples`` times sampled. Samples of one prompt mostly repe
 put the right reading among the candidates more often, though with the embedded 1.5B model no selection measured
 turns that into more right answers (BENCHMARKS.md, candidates diverse by design).
 
+With ``examples``, one more view shows few-shot examples: that many question/SQL pairs of the example pool (other
+databases than the question's) whose SQL skeleton is closest to the answer's (RB-SQL's retrieval, with the answer
+before voting as the approximated query), asked greedily and ``view_samples`` times sampled. Examples bring the
+patterns of a corpus (INTERSECT for "both", counting by key) into a vote whose other candidates all come from one
+zero-shot prompt.
+
 With ``more`` (adaptive consistency), a split vote asks for more: when the largest result group holds fewer than
 ``more_below`` candidates, ``more`` samples are drawn after the first ``n`` (one call, seeded after them, so the
 first call is the same as in a run without them) and the vote is taken again over every candidate. A clear vote
@@ -39,13 +45,16 @@ from typing import Any, ClassVar
 from ..confidence import estimate
 from ..db.render import STYLES, render_schema
 from ..errors import ConfigurationError, SqlweaveError
+from ..llm.base import Message
 from ..pipeline import State, check_options
+from ..retrieval.pool import load_pool
 from ..sql.rewrite import Holds
 from .candidate import Attempt, adopt, attempt, current_attempt, vote_groups
 from .choose import choose_between, review
 from .generate import generation_prompt
 from .repair import repair_attempt
 from .rewrite import rewrite_attempt, value_probe
+from .select_examples import default_pool_path, format_examples, skeleton_examples
 
 
 #: How :class:`SelfConsistency` settles a vote.
@@ -84,6 +93,10 @@ class SelfConsistency:
     views: tuple[str, ...] = ()
     #: Sampled candidates from each view, besides its greedy answer.
     view_samples: int = 0
+    #: Few-shot pairs shown in one more view, chosen by the answer's SQL skeleton (0: no such view).
+    examples: int = 0
+    #: The example pool of that view (a Spider-format train.json; ``None``: the settings' ``SQLWEAVE_EXAMPLES``).
+    examples_pool: str | None = None
     #: Samples drawn after the first ``n`` when the vote is split: its largest group holds fewer than
     #: ``more_below`` candidates (0: never).
     more: int = 0
@@ -95,7 +108,7 @@ class SelfConsistency:
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"n": 1, "max_tokens": 1, "margin": 0, "view_samples": 0, "support": 0.0,
-                                      "more": 0, "more_below": 0},
+                                      "more": 0, "more_below": 0, "examples": 0},
                       choices={"select": SELECTIONS},
                       between={"temperature": (0.0, 2.0), "only_below": (0.0, 1.0)},
                       optional=("only_below", "margin"))
@@ -177,16 +190,22 @@ class SelfConsistency:
         return found
 
     def _ask_views(self, state: State, texts: list[str]) -> None:
-        """Add to ``texts`` the answers of the question asked again with the schema shown in each of ``views``:
-        greedy, then ``view_samples`` samples (one call each, seeded as the vote's samples are, so that a run
-        with fewer samples repeats the calls of a run with more)."""
-        if not self.views:
-            return
-        shown = state.shown_schema
+        """Add to ``texts`` the answers of the question asked again with the schema shown in each of ``views``,
+        then with ``examples``: greedy, then ``view_samples`` samples (one call each, seeded as the vote's samples
+        are, so that a run with fewer samples repeats the calls of a run with more)."""
         for style in self.views:
-            prompt = generation_prompt(state, state.prompt_template or "zero_shot",
-                                       render_schema(shown, style, count=state.llm.count_tokens).text)
-            texts += state.complete(prompt, temperature=0.0, max_tokens=self.max_tokens).texts
-            for i in range(self.view_samples):
-                texts += state.complete(prompt, temperature=self.temperature, max_tokens=self.max_tokens,
-                                        seed=self.seed + i).texts
+            shown = render_schema(state.shown_schema, style, count=state.llm.count_tokens).text
+            self._ask(state, generation_prompt(state, state.prompt_template or "zero_shot", shown), texts)
+        if self.examples and state.rendered_schema is not None:
+            pool = load_pool(self.examples_pool or default_pool_path(state.resources.settings), state.resources)
+            query, chosen = skeleton_examples(state, pool, state.sql or "", self.examples)
+            state.note(examples=[e.question for e in chosen], examples_query=query)
+            self._ask(state, generation_prompt(state, "few_shot", state.rendered_schema.text,
+                                               examples=format_examples(chosen)), texts)
+
+    def _ask(self, state: State, prompt: list[Message], texts: list[str]) -> None:
+        """Add to ``texts`` the answers to ``prompt``: greedy, then ``view_samples`` samples."""
+        texts += state.complete(prompt, temperature=0.0, max_tokens=self.max_tokens).texts
+        for i in range(self.view_samples):
+            texts += state.complete(prompt, temperature=self.temperature, max_tokens=self.max_tokens,
+                                    seed=self.seed + i).texts

@@ -104,6 +104,28 @@ def test_views_are_told_apart_and_replayed_as_subsets(tmp_path: Path, singer_db:
     assert subsets["s4 + c1+2 + m1+2"]["right"] == 1  # the M-Schema answer makes it 4 against 3
 
 
+def test_the_examples_view_is_replayed_with_bests_weighing(tmp_path: Path, singer_db: Path) -> None:
+    few_shot = "CREATE TABLE singer (...)\nExamples from other databases:\n...\nQuestion: Who is the oldest singer?"
+    # groups of the whole vote: the youngest (answer + 2 samples = 3), the country (2 samples), the oldest (the
+    # few-shot view's greedy answer and its 2 samples = 3); the reviewer favours the oldest
+    vote = {"match": True, "notes": {"confidence": 0.5, "groups": [3, 3, 2], "selector": {"logp": [-9.0, -7.0, -9.0]}},
+            "calls": [call("CREATE TABLE singer (...)", YOUNGEST, YOUNGEST, COUNTRY, COUNTRY),
+                      call(few_shot, OLDEST), call(few_shot, OLDEST), call(few_shot, OLDEST),
+                      {"messages": [{"role": "user", "content": "SQL: ...\nQuestion:"}], "outputs": []}]}
+    views = load("vote_views")
+    assert views.view_of(vote["calls"][1]) == "e"
+    subsets = views.replay(write_run(tmp_path / "run", [vote]), spider(tmp_path, singer_db),
+                           subsets=views.EXAMPLE_SUBSETS)["subsets"]
+    best, greedy, full = subsets["s4 (best)"], subsets["s4 + e1"], subsets["s4 + e1+2 (+examples)"]
+    assert (best["right"], best["weighed_right"], best["oracle_ex"]) == (0, 0, 0.0)
+    # one few-shot answer scores 2 ln 1 - 7 = -7.0, below the youngest's 2 ln 3 - 9 = -6.8: the youngest stays
+    assert (greedy["right"], greedy["weighed_right"], greedy["oracle_ex"]) == (0, 0, 100.0)
+    # with its samples the oldest is as large as the youngest (3 and 3): a majority keeps the earlier group, the
+    # weighing takes the likelier
+    assert (full["right"], full["weighed_right"]) == (0, 1)
+    assert subsets["e1 (examples greedy instead)"]["right"] == 1 and full["generations_per_vote"] == 7
+
+
 def test_coder_scores_are_replayed_alone_per_token_and_with_the_reviewer(tmp_path: Path, singer_db: Path) -> None:
     create = "CREATE TABLE singer (...)\nQuestion: Who is the oldest singer?"
     # sizes [3, 1]; reviewer prefers the youngest by 1 nat, the coder the oldest by 6 nats (3 against 6 tokens)

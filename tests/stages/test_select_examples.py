@@ -147,3 +147,49 @@ def test_sql_skeleton_retrieval_uses_the_approximated_query(train: Path, singer_
     SelectExamples(pool=str(train), method="sql_skeleton", k=1)(state)
     assert questions(state) == ["What is the name of the oldest pet?"]
     assert "ORDER BY" in state._notes["query"]
+
+
+def test_sql_skeleton_retrieval_of_sql_that_does_not_parse_searches_by_the_question(train: Path,
+                                                                                      singer_db: Path) -> None:
+    # "SELECT FROM WHERE" has no skeleton; the question's words (average price) pick the shop example, where a
+    # search of the SQL skeletons with those words would match none of them.
+    state = make_state(singer_db, "What is the average price?", approx_sql="SELECT FROM WHERE (")
+    SelectExamples(pool=str(train), method="sql_skeleton", k=1)(state)
+    assert questions(state) == ["What is the average price of products?"]
+    assert state._notes["query"] == "What is the average price?"
+
+
+def test_a_vote_asks_again_with_examples_like_its_answer(train: Path, singer_db: Path) -> None:
+    """The examples view: pairs from other databases whose SQL skeleton is the answer's, in the few-shot prompt,
+    greedy then sampled; its answers join the vote."""
+    from sqlweave.pipeline import Pipeline
+    from sqlweave.presets import zero_shot
+    from sqlweave.stages.vote import SelfConsistency
+
+    answers = ["SELECT Name FROM singer ORDER BY Age ASC LIMIT 1",  # greedy: the youngest
+               "SELECT Name FROM singer ORDER BY Age ASC LIMIT 1", "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1",
+               "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1", "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1",
+               "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"]
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, examples=1, examples_pool=str(train),
+                                                               view_samples=2),))
+    llm = FakeLLM(answers)
+    answer = pipe.run("Who is the oldest singer?", Database.open(singer_db), llm)
+    assert answer.result.rows == (("Joe Sharp",),) and answer.trace[-1].notes["groups"] == [4, 2]
+    few_shot = llm.calls[2][0][-1].content
+    # the pet pair has the answer's skeleton; the pool's concert_singer pair (the question's database) is never shown
+    assert "Examples from other databases:" in few_shot and "What is the name of the oldest pet?" in few_shot
+    assert "How many singers are older than 30?" not in few_shot and "CREATE TABLE" in few_shot
+    assert answer.trace[-1].notes["examples"] == ["What is the name of the oldest pet?"]
+    assert [(c[1].temperature, c[1].seed) for c in llm.calls[2:]] == [(0.0, None), (0.8, 1), (0.8, 2)]
+
+
+def test_the_examples_addon_needs_a_vote_and_names_its_pool(train: Path) -> None:
+    from sqlweave.presets import EXAMPLES_K, build_pipeline
+    from sqlweave.stages.vote import SelfConsistency
+
+    votes = [s for s in build_pipeline("best+examples", examples=str(train)).stages if isinstance(s, SelfConsistency)]
+    assert votes and all(v.examples == EXAMPLES_K and v.examples_pool == str(train) for v in votes)
+    with pytest.raises(ConfigurationError, match="no vote stage"):
+        build_pipeline("zero-shot+examples", examples=str(train))
+    with pytest.raises(ConfigurationError, match="examples"):
+        SelfConsistency(examples=-1)
