@@ -4,7 +4,8 @@ A run of ``default`` or ``best`` keeps, for each voted question, the sampled ans
 one query of each result group. This rebuilds the groups exactly as the vote stage did (:func:`vote_candidates`,
 :func:`vote_groups`), scores each against Spider's gold result, and writes one JSON line per voted question: its
 groups in the stage's order, each with its size, the reviewer's log-probability of the question, whether it holds
-the answer before voting, its queries, and its result's shape and rows (at most 50). A selection rule can then be
+the answer before voting, its queries and how many tables the first reads, and its result's shape and rows (at
+most 50). A selection rule can then be
 tried on these lines in seconds, and fitted on a tuning ground without ever reading a held-out verdict.
 
     .venv/bin/python benchmarks/vote_features.py .eval-runs/rp-best-972 --out .eval-runs/features-dev-972.jsonl
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vote_oracle import SPIDER, STAGE, scored, spider_db, traces, vote_candidates  # noqa: E402
+from vote_oracle import SPIDER, STAGE, rebuilt_groups, scored, spider_db, tables_read, traces, vote_candidates  # noqa: E402
 
 #: Rows of a group's result kept for comparing results between groups.
 KEEP_ROWS = 50
@@ -31,14 +32,12 @@ def group_lines(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: A
     """The voted question of ``entry`` as one line: its groups and what is known of each, or ``None`` when the
     replay does not rebuild the stage's groups (a probe timed out, ...)."""
     from sqlweave.eval.runner import execution_match
-    from sqlweave.stages.candidate import vote_groups
 
     vote = next(s for s in entry["trace"] if s["stage"] == STAGE)
-    notes = vote["notes"]
-    logp = (notes.get("selector") or {}).get("logp") or []
+    logp = (vote["notes"].get("selector") or {}).get("logp") or []
     cands = vote_candidates(entry, vote, r, db)
-    groups = vote_groups(cands)
-    if [len(g) for g in groups] != notes.get("groups"):
+    groups = rebuilt_groups(vote, cands)
+    if groups is None:
         return None
     out = []
     for i, g in enumerate(groups):
@@ -48,7 +47,8 @@ def group_lines(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: A
         out.append({
             "size": len(g), "greedy": 0 in g, "logp": logp[i] if i < len(logp) else None,
             "right": bool(first.sql) and bool(execution_match(db, r["gold"], first.sql, gold_cache)[0]),
-            "sqls": [cands[j].sql for j in g], "columns": len(result.columns), "row_count": len(result.rows),
+            "sqls": [cands[j].sql for j in g], "tables": tables_read(first.sql), "columns": len(result.columns),
+            "row_count": len(result.rows),
             "truncated": result.truncated, "rows": [list(map(repr, row)) for row in result.rows[:KEEP_ROWS]],
         })
     return {"id": r["id"], "db_id": r["db_id"], "question": r["question"], "hardness": r["hardness"],

@@ -48,7 +48,7 @@ def traits(q: dict[str, Any]) -> tuple[list[dict[str, Any]], list[list[float]]]:
     """The reviewed groups of a voted question (those the selector could choose) and each one's traits."""
     groups = [g for g in q["groups"] if g["logp"] is not None] or q["groups"][:1]
     logps = [g["logp"] if g["logp"] is not None else 0.0 for g in groups]
-    tables = [len(re.findall(r"\b(?:FROM|JOIN)\s+\w", g["sqls"][0] or "", re.I)) for g in groups]
+    tables = [g["tables"] for g in groups]
     widths: Counter[int] = Counter()
     for g in q["groups"]:
         widths[g["columns"]] += g["size"]

@@ -84,6 +84,29 @@ def vote_candidates(entry: dict[str, Any], vote: dict[str, Any], r: dict[str, An
         candidate(text) for call in vote["calls"] for text in call.get("outputs", [])]
 
 
+def rebuilt_groups(vote: dict[str, Any], candidates: list[Any]) -> list[list[int]] | None:
+    """The result groups of a vote's ``candidates`` (as :func:`vote_candidates` rebuilds them), in the stage's
+    order; ``None`` when they are not the groups the run noted (a probe timed out, ...), so the vote is left out."""
+    from sqlweave.stages.candidate import vote_groups
+
+    groups = vote_groups(candidates)
+    return groups if [len(g) for g in groups] == vote["notes"].get("groups") else None
+
+
+def tables_read(sql: str | None) -> int:
+    """How many tables a query reads (each reference counted); a query sqlglot cannot read counts as none."""
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    from sqlweave.errors import SqlweaveError
+    from sqlweave.sql.validate import parse_one
+
+    try:
+        return len(list(parse_one(sql or "", "sqlite").find_all(exp.Table)))
+    except (SqlglotError, SqlweaveError):
+        return 0
+
+
 def replay_parser(doc: str | None) -> argparse.ArgumentParser:
     """The arguments of a script that replays one run's votes: the run folder, Spider's data, the JSON to write,
     and the confidence below which a vote is replayed (``None``: wherever the run voted)."""

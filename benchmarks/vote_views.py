@@ -30,12 +30,13 @@ result is read from the run's own vote, whose candidates every subset's are a pa
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vote_oracle import STAGE, answer_before, replay_parser, save, spider_db, traces, vote_state  # noqa: E402
+from vote_oracle import STAGE, answer_before, rebuilt_groups, replay_parser, save, spider_db, traces, vote_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,8 +97,6 @@ def view_of(call: dict[str, Any]) -> str:
 
 def replay(folder: Path, spider: Path, floor: float | None = None,
            subsets: dict[str, tuple[bool, int, dict[str, tuple[int, int]]]] = SUBSETS) -> dict[str, Any]:
-    import math
-
     from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.sql.quiet import reading_untrusted_text
     from sqlweave.stages.candidate import attempt, vote_groups
@@ -179,11 +178,9 @@ def result_scores(vote: dict[str, Any], candidates: list[Any]) -> dict[Any, floa
     """The reviewer's score of each result of a vote that reviewed every group (``candidates`` rebuilt in the
     stage's order), by the result's rows; ``None`` when the run did not review every group or its groups are not
     rebuilt."""
-    from sqlweave.stages.candidate import vote_groups
-
-    groups = vote_groups(candidates)
+    groups = rebuilt_groups(vote, candidates)
     logp = (vote["notes"].get("selector") or {}).get("logp") or []
-    if [len(g) for g in groups] != vote["notes"].get("groups") or len(logp) != len(groups):
+    if groups is None or len(logp) != len(groups):
         return None
     return {candidates[g[0]].rows_key(): lp for g, lp in zip(groups, logp)}
 

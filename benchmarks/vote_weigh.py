@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vote_oracle import STAGE, answer_before, replay_parser, save, spider_db, traces, vote_candidates  # noqa: E402
+from vote_oracle import (  # noqa: E402
+    STAGE, answer_before, rebuilt_groups, replay_parser, save, spider_db, tables_read, traces, vote_candidates,
+)
 
 ALPHAS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
 
@@ -55,28 +57,15 @@ PRIOR_ALPHA = 2.0
 def group_traits(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[dict[str, Any]] | None:
     """Each result group of the question's vote, in the stage's order (largest first): whether it is right,
     whether it holds the answer before voting, and how many tables its query reads."""
-    from sqlglot import exp
-    from sqlglot.errors import SqlglotError
-
-    from sqlweave.errors import SqlweaveError
     from sqlweave.eval.runner import execution_match
-    from sqlweave.sql.validate import parse_one
-    from sqlweave.stages.candidate import vote_groups
 
     vote = next(s for s in entry["trace"] if s["stage"] == STAGE)
     cands = vote_candidates(entry, vote, r, db)
-    groups = vote_groups(cands)
-    if [len(g) for g in groups] != vote["notes"].get("groups"):
-        return None  # the replay did not rebuild the stage's groups (a probe timed out, ...): left out
-
-    def tables(sql: str | None) -> int:
-        try:
-            return len(list(parse_one(sql or "", "sqlite").find_all(exp.Table)))
-        except (SqlglotError, SqlweaveError):  # a query sqlglot cannot read counts as reading none
-            return 0
-
+    groups = rebuilt_groups(vote, cands)
+    if groups is None:
+        return None
     return [{"right": bool(cands[g[0]].sql) and bool(execution_match(db, r["gold"], cands[g[0]].sql, gold_cache)[0]),
-             "greedy": 0 in g, "tables": tables(cands[g[0]].sql)} for g in groups]
+             "greedy": 0 in g, "tables": tables_read(cands[g[0]].sql)} for g in groups]
 
 
 def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozenset[str] = frozenset(),

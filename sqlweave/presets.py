@@ -189,14 +189,14 @@ PRESETS: dict[str, "Recipe | str"] = {
 OPTIONS = ("examples", "k", "organisation")
 
 
-def _add_values(pipe: Pipeline) -> Pipeline:
+def _add_values(pipe: Pipeline, **_: object) -> Pipeline:
     """Value selection before pruning (whose columns it then keeps) and before generation."""
     if any(s.name == "prune_schema" for s in pipe.stages):
         return pipe.insert_before("prune_schema", SelectValues())
     return pipe.insert_after("check_question", SelectValues())
 
 
-def _add_evidence(pipe: Pipeline) -> Pipeline:
+def _add_evidence(pipe: Pipeline, **_: object) -> Pipeline:
     """Generated evidence (RB-SQL) just before generation, on the schema the prompt shows."""
     if not any(s.name == "generate" for s in pipe.stages):
         raise ConfigurationError(f"pipeline {pipe.name!r} has no generate stage to write evidence for",
@@ -204,7 +204,7 @@ def _add_evidence(pipe: Pipeline) -> Pipeline:
     return pipe.insert_before("generate", GenerateEvidence())
 
 
-def _add_links(pipe: Pipeline) -> Pipeline:
+def _add_links(pipe: Pipeline, **_: object) -> Pipeline:
     """Schema links by meaning, on the schema the prompt shows, just before generation."""
     if not any(s.name == "render_schema" for s in pipe.stages):
         raise ConfigurationError(f"pipeline {pipe.name!r} has no render_schema stage whose schema words could link to",
@@ -221,7 +221,7 @@ def _with_generation(pipe: Pipeline, lacking: str, hint: str, asks: str | None =
     return pipe.replace_stage("generate", replace(generate, **changes))
 
 
-def _add_grammar(pipe: Pipeline) -> Pipeline:
+def _add_grammar(pipe: Pipeline, **_: object) -> Pipeline:
     """Generation held to the schema's query grammar (llama.cpp GBNF, in the spirit of PICARD)."""
     return _with_generation(pipe, "has no generate stage to constrain",
                             "Add +grammar to a preset that generates SQL from a prompt (default, rag, ...).", grammar=True)
@@ -238,11 +238,11 @@ def _with_votes(pipe: Pipeline, lacking: str, hint: str, floored: bool = False, 
     return pipe
 
 
-def _selecting(how: str, addon: str) -> Callable[[Pipeline], Pipeline]:
+def _selecting(how: str, addon: str) -> Callable[..., Pipeline]:
     """Close votes settled by the model (``how``: a :data:`~sqlweave.stages.vote.SELECTIONS` name) instead of
     by group size."""
 
-    def add(pipe: Pipeline) -> Pipeline:
+    def add(pipe: Pipeline, **_: object) -> Pipeline:
         return _with_votes(pipe, "has no vote stage whose choice the model could make",
                            f"Add +{addon} to a preset that votes (default, best, vote, ...).", select=how)
 
@@ -256,7 +256,7 @@ DIVERSE_VIEWS = ("compact", "mschema")
 DIVERSE_SAMPLES = 2
 
 
-def _diversify(pipe: Pipeline) -> Pipeline:
+def _diversify(pipe: Pipeline, **_: object) -> Pipeline:
     """Votes that also hear the question asked with the schema shown other ways (candidates diverse by design)."""
     return _with_votes(pipe, "has no vote stage to add candidates to",
                        "Add +diverse to a preset that votes (default, best, vote, ...).",
@@ -284,28 +284,29 @@ SPLIT_BELOW = 4
 SPLIT_SAMPLES = 4
 
 
-def _more_if_split(pipe: Pipeline) -> Pipeline:
+def _more_if_split(pipe: Pipeline, **_: object) -> Pipeline:
     """Votes that draw more samples when split (adaptive consistency)."""
     return _with_votes(pipe, "has no vote stage to draw more samples for",
                        "Add +more-if-split to a preset that votes (default, best, vote, ...).",
                        more=SPLIT_SAMPLES, more_below=SPLIT_BELOW)
 
 
-def _conventions(pipe: Pipeline) -> Pipeline:
+def _conventions(pipe: Pipeline, **_: object) -> Pipeline:
     """Generation (and the votes that sample its prompt) asked with SQL conventions among the instructions."""
     return _with_generation(pipe, "has no zero-shot generate stage to instruct",
                             "Add +conventions to a zero-shot preset (default, best, zero-shot, ...).",
                             asks="zero_shot", prompt="zero_shot_conventions")
 
 
-def _add_simplify(pipe: Pipeline) -> Pipeline:
+def _add_simplify(pipe: Pipeline, **_: object) -> Pipeline:
     """The question simplified by the model (Guo et al.) right after it is checked."""
     return pipe.insert_after("check_question", SimplifyQuestion())
 
 
 #: What ``+NAME`` adds to a preset (``"rag-ast+repair+correct"``): a stage appended after what is already there
 #: (correction stages), or a rule that places one (value selection, evidence and simplification go before
-#: generation).
+#: generation). A rule is called with the pipeline and :func:`build_pipeline`'s options, and, like a recipe,
+#: ignores the options it does not use.
 ADDONS: dict[str, "Stage | Callable[..., Pipeline]"] = {
     "repair": SchemaRepair(),
     "correct": ErrorCorrection(),
@@ -337,9 +338,6 @@ ADDONS: dict[str, "Stage | Callable[..., Pipeline]"] = {
     "examples": _examples_view,
 }
 
-#: Add-ons that take :func:`build_pipeline`'s options (an example pool).
-OPTIONED_ADDONS = frozenset({"examples"})
-
 
 def _extend(pipe: Pipeline, addon: str, spelled: str, options: Mapping[str, object]) -> Pipeline:
     try:
@@ -349,7 +347,7 @@ def _extend(pipe: Pipeline, addon: str, spelled: str, options: Mapping[str, obje
                                  hint=f"Stages a preset can be extended with: {', '.join(ADDONS)}.") from None
     if isinstance(rule, Stage):
         return with_stages(pipe, pipe.name, rule)
-    return rule(pipe, **options) if addon in OPTIONED_ADDONS else rule(pipe)
+    return rule(pipe, **options)
 
 
 def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vote_below: float | None = None,

@@ -126,6 +126,27 @@ def test_the_examples_view_is_replayed_with_bests_weighing(tmp_path: Path, singe
     assert subsets["e1 (examples greedy instead)"]["right"] == 1 and full["generations_per_vote"] == 7
 
 
+def test_a_votes_groups_are_written_with_their_traits(tmp_path: Path, singer_db: Path) -> None:
+    """benchmarks/vote_features.py: one line per rebuilt vote, a group per result, in the stage's order."""
+    from sqlweave.eval.runner import GoldCache
+
+    create = "CREATE TABLE singer (...)\nQuestion: Who is the oldest singer?"
+    votes = [{"match": False, "calls": [call(create, YOUNGEST, YOUNGEST, OLDEST)],
+              "notes": {"confidence": 0.5, "groups": [3, 1], "selector": {"logp": [-10.0, -8.5]}}},
+             {"match": False, "calls": [call(create, YOUNGEST, OLDEST, OLDEST)],  # the run noted other groups
+              "notes": {"confidence": 0.5, "groups": [3, 1], "selector": {"logp": [-1.0, -9.0]}}}]
+    run = write_run(tmp_path / "run", votes)
+    features, oracle = load("vote_features"), load("vote_oracle")
+    db = oracle.spider_db({}, spider(tmp_path, singer_db), "concert_singer")
+    results = {i: {**r, "hardness": "medium"} for i, r in oracle.scored(run).items()}
+    first, second = (features.group_lines(e, results[e["id"]], db, GoldCache()) for e in oracle.traces(run))
+    assert second is None
+    groups = first["groups"]
+    assert [(g["size"], g["greedy"], g["logp"], g["right"], g["tables"]) for g in groups] == [
+        (3, True, -10.0, False, 1), (1, False, -8.5, True, 1)]
+    assert groups[1]["rows"] == [["'Joe Sharp'"]] and first["candidates"] == 4 and first["failed"] == 0
+
+
 def test_coder_scores_are_replayed_alone_per_token_and_with_the_reviewer(tmp_path: Path, singer_db: Path) -> None:
     create = "CREATE TABLE singer (...)\nQuestion: Who is the oldest singer?"
     # sizes [3, 1]; reviewer prefers the youngest by 1 nat, the coder the oldest by 6 nats (3 against 6 tokens)
