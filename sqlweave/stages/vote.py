@@ -129,6 +129,8 @@ class SelfConsistency:
             if sure["confidence"] >= self.only_below:
                 state.note(skipped=True, **sure)
                 return
+        # chosen first: an unreadable pool is the user's to fix, so it fails the stage instead of costing one view
+        examples = self._examples(state)
         try:
             out = state.complete(state.prompt, n=self.n, temperature=self.temperature, max_tokens=self.max_tokens,
                                  seed=self.seed)
@@ -137,7 +139,7 @@ class SelfConsistency:
             return
         texts = list(out.texts)
         try:
-            self._ask_views(state, texts)
+            self._ask_views(state, texts, examples)
         except SqlweaveError as err:  # what was answered before the failure still votes
             sure["views_failed"] = f"{err.code}: {err.message}"
         holds = value_probe(state.db) if self.rewrite else None  # one set of answers for every sample
@@ -189,19 +191,26 @@ class SelfConsistency:
             found = [rewrite_attempt(state, c, holds)[0] for c in found]
         return found
 
-    def _ask_views(self, state: State, texts: list[str]) -> None:
+    def _examples(self, state: State) -> str | None:
+        """The prompt block of the ``examples`` pairs whose SQL skeleton is closest to the answer's, or ``None``
+        without an examples view (or a rendered schema to show them with)."""
+        if not self.examples or state.rendered_schema is None:
+            return None
+        pool = load_pool(self.examples_pool or default_pool_path(state.resources.settings), state.resources)
+        query, chosen = skeleton_examples(state, pool, state.sql or "", self.examples)
+        state.note(examples=[e.question for e in chosen], examples_query=query)
+        return format_examples(chosen)
+
+    def _ask_views(self, state: State, texts: list[str], examples: str | None) -> None:
         """Add to ``texts`` the answers of the question asked again with the schema shown in each of ``views``,
-        then with ``examples``: greedy, then ``view_samples`` samples (one call each, seeded as the vote's samples
-        are, so that a run with fewer samples repeats the calls of a run with more)."""
+        then with ``examples`` (a prompt block): greedy, then ``view_samples`` samples (one call each, seeded as
+        the vote's samples are, so that a run with fewer samples repeats the calls of a run with more)."""
         for style in self.views:
             shown = render_schema(state.shown_schema, style, count=state.llm.count_tokens).text
             self._ask(state, generation_prompt(state, state.prompt_template or "zero_shot", shown), texts)
-        if self.examples and state.rendered_schema is not None:
-            pool = load_pool(self.examples_pool or default_pool_path(state.resources.settings), state.resources)
-            query, chosen = skeleton_examples(state, pool, state.sql or "", self.examples)
-            state.note(examples=[e.question for e in chosen], examples_query=query)
-            self._ask(state, generation_prompt(state, "few_shot", state.rendered_schema.text,
-                                               examples=format_examples(chosen)), texts)
+        if examples is not None and state.rendered_schema is not None:
+            self._ask(state, generation_prompt(state, "few_shot", state.rendered_schema.text, examples=examples),
+                      texts)
 
     def _ask(self, state: State, prompt: list[Message], texts: list[str]) -> None:
         """Add to ``texts`` the answers to ``prompt``: greedy, then ``view_samples`` samples."""

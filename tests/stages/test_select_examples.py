@@ -193,3 +193,19 @@ def test_the_examples_addon_needs_a_vote_and_names_its_pool(train: Path) -> None
         build_pipeline("zero-shot+examples", examples=str(train))
     with pytest.raises(ConfigurationError, match="examples"):
         SelfConsistency(examples=-1)
+
+
+def test_an_unreadable_pool_fails_the_vote_with_its_reason(tmp_path: Path, singer_db: Path) -> None:
+    """A pool that cannot be read is the user's to fix: the answer carries the typed error instead of a vote held
+    without its examples view."""
+    from sqlweave.pipeline import Pipeline
+    from sqlweave.presets import zero_shot
+    from sqlweave.stages.vote import SelfConsistency
+
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, examples=1,
+                                                               examples_pool=str(tmp_path / "missing.json")),))
+    llm = FakeLLM(["SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"] * 3)
+    answer = pipe.run("Who is the oldest singer?", Database.open(singer_db), llm)
+    assert not answer.ok and isinstance(answer.error, ConfigurationError)
+    assert "cannot read examples from" in answer.error.message and "missing.json" in answer.error.message
+    assert len(llm.calls) == 1  # no sample was drawn for a vote that could not be held
