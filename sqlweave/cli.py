@@ -244,7 +244,9 @@ def _answer(engine: "Engine", question: str, *, as_json: bool, trace: bool, as_c
     answer.raise_for_error()
 
 
-ExamplesOption = typer.Option(None, "--examples", help="Example pool for rag presets (Spider-format train.json).")
+ExamplesOption = typer.Option(
+    None, "--examples", exists=True, dir_okay=False, help="Example pool for presets with few-shot examples (a "
+    "Spider-format train.json; default: $SQLWEAVE_EXAMPLES, else the bundled Spider training pairs).")
 SchemaBudgetOption = typer.Option(
     None, "--schema-budget", min=1, help="Most tokens of schema a prompt shows (default: what the model's context "
     "leaves). A larger schema is fitted by retrieval; 2048 is much faster on hundreds of tables on a CPU.")
@@ -1007,17 +1009,18 @@ def examples_list(as_json: bool = typer.Option(False, "--json")) -> None:
 
 
 @examples_app.command("build")
-def examples_build(
-    examples: Path = typer.Option(..., "--examples", help="A Spider-format train.json (db_id, question, query)."),
-) -> None:
-    """Derive and cache the skeletons and normalised SQL of a training file (incremental: new pairs only)."""
+def examples_build(examples: Optional[Path] = ExamplesOption) -> None:
+    """Derive and cache the skeletons and normalised SQL of a training file (incremental: new pairs only), and
+    build its indexes."""
     from .retrieval.pool import ExamplePool
+    from .stages.select_examples import default_pool_path
 
     with _errors():
+        examples = examples or default_pool_path()
         with Progress(TextColumn("[bold]deriving examples"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeRemainingColumn(), console=err_console) as bar:
             task = bar.add_task("pool", total=None)
-            pool = ExamplePool.from_spider(examples, progress=lambda i, n: bar.update(task, completed=i, total=n))
+            pool = ExamplePool.from_file(examples, progress=lambda i, n: bar.update(task, completed=i, total=n))
             for field in ("question", "question_skeleton", "sql_skeleton"):
                 pool.index(field)
         _say(f"{len(pool)} examples ready ({sum(e.source == 'user' for e in pool.examples)} of them yours)")
@@ -1025,7 +1028,7 @@ def examples_build(
 
 @examples_app.command("simplify")
 def examples_simplify(
-    examples: Path = typer.Option(..., "--examples", help="A Spider-format train.json (db_id, question, query)."),
+    examples: Optional[Path] = ExamplesOption,
     model: str = ModelOption,
     limit: Optional[int] = typer.Option(None, "--limit", min=0, help="Simplify at most this many questions now."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -1036,11 +1039,13 @@ def examples_simplify(
     """
     from .retrieval.pool import load_pool
     from .retrieval.simplified import simplified_file
+    from .stages.select_examples import default_pool_path
     from .stages.simplify import simplify_pool
 
     with _errors():
+        pool_file = examples or default_pool_path()
         llm = _build_llm(model, cache=True, base_url=None, api_key=None, quiet=quiet)
-        pool = load_pool(examples)
+        pool = load_pool(pool_file)
         with Progress(TextColumn("[bold]simplifying questions"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TimeRemainingColumn(), console=err_console, disable=quiet) as bar:
             task = bar.add_task("simplify", total=None)

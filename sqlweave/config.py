@@ -24,7 +24,8 @@ class Settings:
     Attributes:
         cache_dir: data that lasts (weights, response cache, value indexes, conversations, user examples).
         model_dir: assembled model weights (``$SQLWEAVE_MODEL_DIR``, else ``<cache_dir>/models``).
-        examples: the default example pool, a Spider-format train.json (``$SQLWEAVE_EXAMPLES``).
+        examples: the default example pool, a Spider-format train.json (``$SQLWEAVE_EXAMPLES``; when unset,
+            pipelines use the pool sqlweave ships).
         embed_model: a sentence-transformers model folder to use instead of the bundled MiniLM
             (``$SQLWEAVE_EMBED_MODEL``).
         prompt_states: keep the embedded model's evaluated prompt prefixes on disk, so a new process answers a

@@ -271,7 +271,7 @@ EXAMPLES_SAMPLES = 2
 
 def _examples_view(pipe: Pipeline, examples: str | None = None, **_: object) -> Pipeline:
     """Votes that also hear the question asked with few-shot examples like the answer (from ``examples``, a
-    Spider-format train.json; default: the settings' pool, checked now so that a missing one fails before a run)."""
+    Spider-format train.json; default: the settings' pool, else the bundled one)."""
     return _with_votes(pipe, "has no vote stage to add candidates to",
                        "Add +examples to a preset that votes (default, best, vote, ...).",
                        examples=EXAMPLES_K, examples_pool=str(examples or default_pool_path()),
@@ -334,7 +334,7 @@ ADDONS: dict[str, "Stage | Callable[..., Pipeline]"] = {
     "diverse": _diversify,
     # Adaptive consistency: a split vote draws 4 more samples.
     "more-if-split": _more_if_split,
-    # A few-shot view in the vote: examples whose SQL skeleton is like the answer's (needs an example pool).
+    # A few-shot view in the vote: examples whose SQL skeleton is like the answer's (from the example pool).
     "examples": _examples_view,
 }
 

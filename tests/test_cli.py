@@ -54,8 +54,9 @@ def test_pipeline_mistakes_fail_before_any_model_loads(singer_db: Path, monkeypa
     monkeypatch.delenv("SQLWEAVE_EXAMPLES", raising=False)
     r = runner.invoke(app, ["ask", "--db", str(singer_db), "-p", "nope", "How many singers?"])
     assert r.exit_code == 2 and "unknown pipeline" in r.output
-    r = runner.invoke(app, ["ask", "--db", str(singer_db), "-p", "rag", "How many singers?"])
-    assert r.exit_code == 2 and "no example pool" in r.output and "--examples" in r.output
+    r = runner.invoke(app, ["ask", "--db", str(singer_db), "-p", "rag", "--examples", "no-such-pool.json",
+                            "How many singers?"])
+    assert r.exit_code == 2 and "'no-such-pool.json' does not exist" in r.output
 
 
 def test_chat_session_follow_up_history_and_resume(singer_db: Path, monkeypatch) -> None:

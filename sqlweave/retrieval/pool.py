@@ -1,7 +1,8 @@
 """The example pool: question/SQL pairs with their question skeletons, SQL skeletons and normalised SQL.
 
 Built from a Spider-format training file (``train.json`` with ``tables.json`` beside it for
-the schema names to mask) and from pairs a user adds. Derived fields are cached on disk,
+the schema names to mask), or from the bundle sqlweave ships (:data:`BUNDLED_POOL`, Spider's 7,000 training pairs
+already derived), and from pairs a user adds. Derived fields are cached on disk,
 one line per example keyed by a hash of its inputs (and :data:`POOL_VERSION`), so adding
 examples recomputes only the new ones. BM25 indexes over questions, question skeletons and
 SQL skeletons are built on first use; so are the dense index over question skeletons
@@ -20,6 +21,7 @@ normalised ASTs used for AST re-ranking (:meth:`ExamplePool.normalized_tree`).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import threading
@@ -50,6 +52,11 @@ DERIVED_CHECKPOINT = 200
 #: 2: ``normalized_sql`` added; double-quoted values and possessives handled in question skeletons.
 POOL_VERSION = 2
 FIELDS = ("question", "question_skeleton", "sql_skeleton")
+#: The pool sqlweave ships: Spider 1.0's ``train_spider`` pairs (Yu et al. 2018, CC BY-SA 4.0; see
+#: ``sqlweave/data/SPIDER-LICENSE.md``), derived at :data:`POOL_VERSION` by ``scripts/bundle_pool.py``.
+BUNDLED_POOL = Path(__file__).resolve().parent.parent / "data" / "spider-train-pool.json.gz"
+#: The columns of a bundle's rows.
+BUNDLE_FIELDS = ("question", "sql", "db_id", "question_skeleton", "sql_skeleton", "normalized_sql")
 DENSE_FIELDS = ("question_skeleton", "question")
 
 
@@ -140,38 +147,40 @@ class ExamplePool:
         if tables_file.exists():
             for db in json.loads(tables_file.read_text(encoding="utf-8")):
                 names[db["db_id"]] = list(db["table_names_original"]) + [c for _, c in db["column_names_original"] if c != "*"]
-        cache = settings.cache_dir / "pool" / "derived.jsonl"
-        known: dict[str, PoolExample] = {}
-        if cache.exists():
-            for line in cache.read_text(encoding="utf-8").splitlines():
-                try:
-                    row = json.loads(line)
-                    key = row.pop("key")
-                    known[key] = PoolExample(**row)
-                except (ValueError, TypeError, KeyError):
-                    continue
-        examples: list[PoolExample] = []
-        fresh: list[tuple[str, PoolExample]] = []
+        items = [item for item in data if isinstance(item, dict) and {"db_id", "question", "query"} <= item.keys()]
+        return cls._assemble(_derive_cached(items, names, settings, progress), names, settings, include_user)
 
-        def save() -> None:  # derived examples join the cache file as they come: an interrupted build keeps them
-            append_jsonl(cache, ({"key": k, **asdict(ex)} for k, ex in fresh))
-            fresh.clear()
+    @classmethod
+    def from_bundle(cls, path: str | Path = BUNDLED_POOL, *, progress: Callable[[int, int], None] | None = None,
+                    include_user: bool = True, settings: Settings | None = None) -> "ExamplePool":
+        """Load a bundle written by :func:`write_bundle` (by default the one sqlweave ships). Its derived fields are
+        used as they are when it was written at this :data:`POOL_VERSION`, else derived again (and cached)."""
+        settings = settings if settings is not None else Settings.from_env()
+        try:
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                data = json.load(fh)
+            version, names = data["pool_version"], {str(k): list(v) for k, v in data["names"].items()}
+            rows = [dict(zip(BUNDLE_FIELDS, row, strict=True)) for row in data["examples"]]
+        except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as err:
+            raise ConfigurationError(f"cannot read the example bundle {path}: {err}",
+                                     hint="Reinstall sqlweave, or pass --examples PATH/TO/train.json.") from err
+        if version == POOL_VERSION:
+            examples = [PoolExample(**row) for row in rows]
+        else:  # written by an older sqlweave: derive again from the pairs
+            items = [{"question": r["question"], "query": r["sql"], "db_id": r["db_id"]} for r in rows]
+            examples = _derive_cached(items, names, settings, progress)
+        return cls._assemble(examples, names, settings, include_user)
 
-        for i, item in enumerate(data):
-            if not isinstance(item, dict) or not {"db_id", "question", "query"} <= item.keys():
-                continue
-            k = _key(item["question"], item["query"], item["db_id"])
-            ex = known.get(k)
-            if ex is None:
-                ex = derive(item["question"], item["query"], item["db_id"], names.get(item["db_id"], []))
-                fresh.append((k, ex))
-                if len(fresh) >= DERIVED_CHECKPOINT:
-                    save()
-            examples.append(ex)
-            if progress:
-                progress(i + 1, len(data))
-        if fresh:
-            save()
+    @classmethod
+    def from_file(cls, path: str | Path, *, progress: Callable[[int, int], None] | None = None,
+                  include_user: bool = True, settings: Settings | None = None) -> "ExamplePool":
+        """:meth:`from_bundle` for a ``.json.gz`` bundle, else :meth:`from_spider`."""
+        load = cls.from_bundle if str(path).endswith(".json.gz") else cls.from_spider
+        return load(path, progress=progress, include_user=include_user, settings=settings)
+
+    @classmethod
+    def _assemble(cls, examples: list[PoolExample], names: dict[str, list[str]], settings: Settings,
+                  include_user: bool) -> "ExamplePool":
         pool = cls(examples, user_file=user_pool_file(settings))
         pool.names = names
         if include_user:
@@ -294,6 +303,55 @@ class ExamplePool:
         return len(self.examples)
 
 
+def _derive_cached(items: list[dict], names: dict[str, list[str]], settings: Settings,
+                   progress: Callable[[int, int], None] | None = None) -> list[PoolExample]:
+    """The derived examples of ``items`` (db_id, question, query), reusing the ones cached in ``settings``' cache
+    directory and appending the new ones to it as they come (an interrupted build keeps them)."""
+    cache = settings.cache_dir / "pool" / "derived.jsonl"
+    known: dict[str, PoolExample] = {}
+    if cache.exists():
+        for line in cache.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+                key = row.pop("key")
+                known[key] = PoolExample(**row)
+            except (ValueError, TypeError, KeyError):
+                continue
+    examples: list[PoolExample] = []
+    fresh: list[tuple[str, PoolExample]] = []
+
+    def save() -> None:
+        append_jsonl(cache, ({"key": k, **asdict(ex)} for k, ex in fresh))
+        fresh.clear()
+
+    for i, item in enumerate(items):
+        k = _key(item["question"], item["query"], item["db_id"])
+        ex = known.get(k)
+        if ex is None:
+            ex = derive(item["question"], item["query"], item["db_id"], names.get(item["db_id"], []))
+            fresh.append((k, ex))
+            if len(fresh) >= DERIVED_CHECKPOINT:
+                save()
+        examples.append(ex)
+        if progress:
+            progress(i + 1, len(items))
+    if fresh:
+        save()
+    return examples
+
+
+def write_bundle(pool: ExamplePool, path: str | Path, *, source: str, license: str) -> int:
+    """Write ``pool``'s training examples (not the user's) and schema names as a gzipped bundle that
+    :meth:`ExamplePool.from_bundle` reads without deriving anything; returns how many examples it holds."""
+    rows = [[getattr(ex, f) for f in BUNDLE_FIELDS] for ex in pool.examples if ex.source != "user"]
+    payload = {"pool_version": POOL_VERSION, "source": source, "license": license, "fields": list(BUNDLE_FIELDS),
+               "names": {db: pool.names[db] for db in sorted({r[2] for r in rows}) if db in pool.names},
+               "examples": rows}
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+    Path(path).write_bytes(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0))  # same pairs, same bytes
+    return len(rows)
+
+
 def user_pool_file(settings: Settings | None = None) -> Path:
     """Where the user's own examples are kept (one JSON line each): ``<cache_dir>/pool/user.jsonl``."""
     return (settings if settings is not None else Settings.from_env()).cache_dir / "pool" / "user.jsonl"
@@ -350,7 +408,7 @@ def load_pool(train_file: str | Path, resources: "Resources | None" = None) -> E
     res = resources if resources is not None else shared_resources()
 
     def build() -> ExamplePool:
-        pool = ExamplePool.from_spider(train_file, settings=res.settings)
+        pool = ExamplePool.from_file(train_file, settings=res.settings)
         pool.attach_simplified(load_simplified(simplified_file(res.settings)))
         return pool
 

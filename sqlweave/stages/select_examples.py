@@ -22,7 +22,7 @@ from typing import Callable, ClassVar
 from ..config import Settings
 from ..errors import ConfigurationError, SqlweaveError
 from ..pipeline import State
-from ..retrieval.pool import ExamplePool, PoolExample, load_pool
+from ..retrieval.pool import BUNDLED_POOL, ExamplePool, PoolExample, load_pool
 from ..retrieval.question_skeleton import question_skeleton
 from ..sql.normalize import normalize_ast
 from ..sql.similarity import ast_similarity
@@ -32,15 +32,18 @@ METHODS = ("bm25", "question_skeleton", "sql_skeleton", "ast_rerank", "dense_ske
 
 
 def default_pool_path(settings: Settings | None = None) -> Path:
-    """The example pool the settings name (``$SQLWEAVE_EXAMPLES``), or a :class:`ConfigurationError` that says how
-    to give one."""
+    """The example pool the settings name (``$SQLWEAVE_EXAMPLES``), else the one sqlweave ships
+    (:data:`~sqlweave.retrieval.pool.BUNDLED_POOL`, Spider's training pairs); a :class:`ConfigurationError` that says
+    how to give one when neither is there."""
     path = (settings if settings is not None else Settings.from_env()).examples
-    if path is None:
-        raise ConfigurationError(
-            "no example pool given",
-            hint="Pass --examples PATH/TO/train.json (Spider format), or set SQLWEAVE_EXAMPLES.",
-        )
-    return path
+    if path is not None:
+        return path
+    if BUNDLED_POOL.is_file():
+        return BUNDLED_POOL
+    raise ConfigurationError(
+        "no example pool given, and the bundled one is missing from this installation",
+        hint="Pass --examples PATH/TO/train.json (Spider format), set SQLWEAVE_EXAMPLES, or reinstall sqlweave.",
+    )
 
 
 ORGANISATIONS = ("pairs", "skeleton", "masked")

@@ -95,7 +95,8 @@ class SelfConsistency:
     view_samples: int = 0
     #: Few-shot pairs shown in one more view, chosen by the answer's SQL skeleton (0: no such view).
     examples: int = 0
-    #: The example pool of that view (a Spider-format train.json; ``None``: the settings' ``SQLWEAVE_EXAMPLES``).
+    #: The example pool of that view (a Spider-format train.json or a bundle; ``None``: the settings'
+    #: ``SQLWEAVE_EXAMPLES``, else the bundled pool).
     examples_pool: str | None = None
     #: Samples drawn after the first ``n`` when the vote is split: its largest group holds fewer than
     #: ``more_below`` candidates (0: never).

@@ -91,8 +91,14 @@ def test_rag_pipeline_puts_examples_in_the_prompt(train: Path, singer_db: Path) 
     assert notes["pool_size"] == 5 and len(notes["examples"]) == 2
 
 
-def test_rag_without_a_pool_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_rag_without_a_pool_given_retrieves_from_the_bundled_one(monkeypatch: pytest.MonkeyPatch,
+                                                                   tmp_path: Path) -> None:
+    from sqlweave.retrieval.pool import BUNDLED_POOL
+    from sqlweave.stages import select_examples
+
     monkeypatch.delenv("SQLWEAVE_EXAMPLES", raising=False)
+    assert next(s.pool for s in build_pipeline("rag").stages if s.name == "select_examples") == str(BUNDLED_POOL)
+    monkeypatch.setattr(select_examples, "BUNDLED_POOL", tmp_path / "gone.json.gz")  # an installation without it
     with pytest.raises(ConfigurationError, match="no example pool") as info:
         build_pipeline("rag")
     assert "--examples" in info.value.hint

@@ -64,8 +64,18 @@ def test_cli_build_derives_and_caches_a_training_file(tmp_path: Path) -> None:
     assert len(lines) == 5
     runner.invoke(app, ["examples", "build", "--examples", str(train)])
     assert cache.read_text().splitlines() == lines  # nothing derived twice
-    missing = runner.invoke(app, ["examples", "build", "--examples", str(tmp_path / "nope.json")])
-    assert missing.exit_code == 2 and "cannot read examples" in missing.output
+    missing = runner.invoke(app, ["examples", "build", "--examples", "no-such-train.json"])
+    assert missing.exit_code == 2 and "'no-such-train.json' does not exist" in missing.output
+    (tmp_path / "bad.json").write_text("{oops")
+    bad = runner.invoke(app, ["examples", "build", "--examples", str(tmp_path / "bad.json")])
+    assert bad.exit_code == 2 and "cannot read examples" in bad.output
+
+
+def test_cli_build_without_a_file_readies_the_bundled_pool(monkeypatch) -> None:
+    monkeypatch.delenv("SQLWEAVE_EXAMPLES", raising=False)
+    r = CliRunner().invoke(app, ["examples", "build"])
+    assert r.exit_code == 0 and "7000 examples ready (0 of them yours)" in r.output
+    assert not (user_pool_file().parent / "derived.jsonl").exists()  # shipped derived
 
 
 def test_an_example_added_after_an_interrupted_write_is_kept() -> None:

@@ -51,15 +51,12 @@ def test_all_candidates_failing_keeps_the_error_and_zero_confidence(singer_db: P
     assert not answer.ok and answer.agreement == 0.0
 
 
-def test_ensemble_preset_needs_a_pool_and_says_so_when_built(monkeypatch) -> None:
-    import pytest
-
-    from sqlweave.errors import ConfigurationError
+def test_ensemble_preset_takes_the_bundled_pool_or_the_one_given(monkeypatch) -> None:
+    from sqlweave.retrieval.pool import BUNDLED_POOL
 
     monkeypatch.delenv("SQLWEAVE_EXAMPLES", raising=False)
-    with pytest.raises(ConfigurationError, match="no example pool") as err:
-        build_pipeline("ensemble")
-    assert "--examples" in err.value.hint
+    stage = build_pipeline("ensemble").stages[-2]
+    assert {s.pool for p in stage.pipelines for s in p.stages if s.name == "select_examples"} == {str(BUNDLED_POOL)}
     stage = build_pipeline("ensemble", examples="train.json").stages[-2]
     assert stage.name == "ensemble" and stage.variants == ("pruned+repair", "rag-simplify+repair")
     pools = {s.pool for p in stage.pipelines for s in p.stages if s.name == "select_examples"}
