@@ -87,6 +87,10 @@ def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | N
         unqualified = f" ({recorded.unqualified} traced without their options)" if recorded.unqualified else ""
         _say(f"{len(recorded)} recorded model calls to answer from {', '.join(map(str, replay))}{unqualified}",
              style="dim", err=True)
+        if recorded.costless:
+            _say(f"{recorded.costless} of them were answered from the recorded run's cache and kept no first cost: "
+                 "this run's seconds count them as free (compare seconds with the recorded run's own results)",
+                 err=True)
     if load:
         _load_local(llm, quiet=quiet)
     return llm

@@ -113,6 +113,9 @@ class RecordedLLM(WrappedLLM):
         self._by_messages_only = False  # a recording without its questions: scoring calls by messages alone
         #: recorded calls whose trace kept no options (runs from before traces kept them): matched without
         self.unqualified = 0
+        #: recorded calls the recorded run answered from its cache, with no first cost kept: replayed, they cost
+        #: what that lookup took (a run's seconds then leave out what they first cost)
+        self.costless = 0
         for path in traces:
             for file in trace_files(path):
                 self._read(file)
@@ -129,17 +132,19 @@ class RecordedLLM(WrappedLLM):
                 calls = [(c["messages"], tuple(str(o) for o in c["outputs"]),
                           Usage(int(c.get("prompt_tokens") or 0), int(c.get("completion_tokens") or 0)),
                           # what the answer first cost (traces before cost_seconds: the call's own time)
-                          float(c.get("cost_seconds") or c.get("seconds") or 0.0), c.get("options"))
+                          float(c.get("cost_seconds") or c.get("seconds") or 0.0), c.get("options"),
+                          c.get("cost_seconds") is None and bool(c.get("cached")))
                          for s in stages for c in s.get("calls", [])]
-                if not all(o is None or isinstance(o, dict) for *_, o in calls):
+                if not all(o is None or isinstance(o, dict) for *_, o, _ in calls):
                     raise TypeError("options")
             except (ValueError, KeyError, TypeError) as err:
                 raise ConfigurationError(f"{file}, line {number}: not a recorded trace ({type(err).__name__})",
                                          hint="Give the traces an evaluation wrote (sqlweave eval --out).") from None
-            for messages, outputs, usage, seconds, options in calls:
+            for messages, outputs, usage, seconds, options, costless in calls:
                 if not outputs or not all(o.strip() for o in outputs):
                     continue  # a failed call was recorded with no answer: nothing to replay
                 self._calls += 1
+                self.costless += costless
                 if options is not None:  # asked for exactly so: the key holds the options (a scored text among them)
                     keys = [call_key(messages, len(outputs), None, options)]
                 else:

@@ -198,6 +198,21 @@ def test_a_cached_call_is_replayed_at_what_it_first_cost(tmp_path: Path) -> None
     assert RecordedLLM(FakeLLM(), [tmp_path / "run"]).complete([Message("user", "q")]).cost_seconds == 9.0
 
 
+def test_cache_hits_recorded_without_their_first_cost_are_counted_and_named(tmp_path: Path) -> None:
+    """A run that was itself answered from a cache, by traces from before they kept costs: its calls replay at the
+    lookup's seconds, so the replay says its time figures count them as free."""
+    lost = dict(_call("q", ["SELECT 1"]), seconds=0.0003, cached=True)  # no cost_seconds
+    kept = dict(_call("r", ["SELECT 2"]), seconds=0.0003, cached=True, cost_seconds=4.0)
+    live = dict(_call("s", ["SELECT 3"]), seconds=2.0)  # asked of the model then: its own time is its cost
+    _trace(tmp_path / "run", [lost, kept, live])
+    llm = RecordedLLM(FakeLLM(), [tmp_path / "run"])
+    assert llm.costless == 1 and llm.complete([Message("user", "q")]).cost_seconds == 0.0003
+    r = CliRunner().invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(_tiny_dataset(tmp_path)),
+                                 "--model", "fake", "--pipeline", "zero-shot", "--limit", "1",
+                                 "--replay", str(tmp_path / "run"), "--out", str(tmp_path / "out")])
+    assert "1 of them were answered from the recorded run's cache and kept no first cost" in " ".join(r.output.split())
+
+
 def test_traces_keep_each_calls_options_and_first_cost(tmp_path: Path) -> None:
     ds = load_spider(_tiny_dataset(tmp_path), "dev")
     run_eval(ds, ds.examples[:1], build_pipeline("best", vote_below=1.0), FakeLLM(responder=_answer), tmp_path / "r")
