@@ -64,9 +64,10 @@ def format_examples(examples: list[PoolExample], organisation: str = "pairs") ->
 
 
 def other_databases(state: State) -> Callable[[PoolExample], bool]:
-    """Which pool pairs to pass over for ``state``'s question: those of its own database (never show the answer)."""
+    """Which pool pairs to pass over for ``state``'s question: the training pairs of its own database (never show
+    the answer). The pairs a user added for that database are kept: they were written to be shown for it."""
     same_db = state.schema.name.lower()
-    return lambda e: e.db_id.lower() == same_db
+    return lambda e: e.db_id.lower() == same_db and e.source != "user"
 
 
 def skeleton_examples(state: State, pool: ExamplePool, sql: str, k: int) -> tuple[str, list[PoolExample]]:

@@ -30,6 +30,28 @@ def test_api_adds_a_checked_example_that_a_loaded_pool_sees(singer_db: Path, tmp
     assert any(e.source == "user" for e in ExamplePool.from_spider(train).examples)
 
 
+def test_a_pair_added_for_a_database_is_shown_for_its_questions_and_its_training_pairs_are_not(
+        singer_db: Path, tmp_path: Path) -> None:
+    """Training pairs of the question's own database are passed over (they could hold its answer); the user's own
+    pairs for that database are what they were added for."""
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps([
+        {"db_id": "concert_singer", "question": "Which singers are from France?",
+         "query": "SELECT Name FROM singer WHERE Country = 'France'"},
+        {"db_id": "pets", "question": "Which pets are from France?", "query": "SELECT name FROM pets WHERE origin = 'France'"},
+    ]))
+    llm = FakeLLM(["SELECT Name FROM singer WHERE Country = 'Netherlands'"])
+    from sqlweave.presets import build_pipeline
+
+    engine = sqlweave.connect(singer_db, llm=llm, pipeline=build_pipeline("rag", examples=str(train)), cache=False)
+    engine.add_example("Which singers are Dutch?", "SELECT Name FROM singer WHERE Country = 'Netherlands'")
+    answer = engine.ask("Which singers are from the Netherlands?")
+    assert answer.ok
+    shown = next(e for e in answer.trace if e.stage == "select_examples").notes["examples"]
+    assert "Which singers are Dutch?" in shown and "Which pets are from France?" in shown
+    assert "Which singers are from France?" not in shown
+
+
 @pytest.mark.parametrize(("sql", "error"), [
     ("DELETE FROM singer", RefusedStatementError),
     ("SELECT nme FROM singer", SchemaError),
