@@ -31,6 +31,8 @@ class Settings:
         prompt_states: keep the embedded model's evaluated prompt prefixes on disk, so a new process answers a
             database it asked before without evaluating its schema again (``$SQLWEAVE_PROMPT_STATES=0`` turns
             it off).
+        user_examples: show the question/SQL pairs the user added (``sqlweave examples add``, feedback) beside
+            the example pool's; an evaluation turns this off, so a benchmark's prompts never hold pairs a user wrote.
     """
 
     cache_dir: Path
@@ -38,6 +40,7 @@ class Settings:
     examples: Path | None = None
     embed_model: Path | None = None
     prompt_states: bool = True
+    user_examples: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":

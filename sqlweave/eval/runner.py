@@ -17,7 +17,7 @@ import statistics
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
@@ -394,6 +394,19 @@ class ResultStore:
             self.done[result.id] = result
 
 
+def evaluation_resources() -> "Resources":
+    """Resources for one evaluation run: the shared settings without the user's own example pairs, and the
+    shared models in memory (so no weights load twice).
+
+    >>> evaluation_resources().settings.user_examples
+    False
+    """
+    from ..resources import Resources, shared_resources
+
+    shared = shared_resources()
+    return Resources(replace(shared.settings, user_examples=False), models=shared.models)
+
+
 def run_eval(
     dataset: Dataset,
     examples: Iterable[Example],
@@ -409,13 +422,17 @@ def run_eval(
 ) -> list[QuestionResult]:
     """Answer and score every example not already in ``out``; return all results in example order.
 
-    ``resources`` holds what the pipeline loads once for the whole run (example pool, value indexes, embedders;
-    default: :func:`~sqlweave.resources.shared_resources`)."""
+    ``resources`` holds what the pipeline loads once for the whole run (example pool, value indexes, embedders).
+    By default they are the run's own, sharing the models in memory of
+    :func:`~sqlweave.resources.shared_resources` but not the pairs a user added to the example pool: a benchmark's
+    prompts show only the benchmark's training pairs, whatever the user taught sqlweave."""
+    resources = resources if resources is not None else evaluation_resources()
     todo_all = list(examples)
     store = ResultStore(out, {"dataset": dataset.name, "pipeline": pipeline.name, "model": llm.model_id,
                               "questions": len(todo_all), "created": time.strftime("%Y-%m-%d %H:%M:%S"),
                               # every stage with its options (example pool, pruning method, rounds...)
-                              "stages": [repr(s) for s in pipeline.stages], **(meta or {})}, pipeline.stages)
+                              "stages": [repr(s) for s in pipeline.stages],
+                              "user_examples": resources.settings.user_examples, **(meta or {})}, pipeline.stages)
     # Grouped by database, so consecutive prompts share the schema prefix (llama.cpp reuses it).
     todo = sorted((e for e in todo_all if e.id not in store.done), key=lambda e: e.db_id)
     dbs = DatabasePool(dataset)

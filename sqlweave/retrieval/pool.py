@@ -183,7 +183,7 @@ class ExamplePool:
                   include_user: bool) -> "ExamplePool":
         pool = cls(examples, user_file=user_pool_file(settings))
         pool.names = names
-        if include_user:
+        if include_user and settings.user_examples:
             pool.examples.extend(user_examples(settings))
         return pool
 

@@ -277,3 +277,22 @@ def test_spider_syn_reads_databases_beside_it_or_from_spider(tmp_path: Path) -> 
     ds = load_spider_syn(syn)
     assert [(e.id, e.question) for e in ds.examples] == [("dev-0", "What number?")]
     assert ds.db_path("x") == tmp_path / "spider" / "database" / "x" / "x.sqlite"
+
+
+def test_an_evaluation_shows_only_the_pool_s_pairs_never_the_user_s(tmp_path: Path) -> None:
+    """A pair the user added for a benchmark's database would reach that benchmark's prompts (it is shown for its
+    own database); an evaluation leaves the user's pairs out, and says so in run.json."""
+    from sqlweave.eval.stage_effects import read_traces
+    from sqlweave.retrieval.pool import add_user_example, user_examples
+
+    ds = load_spider(_tiny_dataset(tmp_path), "dev")
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps([{"db_id": "pets", "question": "How many pets?", "query": "SELECT count(*) FROM pets"}]))
+    add_user_example("How many singers are there?", "SELECT count(*) FROM singer", db_id="concert_singer")
+    assert [e.question for e in user_examples()] == ["How many singers are there?"]
+    llm = FakeLLM(responder=lambda m, o: "SELECT count(*) FROM singer")
+    run_eval(ds, ds.examples[:1], build_pipeline("rag", examples=str(train)), llm, tmp_path / "run")
+    shown = next(e for e in next(iter(read_traces(tmp_path / "run").values())) if e["stage"] == "select_examples")
+    assert "How many pets?" in shown["notes"]["examples"]
+    assert "How many singers are there?" not in shown["notes"]["examples"]
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["user_examples"] is False
