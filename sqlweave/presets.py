@@ -180,9 +180,13 @@ PRESETS: dict[str, "Recipe | str"] = {
     "agent": Recipe(agent),
     "agent-tools-only": Recipe(agent, {"show_schema": False}),
     "ensemble": Recipe(ensemble),
-    # The most accurate pipeline measured, whatever it costs: default voting on more of its answers (78.4% on all
-    # 972 Spider dev questions against 77.0% for default, at a median of 11.49 s; BENCHMARKS.md).
-    "best": Recipe(vote_below, {"floor": 0.9}),
+    # default voting on more of its answers, below confidence 0.9 (78.4% on all 972 Spider dev questions against
+    # 77.0% for default, at a median of 11.49 s; BENCHMARKS.md). It was "best" until +examples was measured.
+    "vote-more": Recipe(vote_below, {"floor": 0.9}),
+    # The most accurate pipeline measured, whatever it costs: vote-more whose vote also hears the question asked
+    # with 4 few-shot pairs like the answer (79.7% on all 972 Spider dev questions against 78.4% for vote-more, at a
+    # median of 35.2 s; BENCHMARKS.md, few-shot examples in the vote).
+    "best": "vote-more+examples",
 }
 
 #: Options :func:`build_pipeline` accepts (a preset that does not use one ignores it).

@@ -1,3 +1,4 @@
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -146,7 +147,8 @@ def test_conventions_reach_the_generation_prompt_and_its_votes(singer_db: Path) 
     llm = FakeLLM(responder=lambda m, o: "SELECT Name FROM singer")
     answer = build_pipeline("best+conventions", vote_below=1.0).run("Singer names?", Database.open(singer_db), llm)
     assert answer.ok
-    sampled = [c for c in llm.calls if c[1].temperature > 0]
+    # the vote's own samples (the few-shot view asks its own prompt, with worked pairs instead of instructions)
+    sampled = [c for c in llm.calls if c[1].temperature > 0 and "examples of questions" not in c[0][0].content]
     assert sampled and all("ORDER BY ... LIMIT n" in c[0][0].content for c in llm.calls[:1] + sampled)
     plain = FakeLLM(responder=lambda m, o: "SELECT Name FROM singer")
     build_pipeline("default").run("Singer names?", Database.open(singer_db), plain)
@@ -220,11 +222,16 @@ def test_presets_are_data_base_recipes_or_a_preset_with_stages() -> None:
     assert build_pipeline("default").stages == build_pipeline("zero-shot+repair+correct-failed+rewrite+vote-if-unsure").stages
 
 
-def test_best_is_default_voting_on_more_answers() -> None:
-    best, default = build_pipeline("best"), build_pipeline("default")
-    assert best.stages[:-1] == default.stages[:-1]
+def test_best_is_default_voting_on_more_answers_with_a_few_shot_view() -> None:
+    best, default, more = build_pipeline("best"), build_pipeline("default"), build_pipeline("vote-more")
+    assert best.stages[:-1] == default.stages[:-1] == more.stages[:-1]
     assert (best.stages[-1].name, best.stages[-1].only_below) == ("vote_if_unsure", 0.9)
-    assert default.stages[-1].only_below == 0.6
+    assert default.stages[-1].only_below == 0.6 and more.stages[-1].only_below == 0.9
+    # best's vote also asks with 4 pairs of the bundled pool; vote-more's and default's do not
+    assert (best.stages[-1].examples, Path(best.stages[-1].examples_pool).name) == (4, "spider-train-pool.json.gz")
+    assert more.stages[-1].examples == default.stages[-1].examples == 0
+    assert replace(best.stages[-1], examples=0, examples_pool=None, view_samples=more.stages[-1].view_samples) \
+        == more.stages[-1]
     # both weigh every result group by the question's likelihood and by its size
     for vote in (best.stages[-1], default.stages[-1]):
         assert (vote.select, vote.margin, vote.support) == ("review", None, 2.0)
