@@ -594,6 +594,32 @@ def mcp_command(
 
 
 @app.command()
+def presets(as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table.")) -> None:
+    """List the pipeline presets (for --pipeline/-p), what each is made of, and the measured ones' accuracy and
+    median seconds on the 972 Spider dev questions with the embedded 1.5B model (BENCHMARKS.md)."""
+    from .presets import DEFAULT, describe_presets
+
+    rows = describe_presets()
+    if as_json:
+        sys.stdout.write(json.dumps(rows) + "\n")
+        return
+    table = RichTable(header_style="bold")
+    table.add_column("preset", no_wrap=True)
+    table.add_column("made of", overflow="fold")
+    for col in ("Spider dev EX", "calls / q", "median s / q"):
+        table.add_column(col, justify="right")
+    for row in rows:
+        measured = row["spider_dev_ex"] is not None
+        table.add_row(row["name"] + (" (the default)" if row["name"] == DEFAULT else ""), row["made_of"],
+                      f"{row['spider_dev_ex']:.1f}%" if measured else "",
+                      f"{row['calls_per_question']:.2f}" if measured else "",
+                      f"{row['median_seconds']:.2f}" if measured else "")
+    console.print(table)
+    _say("Figures: all 972 Spider dev questions, embedded 1.5B model, 2 CPU cores (BENCHMARKS.md). "
+         "Stages can be added to any preset: -p default+examples.", style="dim")
+
+
+@app.command()
 def models() -> None:
     """List the embedded models and whether their weights are installed and assembled."""
     import importlib.util

@@ -189,6 +189,48 @@ PRESETS: dict[str, "Recipe | str"] = {
     "best": "vote-more+examples",
 }
 
+@dataclass(frozen=True)
+class Measured:
+    """A preset's figures on all 972 Spider dev questions with the embedded 1.5B model, on the 2-core machine of
+    BENCHMARKS.md's main table: execution accuracy (%), model calls and median seconds per question."""
+
+    ex: float
+    calls: float
+    median_s: float
+    date: str
+
+
+#: The presets measured on all 972 Spider dev questions (BENCHMARKS.md, main table), for choosing between them.
+MEASURED: dict[str, Measured] = {
+    "default": Measured(77.0, 1.48, 2.03, "2026-11-26"),
+    "vote-more": Measured(78.4, 2.31, 11.49, "2026-11-26"),
+    "best": Measured(79.7, 4.73, 35.19, "2026-11-27"),
+}
+
+
+def describe_presets() -> list[dict[str, Any]]:
+    """Every preset: its name, what it is made of (another preset and the stages it adds, or a base recipe with its
+    fixed options), and its figures on the 972 Spider dev questions where measured.
+
+    >>> next(p for p in describe_presets() if p["name"] == "best")["made_of"]
+    'vote-more+examples'
+    """
+    rows = []
+    for name, recipe in PRESETS.items():
+        if isinstance(recipe, str):
+            made_of = recipe
+        else:
+            fixed = ", ".join(f"{k}={v!r}" for k, v in recipe.fixed.items())
+            made_of = f"{recipe.build.__name__}({fixed})"
+        measured = MEASURED.get(name)
+        rows.append({"name": name, "made_of": made_of,
+                     "spider_dev_ex": measured.ex if measured else None,
+                     "calls_per_question": measured.calls if measured else None,
+                     "median_seconds": measured.median_s if measured else None,
+                     "measured": measured.date if measured else None})
+    return rows
+
+
 #: Options :func:`build_pipeline` accepts (a preset that does not use one ignores it).
 OPTIONS = ("examples", "k", "organisation")
 

@@ -203,3 +203,21 @@ def test_ask_with_a_schema_budget_shows_only_what_fits(singer_db: Path, monkeypa
     assert render["schema_budget"] == 120 and "stadium" in render["tables_left_out"]
     r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "b-fake", "--schema-budget", "0", question])
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_presets_lists_every_preset_with_the_figures_the_benchmarks_give() -> None:
+    from sqlweave.presets import MEASURED, PRESETS
+
+    listed = CliRunner().invoke(app, ["presets", "--json"])
+    assert listed.exit_code == 0
+    rows = {r["name"]: r for r in json.loads(listed.output)}
+    assert list(rows) == list(PRESETS)
+    assert rows["best"]["made_of"] == "vote-more+examples" and rows["vote-more"]["made_of"] == "vote_below(floor=0.9)"
+    assert rows["default"]["spider_dev_ex"] == 77.0 and rows["rag"]["spider_dev_ex"] is None
+    # the figures are the main table's: each measured preset's row there holds its EX, calls and median seconds
+    table = (Path(__file__).parents[1] / "BENCHMARKS.md").read_text(encoding="utf-8").split("\n## ")[1]
+    for name, m in MEASURED.items():
+        assert any(f"| {m.ex:.1f} |" in line.replace("**", "") and f"| {m.calls:.2f} |" in line
+                   and f"| {m.median_s:.2f} |" in line.replace("**", "") for line in table.splitlines()), name
+    shown = CliRunner().invoke(app, ["presets"])
+    assert shown.exit_code == 0 and "79.7%" in shown.output and "the default" in shown.output
