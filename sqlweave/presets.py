@@ -189,6 +189,7 @@ PRESETS: dict[str, "Recipe | str"] = {
     "best": "vote-more+examples",
 }
 
+
 @dataclass(frozen=True)
 class Measured:
     """A preset's figures on all 972 Spider dev questions with the embedded 1.5B model, on the 2-core machine of
