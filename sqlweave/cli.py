@@ -858,13 +858,14 @@ def eval_ablate(
     from dataclasses import asdict
 
     from .eval.report import markdown_table
-    from .eval.runner import run_eval, summarize
+    from .eval.runner import evaluation_resources, run_eval, summarize
     from .presets import build_pipeline
 
     with _errors():
         ds = load_dataset(dataset, data_dir)
         questions = _questions(ds, sample, limit)
         names = [p.strip() for p in pipelines.split(",") if p.strip()]
+        resources = evaluation_resources()  # one pool and one set of value indexes for every preset's run
         pipes = [build_pipeline(n, **_pipeline_options(examples)) for n in names]  # fail fast on a typo, before any model time
         llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False)
         rows = []
@@ -876,7 +877,7 @@ def eval_ablate(
                 def advance(_: object, task: Any = task) -> None:
                     bar.update(task, advance=1)
 
-                results = run_eval(ds, questions, pipe, llm, out / name, on_result=advance)
+                results = run_eval(ds, questions, pipe, llm, out / name, on_result=advance, resources=resources)
                 rows.append((name, summarize(results)))
         table = markdown_table(rows)
         console.print(table)

@@ -116,3 +116,22 @@ def test_missing_databases_are_counted_among_the_questions_asked(tmp_path: Path)
     assert r.exit_code == 2 and "names 1 questions not in the dataset" in " ".join(r.output.split())
     r = runner.invoke(app, ["eval", "--dataset", "spider-dev", "--data-dir", str(root), "--model", "fake", "--limit", "0"])
     assert r.exit_code == 2
+
+
+def test_ablate_runs_every_preset_on_one_set_of_evaluation_resources(tmp_path: Path, monkeypatch) -> None:
+    """The presets of an ablation share one example pool and one set of value indexes (loaded once), and none of
+    them sees the pairs a user added."""
+    import sqlweave.eval.runner as runner_module
+
+    made = []
+    real = runner_module.evaluation_resources
+    monkeypatch.setattr(runner_module, "evaluation_resources", lambda: made.append(real()) or made[-1])
+    root = _tiny_dataset(tmp_path)
+    out = tmp_path / "ablation"
+    r = runner.invoke(app, ["eval", "ablate", "--pipelines", "zero-shot,repair", "--dataset", "spider-dev",
+                            "--data-dir", str(root), "--model", "fake", "--limit", "2", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert len(made) == 1 and made[0].settings.user_examples is False
+    assert set(json.loads((out / "ablation.json").read_text())) == {"zero-shot", "repair"}
+    for name in ("zero-shot", "repair"):
+        assert json.loads((out / name / "run.json").read_text())["user_examples"] is False
