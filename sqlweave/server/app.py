@@ -39,7 +39,7 @@ from ..errors import (
 from ..llm.base import LLM, Message
 from ..logs import log_event
 from ..pipeline import Answer, Pipeline, PriorTurn, TraceEntry
-from ..presets import build_pipeline, with_schema_budget
+from ..presets import build_pipeline, describe_presets, with_schema_budget
 from ..text import well_formed
 from . import models as m
 from .errors import (
@@ -539,6 +539,10 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
     @app.get("/api/health", response_model=m.HealthOut, tags=["service"])
     async def health() -> dict[str, Any]:
         return {"status": "ok", "version": __version__, "model": state.llm.model_id, "queue": state.gate.stats()}
+
+    @app.get("/api/presets", response_model=m.PresetsOut, tags=["service"])
+    async def presets() -> dict[str, Any]:
+        return {"default": state.settings.preset, "presets": describe_presets()}
 
     @app.get("/api/databases", response_model=m.DatabasesOut, tags=["databases"], responses=_ERRORS)
     async def databases() -> dict[str, Any]:

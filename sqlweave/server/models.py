@@ -107,6 +107,21 @@ class HealthOut(_Response):
     queue: QueueOut
 
 
+class PresetOut(_Response):
+    name: str
+    made_of: str = Field(description="Another preset and the stages it adds, or a base recipe with its options.")
+    spider_dev_ex: float | None = Field(None, description="Execution accuracy (%) on the 972 Spider dev questions "
+                                                          "with the embedded 1.5B model, where measured.")
+    calls_per_question: float | None = None
+    median_seconds: float | None = Field(None, description="Median seconds per question on a 2-core machine.")
+    measured: str | None = Field(None, description="The date of those figures.")
+
+
+class PresetsOut(_Response):
+    default: str = Field(description="The preset a request that names none is answered with.")
+    presets: list[PresetOut]
+
+
 class DatabaseOut(_Response):
     name: str
     description: str = ""

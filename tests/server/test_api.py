@@ -26,7 +26,7 @@ from sqlweave.db.demo import demo_database_path  # noqa: E402
 from sqlweave.errors import ConfigurationError, MissingDependencyError  # noqa: E402
 from sqlweave.llm.base import GenerationOptions, Message  # noqa: E402
 from sqlweave.llm.fake import FakeLLM  # noqa: E402
-from sqlweave.presets import build_pipeline  # noqa: E402
+from sqlweave.presets import PRESETS, build_pipeline  # noqa: E402
 from sqlweave.server import ServerSettings, create_app, run  # noqa: E402
 from sqlweave.server.gate import ModelGate, ServerBusyError  # noqa: E402
 
@@ -121,6 +121,20 @@ def test_health(make):
     body = r.json()
     assert body["status"] == "ok" and body["model"] == "fake" and body["version"]
     assert body["queue"] == {"waiting": 0, "running": 0, "capacity": 17}
+
+
+def test_presets_list_what_each_costs(make):
+    client, _, _ = make()
+    body = client.get("/api/presets").json()
+    assert body["default"] == "default"
+    by_name = {p["name"]: p for p in body["presets"]}
+    assert list(by_name)[:1] == ["default"] and by_name["best"]["made_of"] == "vote-more+examples"
+    # measured presets carry their figures, the others none
+    assert by_name["best"]["spider_dev_ex"] > by_name["default"]["spider_dev_ex"] > 70
+    assert by_name["best"]["median_seconds"] > by_name["default"]["median_seconds"] > 0
+    assert by_name["zero-shot"]["spider_dev_ex"] is None and by_name["zero-shot"]["measured"] is None
+    # every preset listed is one a request can name
+    assert set(by_name) == set(PRESETS)
 
 
 def test_security_headers_on_every_response(make):
@@ -736,7 +750,7 @@ def test_openapi_lists_every_path(make):
     client, _, _ = make()
     paths = client.get("/openapi.json").json()["paths"]
     assert set(paths) == {
-        "/api/health", "/api/databases", "/api/databases/{name}/schema", "/api/databases/{name}/suggestions",
+        "/api/health", "/api/presets", "/api/databases", "/api/databases/{name}/schema", "/api/databases/{name}/suggestions",
         "/api/ask", "/api/ask/stream", "/api/sql", "/api/sql/csv", "/api/explain", "/api/feedback",
         "/api/conversations", "/api/conversations/{conversation_id}"}
     assert set(paths["/api/conversations/{conversation_id}"]) == {"get", "delete"}
