@@ -248,6 +248,7 @@ function renderSql(target, sql) {
 
 const KEY_STORE = "sqlweave.apiKey";
 const DB_STORE = "sqlweave.database";
+const PRESET_STORE = "sqlweave.preset";
 
 class ApiError extends Error {
   constructor(status, body) {
@@ -452,6 +453,7 @@ const PAGE_SIZE = 25;
 
 const state = {
   databases: [],
+  defaultPreset: "",     // the preset the server answers with when a request names none
   db: null,
   conversationId: null,
   answer: null,          // the last AnswerOut
@@ -513,6 +515,39 @@ async function loadHealth() {
   } catch {
     $("health").textContent = "";
   }
+}
+
+/** The methods (pipeline presets) the server measured, offered with what each costs; the server's default first. */
+async function loadPresets() {
+  let data;
+  try {
+    data = await api("GET", "/api/presets");
+  } catch {
+    return;  // an older server, or no key yet: answers use the server's default
+  }
+  const fallback = asText(data.default);
+  const all = Array.isArray(data.presets) ? data.presets : [];
+  const shown = all.filter((p) => asText(p.name) === fallback || Number.isFinite(p.spider_dev_ex));
+  shown.sort((a, b) => (asText(b.name) === fallback) - (asText(a.name) === fallback));
+  const select = $("preset");
+  select.replaceChildren();
+  for (const p of shown) {
+    const opt = document.createElement("option");
+    opt.value = asText(p.name);
+    const bits = [];
+    if (Number.isFinite(p.spider_dev_ex)) bits.push(`${p.spider_dev_ex.toFixed(1)}% on Spider dev`);
+    if (Number.isFinite(p.median_seconds)) bits.push(`median ${p.median_seconds.toFixed(1)} s`);
+    opt.textContent = label(p.name, 40) + (bits.length ? ` (${bits.join(", ")})` : "");
+    opt.title = label(p.made_of, 200);
+    select.appendChild(opt);
+  }
+  state.defaultPreset = fallback;
+  const names = shown.map((p) => asText(p.name));
+  const remembered = storage()?.getItem(PRESET_STORE);
+  select.value = names.includes(remembered) ? remembered : fallback;
+  const offer = names.length > 1;
+  select.hidden = !offer;
+  $("preset-label").hidden = !offer;
 }
 
 async function loadDatabases() {
@@ -841,6 +876,8 @@ async function ask(question) {
   state.inflight = ctrl;
   const generation = state.generation;
   const body = { database: state.db, question };
+  const preset = $("preset").value;
+  if (preset && preset !== state.defaultPreset) body.preset = preset;
   const minConfidence = Number.parseFloat($("min-confidence").value);
   if (Number.isFinite(minConfidence)) body.min_confidence = minConfidence;
   if (state.conversationId !== null && state.conversationId !== undefined) body.conversation_id = state.conversationId;
@@ -1406,8 +1443,9 @@ function wire() {
     $("key-input").value = "";
     $("key-form").hidden = true;
     pageError(null);
-    await Promise.all([loadHealth(), loadDatabases()]);
+    await Promise.all([loadHealth(), loadDatabases(), loadPresets()]);
   });
+  $("preset").addEventListener("change", () => storage()?.setItem(PRESET_STORE, $("preset").value));
 }
 
 wire();
@@ -1420,3 +1458,4 @@ window.addEventListener("resize", () => {
 });
 loadHealth();
 loadDatabases();
+loadPresets();

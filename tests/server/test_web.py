@@ -42,6 +42,7 @@ from sqlweave.catalog import Catalog, DatabaseEntry  # noqa: E402
 from sqlweave.llm.base import GenerationOptions, Message  # noqa: E402
 from sqlweave.llm.fake import FakeLLM  # noqa: E402
 from sqlweave.server import ServerSettings, create_app  # noqa: E402
+from sqlweave.presets import MEASURED  # noqa: E402
 from sqlweave.text import visible  # noqa: E402
 from tests import hostile  # noqa: E402
 
@@ -639,6 +640,34 @@ def test_confidence_is_shown_with_every_answer(shop: LiveServer, open_page) -> N
     expect(page.locator("#answer-meta .confidence")).to_have_text(f"confidence {round(confidence * 100)}%")
     expect(page.locator("#readings")).to_be_hidden()
     expect(page.locator("#cautions")).to_be_hidden()
+    w.assert_clean()
+
+
+def test_method_choice_shows_what_each_costs_and_is_sent(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+    sent: list[dict[str, Any]] = []
+
+    def record(route: Any) -> None:  # what the page asks for; the server answers with its default, as fast
+        body = json.loads(route.request.post_data or "{}")
+        sent.append(dict(body))
+        body.pop("preset", None)
+        route.continue_(post_data=json.dumps(body))
+
+    page.route("**/api/ask/stream", record)
+    options = page.locator("#preset option")
+    expect(page.locator("#preset")).to_be_visible()
+    names = options.evaluate_all("os => os.map(o => o.value)")
+    assert names[0] == "default" and set(names) == set(MEASURED) | {"default"}
+    expect(options.nth(0)).to_have_text(f"default ({MEASURED['default'].ex:.1f}% on Spider dev, "
+                                        f"median {MEASURED['default'].median_s:.1f} s)")
+    w.ask("How many customers are there?")
+    assert "preset" not in sent[-1]  # the server's default: no need to name it
+    page.select_option("#preset", "best")
+    w.ask("How many customers are there?")
+    assert sent[-1]["preset"] == "best" and w.cells() == ["60"]
+    page.reload()  # the choice is kept for the session
+    expect(page.locator("#preset")).to_have_value("best")
     w.assert_clean()
 
 
