@@ -12,8 +12,8 @@ are left out) and each voted question's extra candidates.
 
     .venv/bin/python benchmarks/vote_views.py .eval-runs/diverse-200 --out benchmarks/results/vote-views-200.json
 
-``greedy x2`` counts each greedy answer (the answer before voting, each view's) twice; ``by views`` lets the
-result reached from the most prompt forms win (then the largest group).
+``greedy x2`` counts each greedy answer (the answer before voting, each view's) twice, ``e x2`` every candidate of
+the few-shot view; ``by views`` lets the result reached from the most prompt forms win (then the largest group).
 
 Subsets are named by what joins the answer before voting: ``s4`` its 4 samples, ``c1`` the compact view's greedy
 answer and ``c1+k`` with k of its samples, ``m1`` and ``m1+k`` the same for the M-Schema view, ``e1`` and ``e1+k``
@@ -81,6 +81,9 @@ EXAMPLE_SUBSETS: dict[str, tuple[bool, int, dict[str, tuple[int, int]]]] = {
     "answer + e1+2": (True, 0, {"e": (1, 2)}),
     "e1 (examples greedy instead)": (False, 0, {"e": (1, 0)}),
     "e1+2 (examples alone)": (False, 0, {"e": (1, 2)}),
+    "s4 + e1+2, greedy x2": (True, 4, {"e": (1, 2)}),
+    "s4 + e1+2, e x2": (True, 4, {"e": (1, 2)}),
+    "s4 + e1+2, by views": (True, 4, {"e": (1, 2)}),
 }
 SUBSET_SETS = {"views": SUBSETS, "examples": EXAMPLE_SUBSETS}
 #: ``best``'s weight of a group's size against the question's log-probability (:data:`sqlweave.presets.VOTE_SUPPORT`).
@@ -147,8 +150,9 @@ def replay(folder: Path, spider: Path, floor: float | None = None,
                 tags = ["s"] * len(cands)
                 for v, (greedy, k) in wanted.items():
                     calls = views.get(v, [])
-                    cands += [a for call in calls[:greedy] for a in call] * weight
-                    cands += [a for call in calls[1:1 + k] for a in call]
+                    twice = 2 if name.endswith(f"{v} x2") else 1  # every candidate of this view counted twice
+                    cands += [a for call in calls[:greedy] for a in call] * weight * twice
+                    cands += [a for call in calls[1:1 + k] for a in call] * twice
                     tags += [v] * (len(cands) - len(tags))
                 groups = vote_groups(cands)
                 if not cands:
