@@ -750,9 +750,9 @@ def test_openapi_lists_every_path(make):
     client, _, _ = make()
     paths = client.get("/openapi.json").json()["paths"]
     assert set(paths) == {
-        "/api/health", "/api/presets", "/api/databases", "/api/databases/{name}/schema", "/api/databases/{name}/suggestions",
-        "/api/ask", "/api/ask/stream", "/api/sql", "/api/sql/csv", "/api/explain", "/api/feedback",
-        "/api/conversations", "/api/conversations/{conversation_id}"}
+        "/api/health", "/api/presets", "/api/databases", "/api/databases/{name}/schema",
+        "/api/databases/{name}/suggestions", "/api/ask", "/api/ask/stream", "/api/sql", "/api/sql/csv",
+        "/api/explain", "/api/feedback", "/api/conversations", "/api/conversations/{conversation_id}"}
     assert set(paths["/api/conversations/{conversation_id}"]) == {"get", "delete"}
     schemas = client.get("/openapi.json").json()["components"]["schemas"]
     assert schemas["AskIn"]["additionalProperties"] is False

@@ -41,8 +41,8 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: 
 from sqlweave.catalog import Catalog, DatabaseEntry  # noqa: E402
 from sqlweave.llm.base import GenerationOptions, Message  # noqa: E402
 from sqlweave.llm.fake import FakeLLM  # noqa: E402
-from sqlweave.server import ServerSettings, create_app  # noqa: E402
 from sqlweave.presets import MEASURED  # noqa: E402
+from sqlweave.server import ServerSettings, create_app  # noqa: E402
 from sqlweave.text import visible  # noqa: E402
 from tests import hostile  # noqa: E402
 
