@@ -446,7 +446,7 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
 #: The options of a vote stage that ``build_pipeline(vote=...)`` may set: numbers and the way a vote is settled
 #: (what a stage's name, views or prompts are is part of the preset, not a setting of its vote).
 VOTE_OPTIONS = ("n", "temperature", "max_tokens", "seed", "margin", "support", "select", "more", "more_below",
-                "view_samples")
+                "view_samples", "question_examples")
 
 
 def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:

@@ -70,6 +70,12 @@ def other_databases(state: State) -> Callable[[PoolExample], bool]:
     return lambda e: e.db_id.lower() == same_db and e.source != "user"
 
 
+def question_skeleton_of(state: State, question: str | None = None) -> str:
+    """``question`` (default: the state's) with the names of the state's schema masked (DAIL-SQL's skeleton)."""
+    names = list(state.schema.table_names) + [c.name for t in state.schema.tables for c in t.columns]
+    return question_skeleton(state.question if question is None else question, names)
+
+
 def skeleton_examples(state: State, pool: ExamplePool, sql: str, k: int) -> tuple[str, list[PoolExample]]:
     """The ``k`` pairs of ``pool`` (from other databases) whose SQL skeleton is closest to ``sql``'s (RB-SQL), and
     the text searched for; by the question's words when ``sql`` does not parse."""
@@ -146,8 +152,7 @@ class SelectExamples:
         pool = load_pool(self.pool or default_pool_path(state.resources.settings), state.resources)
         exclude = other_databases(state)
         if self.method == "question_skeleton":
-            names = list(state.schema.table_names) + [c.name for t in state.schema.tables for c in t.columns]
-            query = question_skeleton(state.question, names)
+            query = question_skeleton_of(state)
             chosen = pool.search("question_skeleton", query, self.k, exclude)
         elif self.method == "ast_rerank":
             query, chosen = self._ast_rerank(state, pool, exclude)
@@ -177,12 +182,11 @@ class SelectExamples:
         return approx, [ex for ex, _ in ranked[:self.k]]
 
     def _dense_skeleton(self, state: State, pool: ExamplePool, exclude) -> tuple[str, list[PoolExample]]:
-        names = list(state.schema.table_names) + [c.name for t in state.schema.tables for c in t.columns]
-        skeleton = question_skeleton(state.question, names)
+        skeleton = question_skeleton_of(state)
         chosen = pool.dense_search("question_skeleton", skeleton, self.k, exclude)
         simplified = state.simplified_question
         if simplified and self.k_simplified:
-            simple_skeleton = question_skeleton(simplified, names)
+            simple_skeleton = question_skeleton_of(state, simplified)
             taken = {(e.question, e.sql) for e in chosen}
             more = pool.dense_search("question_skeleton", simple_skeleton, self.k_simplified,
                                      lambda e: exclude(e) or (e.question, e.sql) in taken)

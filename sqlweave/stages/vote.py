@@ -31,6 +31,11 @@ before voting as the approximated query), asked greedily and ``view_samples`` ti
 patterns of a corpus (INTERSECT for "both", counting by key) into a vote whose other candidates all come from one
 zero-shot prompt.
 
+With ``question_examples``, one more few-shot view shows that many other pairs, chosen by the question instead
+of the answer: those whose question skeleton (the question with the schema's names masked, as DAIL-SQL masks
+them) is closest by BM25, leaving out the pairs the SQL-skeleton view shows. It is asked greedily only, after
+that view.
+
 With ``more`` (adaptive consistency), a split vote asks for more: when the largest result group holds fewer than
 ``more_below`` candidates, ``more`` samples are drawn after the first ``n`` (one call, seeded after them, so the
 first call is the same as in a run without them) and the vote is taken again over every candidate. A clear vote
@@ -47,14 +52,16 @@ from ..db.render import STYLES, render_schema
 from ..errors import ConfigurationError, SqlweaveError
 from ..llm.base import Message
 from ..pipeline import State, check_options
-from ..retrieval.pool import load_pool
+from ..retrieval.pool import PoolExample, load_pool
 from ..sql.rewrite import Holds
 from .candidate import Attempt, adopt, attempt, current_attempt, vote_groups
 from .choose import choose_between, review
 from .generate import generation_prompt
 from .repair import repair_attempt
 from .rewrite import rewrite_attempt, value_probe
-from .select_examples import default_pool_path, format_examples, skeleton_examples
+from .select_examples import (
+    default_pool_path, format_examples, other_databases, question_skeleton_of, skeleton_examples,
+)
 
 
 #: How :class:`SelfConsistency` settles a vote.
@@ -98,6 +105,8 @@ class SelfConsistency:
     #: The example pool of that view (a Spider-format train.json or a bundle; ``None``: the settings'
     #: ``SQLWEAVE_EXAMPLES``, else the bundled pool).
     examples_pool: str | None = None
+    #: Few-shot pairs shown in one more view, asked greedily, chosen by the question's skeleton (0: no such view).
+    question_examples: int = 0
     #: Samples drawn after the first ``n`` when the vote is split: its largest group holds fewer than
     #: ``more_below`` candidates (0: never).
     more: int = 0
@@ -109,7 +118,8 @@ class SelfConsistency:
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"n": 1, "max_tokens": 1, "margin": 0, "view_samples": 0, "support": 0.0,
-                                      "more": 0, "more_below": 0, "examples": 0},
+                                      "more": 0, "more_below": 0, "examples": 0,
+                                      "question_examples": 0},
                       choices={"select": SELECTIONS},
                       between={"temperature": (0.0, 2.0), "only_below": (0.0, 1.0)},
                       optional=("only_below", "margin"))
@@ -192,30 +202,45 @@ class SelfConsistency:
             found = [rewrite_attempt(state, c, holds)[0] for c in found]
         return found
 
-    def _examples(self, state: State) -> str | None:
-        """The prompt block of the ``examples`` pairs whose SQL skeleton is closest to the answer's, or ``None``
-        without an examples view (or a rendered schema to show them with)."""
-        if not self.examples or state.rendered_schema is None:
-            return None
+    def _examples(self, state: State) -> list[tuple[str, bool]]:
+        """The prompt block of each few-shot view, and whether it is sampled besides asked greedily:
+        the ``examples`` pairs whose SQL skeleton is closest to the answer's, then the ``question_examples`` pairs
+        whose question skeleton is closest to the question's; none without a rendered schema to show them with."""
+        if not (self.examples or self.question_examples) or state.rendered_schema is None:
+            return []
         pool = load_pool(self.examples_pool or default_pool_path(state.resources.settings), state.resources)
-        query, chosen = skeleton_examples(state, pool, state.sql or "", self.examples)
-        state.note(examples=[e.question for e in chosen], examples_query=query)
-        return format_examples(chosen)
+        blocks: list[tuple[str, bool]] = []
+        shown: list[PoolExample] = []
+        if self.examples:
+            query, shown = skeleton_examples(state, pool, state.sql or "", self.examples)
+            state.note(examples=[e.question for e in shown], examples_query=query)
+            blocks.append((format_examples(shown), True))
+        if self.question_examples:
+            query = question_skeleton_of(state)
+            taken = {(e.question, e.sql) for e in shown}
+            other = other_databases(state)
+            chosen = pool.search("question_skeleton", query, self.question_examples,
+                                 lambda e: other(e) or (e.question, e.sql) in taken)
+            state.note(question_examples=[e.question for e in chosen], question_examples_query=query)
+            blocks.append((format_examples(chosen), False))
+        return blocks
 
-    def _ask_views(self, state: State, texts: list[str], examples: str | None) -> None:
+    def _ask_views(self, state: State, texts: list[str], examples: list[tuple[str, bool]]) -> None:
         """Add to ``texts`` the answers of the question asked again with the schema shown in each of ``views``,
-        then with ``examples`` (a prompt block): greedy, then ``view_samples`` samples (one call each, seeded as
-        the vote's samples are, so that a run with fewer samples repeats the calls of a run with more)."""
+        then with each few-shot block of ``examples``: greedy, then ``view_samples`` samples (one call each,
+        seeded as the vote's samples are, so that a run with fewer samples repeats the calls of a run with more),
+        except for a block asked greedily only."""
         for style in self.views:
             shown = render_schema(state.shown_schema, style, count=state.llm.count_tokens).text
             self._ask(state, generation_prompt(state, state.prompt_template or "zero_shot", shown), texts)
-        if examples is not None and state.rendered_schema is not None:
-            self._ask(state, generation_prompt(state, "few_shot", state.rendered_schema.text, examples=examples),
-                      texts)
+        for block, sampled in examples:
+            if state.rendered_schema is not None:
+                self._ask(state, generation_prompt(state, "few_shot", state.rendered_schema.text, examples=block),
+                          texts, sampled=sampled)
 
-    def _ask(self, state: State, prompt: list[Message], texts: list[str]) -> None:
-        """Add to ``texts`` the answers to ``prompt``: greedy, then ``view_samples`` samples."""
+    def _ask(self, state: State, prompt: list[Message], texts: list[str], sampled: bool = True) -> None:
+        """Add to ``texts`` the answers to ``prompt``: greedy, then (``sampled``) ``view_samples`` samples."""
         texts += state.complete(prompt, temperature=0.0, max_tokens=self.max_tokens).texts
-        for i in range(self.view_samples):
+        for i in range(self.view_samples if sampled else 0):
             texts += state.complete(prompt, temperature=self.temperature, max_tokens=self.max_tokens,
                                     seed=self.seed + i).texts

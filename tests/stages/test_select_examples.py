@@ -209,3 +209,27 @@ def test_an_unreadable_pool_fails_the_vote_with_its_reason(tmp_path: Path, singe
     assert not answer.ok and isinstance(answer.error, ConfigurationError)
     assert "cannot read examples from" in answer.error.message and "missing.json" in answer.error.message
     assert len(llm.calls) == 1  # no sample was drawn for a vote that could not be held
+
+
+def test_a_vote_asks_again_with_other_examples_chosen_by_the_question(train: Path, singer_db: Path) -> None:
+    """The question-skeleton view: pairs whose question (schema names masked) is like the user's, other than those
+    the SQL-skeleton view shows and never from the question's database; asked greedily only, after that view."""
+    from sqlweave.pipeline import Pipeline
+    from sqlweave.presets import zero_shot
+    from sqlweave.stages.vote import SelfConsistency
+
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, examples=1, question_examples=1,
+                                                               examples_pool=str(train), view_samples=1),))
+    llm = FakeLLM(["SELECT count(*) FROM singer WHERE Age > 25"] * 6)
+    answer = pipe.run("How many singers are older than 25?", Database.open(singer_db), llm)
+    notes = answer.trace[-1].notes
+    assert notes["examples"] == ["How many pets are older than 3?"]  # the answer's SQL skeleton
+    assert notes["question_examples"] == ["List the names of students older than 20."]  # "older than", not shown yet
+    assert notes["question_examples_query"] != answer.question and "singer" not in notes["question_examples_query"]
+    # the answer, the vote's samples, the SQL-skeleton view greedy and sampled, then the question view greedy only
+    assert [(c[1].temperature, c[1].seed) for c in llm.calls[1:]] == [(0.8, 1), (0.0, None), (0.8, 1), (0.0, None)]
+    question_view = llm.calls[-1][0][-1].content
+    assert "List the names of students older than 20." in question_view
+    assert "How many pets are older than 3?" not in question_view
+    assert "How many singers are older than 30?" not in question_view
+    assert notes["votes"] == ["ok"] * 6 and notes["groups"] == [6]  # the answer, 2 samples, 3 few-shot answers
