@@ -77,6 +77,7 @@ EXAMPLE_SUBSETS: dict[str, tuple[bool, int, dict[str, tuple[int, int]]]] = {
     "s4 + e1": (True, 4, {"e": (1, 0)}),
     "s4 + e1+1": (True, 4, {"e": (1, 1)}),
     "s4 + e1+2 (+examples)": (True, 4, {"e": (1, 2)}),
+    "s4 + e1+4 (a run with --vote view_samples=4)": (True, 4, {"e": (1, 4)}),
     "s2 + e1+2": (True, 2, {"e": (1, 2)}),
     "answer + e1+2": (True, 0, {"e": (1, 2)}),
     "e1 (examples greedy instead)": (False, 0, {"e": (1, 0)}),
