@@ -17,7 +17,8 @@ the few-shot view; ``by views`` lets the result reached from the most prompt for
 
 Subsets are named by what joins the answer before voting: ``s4`` its 4 samples, ``c1`` the compact view's greedy
 answer and ``c1+k`` with k of its samples, ``m1`` and ``m1+k`` the same for the M-Schema view, ``e1`` and ``e1+k``
-for the few-shot view of ``+examples``:
+for the few-shot view of ``+examples``, ``q1`` the greedy answer of the view chosen by the question
+(``--vote question_examples=4``):
 
     .venv/bin/python benchmarks/vote_views.py .eval-runs/ex-best-200 --subsets examples \
         --out benchmarks/results/vote-examples-200.json
@@ -78,6 +79,7 @@ EXAMPLE_SUBSETS: dict[str, tuple[bool, int, dict[str, tuple[int, int]]]] = {
     "s4 + e1+1": (True, 4, {"e": (1, 1)}),
     "s4 + e1+2 (+examples)": (True, 4, {"e": (1, 2)}),
     "s4 + e1+4 (a run with --vote view_samples=4)": (True, 4, {"e": (1, 4)}),
+    "s4 + e1+2 + q1 (a run with --vote question_examples=4)": (True, 4, {"e": (1, 2), "q": (1, 0)}),
     "s2 + e1+2": (True, 2, {"e": (1, 2)}),
     "answer + e1+2": (True, 0, {"e": (1, 2)}),
     "e1 (examples greedy instead)": (False, 0, {"e": (1, 0)}),
@@ -124,7 +126,11 @@ def replay(folder: Path, spider: Path, floor: float | None = None,
         by_view: dict[str, list[list[str]]] = {}
         for call in vote["calls"]:
             if call.get("outputs"):  # a reviewer's scoring call writes nothing
-                by_view.setdefault(view_of(call), []).append(list(call["outputs"]))
+                view = view_of(call)
+                options = call.get("options")  # older traces kept none: their few-shot calls stay one view
+                if view == "e" and by_view.get("e") and options and "seed" not in options:
+                    view = "q"  # a second greedy few-shot call: the view chosen by the question
+                by_view.setdefault(view, []).append(list(call["outputs"]))
         with reading_untrusted_text():
             state, prepared = vote_state(r, db)
             verdicts: dict[int, bool] = {}
