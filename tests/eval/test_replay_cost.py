@@ -32,3 +32,13 @@ def test_a_replayed_run_is_charged_its_base_seconds_and_the_calls_it_added(tmp_p
     assert (rows["q2"]["added_calls"], rows["q2"]["seconds"]) == (0, 4.0)
     assert figures["seconds"] == {"median": 9.5, "mean": 9.5} and figures["recorded_seconds"]["median"] == 2.5
     assert figures["added_calls_per_question"] == 1.0
+
+
+def test_a_replay_of_a_replay_is_charged_what_its_base_really_cost(tmp_path: Path) -> None:
+    base = _run(tmp_path / "base", {"q1": 1.0}, {"q1": [("greedy", 0.0003), ("few-shot", 3.0)]})
+    run = _run(tmp_path / "run", {"q1": 0.5}, {"q1": [("greedy", 0.0003), ("few-shot", 0.0003), ("more", 2.0)]})
+    # the base's own results say 1 s; what an earlier replay_cost found it cost (12 s) is charged instead
+    figures = load("replay_cost").replay_cost(base, run, {"q1": 12.0})
+    [row] = figures["rows"]
+    assert (row["base_seconds"], row["added_calls"], row["seconds"]) == (12.0, 1, 14.0) and figures["base_cost"]
+    assert load("replay_cost").replay_cost(base, run)["rows"][0]["seconds"] == 3.0
