@@ -52,7 +52,7 @@ def replay_cost(base: Path, run: Path, base_cost: dict[str, float] | None = None
     base_calls, run_calls = calls_by_question(base), calls_by_question(run)
     rows = []
     for qid, result in run_results.items():
-        if qid not in base_results or qid not in run_calls:
+        if qid not in base_results or qid not in run_calls or (base_cost is not None and qid not in base_cost):
             continue
         made = Counter(key(c) for c in base_calls.get(qid, []))
         added = []
