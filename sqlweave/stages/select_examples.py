@@ -70,6 +70,12 @@ def other_databases(state: State) -> Callable[[PoolExample], bool]:
     return lambda e: e.db_id.lower() == same_db and e.source != "user"
 
 
+def besides(exclude: Callable[[PoolExample], bool], shown: list[PoolExample]) -> Callable[[PoolExample], bool]:
+    """``exclude``, and also every pair already ``shown`` (a second search adds only pairs the first did not)."""
+    taken = {(e.question, e.sql) for e in shown}
+    return lambda e: exclude(e) or (e.question, e.sql) in taken
+
+
 def question_skeleton_of(state: State, question: str | None = None) -> str:
     """``question`` (default: the state's) with the names of the state's schema masked (DAIL-SQL's skeleton)."""
     names = list(state.schema.table_names) + [c.name for t in state.schema.tables for c in t.columns]
@@ -187,9 +193,7 @@ class SelectExamples:
         simplified = state.simplified_question
         if simplified and self.k_simplified:
             simple_skeleton = question_skeleton_of(state, simplified)
-            taken = {(e.question, e.sql) for e in chosen}
-            more = pool.dense_search("question_skeleton", simple_skeleton, self.k_simplified,
-                                     lambda e: exclude(e) or (e.question, e.sql) in taken)
+            more = pool.dense_search("question_skeleton", simple_skeleton, self.k_simplified, besides(exclude, chosen))
             chosen = chosen + more
             state.note(simplified_skeleton=simple_skeleton, k1=self.k, k2=len(more))
         else:

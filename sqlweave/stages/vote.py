@@ -60,7 +60,7 @@ from .generate import generation_prompt
 from .repair import repair_attempt
 from .rewrite import rewrite_attempt, value_probe
 from .select_examples import (
-    default_pool_path, format_examples, other_databases, question_skeleton_of, skeleton_examples,
+    besides, default_pool_path, format_examples, other_databases, question_skeleton_of, skeleton_examples,
 )
 
 
@@ -217,10 +217,8 @@ class SelfConsistency:
             blocks.append((format_examples(shown), True))
         if self.question_examples:
             query = question_skeleton_of(state)
-            taken = {(e.question, e.sql) for e in shown}
-            other = other_databases(state)
             chosen = pool.search("question_skeleton", query, self.question_examples,
-                                 lambda e: other(e) or (e.question, e.sql) in taken)
+                                 besides(other_databases(state), shown))
             state.note(question_examples=[e.question for e in chosen], question_examples_query=query)
             blocks.append((format_examples(chosen), False))
         return blocks
