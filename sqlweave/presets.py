@@ -443,10 +443,10 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
     return replace(pipe, when_unsure=SecondReadings())
 
 
-#: The options of a vote stage that ``build_pipeline(vote=...)`` may set: numbers and the way a vote is settled
-#: (what a stage's name, views or prompts are is part of the preset, not a setting of its vote).
+#: The options of a vote stage that ``build_pipeline(vote=...)`` may set: numbers, the way a vote is settled and the
+#: template of its few-shot views (what a stage's name or views are is part of the preset, not a setting of its vote).
 VOTE_OPTIONS = ("n", "temperature", "max_tokens", "seed", "margin", "support", "select", "more", "more_below",
-                "view_samples", "question_examples")
+                "view_samples", "question_examples", "review_examples", "review_examples_by", "examples_prompt")
 
 
 def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:

@@ -16,7 +16,8 @@ rows and asked which answers the question, in both orders (:mod:`sqlweave.stages
 a choice it makes both times wins, otherwise the largest group does. With ``select="review"``, every group
 within ``margin`` of the largest is weighed by how likely the model finds the user's question as a description of
 its query (:func:`sqlweave.stages.choose.review`), and the likeliest wins; with ``support``, a group's size counts
-too (``logp + support * ln(size)``).
+too (``logp + support * ln(size)``); with ``review_examples``, the model first reads that many pairs of the example
+pool, each a query with the question it answers, chosen by the question's skeleton (or the answer's SQL skeleton).
 
 With ``views``, candidates that differ by design join the vote: for each schema style named (``"compact"``: one
 line per table; ``"mschema"``: one line per column with example values; against the ``create_table`` statements
@@ -52,10 +53,11 @@ from ..db.render import STYLES, render_schema
 from ..errors import ConfigurationError, SqlweaveError
 from ..llm.base import Message
 from ..pipeline import State, check_options
+from ..prompts import load
 from ..retrieval.pool import PoolExample, load_pool
 from ..sql.rewrite import Holds
 from .candidate import Attempt, adopt, attempt, current_attempt, vote_groups
-from .choose import choose_between, review
+from .choose import choose_between, review, review_pairs
 from .generate import generation_prompt
 from .repair import repair_attempt
 from .rewrite import rewrite_attempt, value_probe
@@ -66,6 +68,8 @@ from .select_examples import (
 
 #: How :class:`SelfConsistency` settles a vote.
 SELECTIONS = ("majority", "pairwise", "review")
+#: How the pairs shown to a vote's reviewer are chosen: by the question's skeleton or by the answer's SQL skeleton.
+REVIEW_EXAMPLES_BY = ("question", "sql")
 
 
 @dataclass(frozen=True)
@@ -105,8 +109,16 @@ class SelfConsistency:
     #: The example pool of that view (a Spider-format train.json or a bundle; ``None``: the settings'
     #: ``SQLWEAVE_EXAMPLES``, else the bundled pool).
     examples_pool: str | None = None
+    #: The prompt template of the few-shot views: ``"few_shot"`` (its own instructions), or ``"zero_shot_examples"``
+    #: (generation's instructions and schema, then the pairs: llama.cpp reuses the state generation evaluated).
+    examples_prompt: str = "few_shot"
     #: Few-shot pairs shown in one more view, asked greedily, chosen by the question's skeleton (0: no such view).
     question_examples: int = 0
+    #: With ``select="review"``: pairs of the example pool shown to the reviewer, each a query with the question it
+    #: answers (0: none), the same pairs for every group. ``review_examples_by`` chooses them by the question's
+    #: skeleton (``"question"``) or by the answer's SQL skeleton (``"sql"``).
+    review_examples: int = 0
+    review_examples_by: str = "question"
     #: Samples drawn after the first ``n`` when the vote is split: its largest group holds fewer than
     #: ``more_below`` candidates (0: never).
     more: int = 0
@@ -119,10 +131,13 @@ class SelfConsistency:
     def __post_init__(self) -> None:
         check_options(self, at_least={"n": 1, "max_tokens": 1, "margin": 0, "view_samples": 0, "support": 0.0,
                                       "more": 0, "more_below": 0, "examples": 0,
-                                      "question_examples": 0},
-                      choices={"select": SELECTIONS},
+                                      "question_examples": 0, "review_examples": 0},
+                      choices={"select": SELECTIONS, "review_examples_by": REVIEW_EXAMPLES_BY},
                       between={"temperature": (0.0, 2.0), "only_below": (0.0, 1.0)},
                       optional=("only_below", "margin"))
+        if "{examples}" not in load(self.examples_prompt)[1]:  # an unknown template fails in load, here
+            raise ConfigurationError(f"{self.name}: the prompt template {self.examples_prompt!r} shows no examples",
+                                     hint="examples_prompt is few_shot or zero_shot_examples.")
         unknown = [self.views] if isinstance(self.views, str) else [s for s in self.views if s not in STYLES]
         if unknown:
             raise ConfigurationError(f"{self.name}: unknown schema views {unknown[0]!r}",
@@ -141,7 +156,7 @@ class SelfConsistency:
                 state.note(skipped=True, **sure)
                 return
         # chosen first: an unreadable pool is the user's to fix, so it fails the stage instead of costing one view
-        examples = self._examples(state)
+        examples, demos = self._examples(state)
         try:
             out = state.complete(state.prompt, n=self.n, temperature=self.temperature, max_tokens=self.max_tokens,
                                  seed=self.seed)
@@ -183,7 +198,7 @@ class SelfConsistency:
                 winner = groups[1]
         elif self.select == "review" and len(contenders) > 1:
             pick, said = review(state, [candidates[g[0]] for g in contenders], coder=self.coder,
-                                sizes=[len(g) for g in contenders], support=self.support)
+                                sizes=[len(g) for g in contenders], support=self.support, examples=demos)
             sure["selector"] = {**said, "chose": "majority" if pick is None else "largest" if pick == 0
                                 else f"group {pick + 1}"}
             winner = contenders[pick or 0]
@@ -202,12 +217,14 @@ class SelfConsistency:
             found = [rewrite_attempt(state, c, holds)[0] for c in found]
         return found
 
-    def _examples(self, state: State) -> list[tuple[str, bool]]:
+    def _examples(self, state: State) -> tuple[list[tuple[str, bool]], str]:
         """The prompt block of each few-shot view, and whether it is sampled besides asked greedily:
         the ``examples`` pairs whose SQL skeleton is closest to the answer's, then the ``question_examples`` pairs
-        whose question skeleton is closest to the question's; none without a rendered schema to show them with."""
-        if not (self.examples or self.question_examples) or state.rendered_schema is None:
-            return []
+        whose question skeleton is closest to the question's; and the block of pairs the reviewer is shown
+        (``review_examples``). None without a rendered schema to show them with."""
+        reviewed = self.review_examples if self.select == "review" else 0
+        if not (self.examples or self.question_examples or reviewed) or state.rendered_schema is None:
+            return [], ""
         pool = load_pool(self.examples_pool or default_pool_path(state.resources.settings), state.resources)
         blocks: list[tuple[str, bool]] = []
         shown: list[PoolExample] = []
@@ -221,7 +238,14 @@ class SelfConsistency:
                                  besides(other_databases(state), shown))
             state.note(question_examples=[e.question for e in chosen], question_examples_query=query)
             blocks.append((format_examples(chosen), False))
-        return blocks
+        if not reviewed:
+            return blocks, ""
+        if self.review_examples_by == "sql":
+            demos = skeleton_examples(state, pool, state.sql or "", reviewed)[1]
+        else:
+            demos = pool.search("question_skeleton", question_skeleton_of(state), reviewed, other_databases(state))
+        state.note(review_examples=[e.question for e in demos])
+        return blocks, review_pairs(demos)
 
     def _ask_views(self, state: State, texts: list[str], examples: list[tuple[str, bool]]) -> None:
         """Add to ``texts`` the answers of the question asked again with the schema shown in each of ``views``,
@@ -233,8 +257,9 @@ class SelfConsistency:
             self._ask(state, generation_prompt(state, state.prompt_template or "zero_shot", shown), texts)
         for block, sampled in examples:
             if state.rendered_schema is not None:
-                self._ask(state, generation_prompt(state, "few_shot", state.rendered_schema.text, examples=block),
-                          texts, sampled=sampled)
+                shown = state.rendered_schema.text
+                self._ask(state, generation_prompt(state, self.examples_prompt, shown, examples=block), texts,
+                          sampled=sampled)
 
     def _ask(self, state: State, prompt: list[Message], texts: list[str], sampled: bool = True) -> None:
         """Add to ``texts`` the answers to ``prompt``: greedy, then (``sampled``) ``view_samples`` samples."""

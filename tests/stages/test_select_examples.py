@@ -233,3 +233,61 @@ def test_a_vote_asks_again_with_other_examples_chosen_by_the_question(train: Pat
     assert "How many pets are older than 3?" not in question_view
     assert "How many singers are older than 30?" not in question_view
     assert notes["votes"] == ["ok"] * 6 and notes["groups"] == [6]  # the answer, 2 samples, 3 few-shot answers
+
+
+def test_a_reviewer_reads_pairs_of_the_pool_before_each_query(train: Path, singer_db: Path) -> None:
+    """``review_examples``: the reviewer is shown pool pairs as queries with their questions, the same pairs before
+    every group's query, chosen by the question's skeleton (or by the answer's SQL skeleton), never from the
+    question's database; the user's question is what is scored, not shown."""
+    from sqlweave.pipeline import Pipeline
+    from sqlweave.presets import zero_shot
+    from sqlweave.stages.vote import SelfConsistency
+
+    average, oldest = "SELECT avg(Age) FROM singer", "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"
+
+    def run(**options: object) -> tuple:
+        vote = SelfConsistency(n=2, select="review", margin=None, examples_pool=str(train), **options)  # type: ignore[arg-type]
+        llm = FakeLLM([average, average, oldest, "-20.0", "-8.0"])
+        return Pipeline("v", zero_shot().stages + (vote,)).run("Who is the oldest singer?",
+                                                               Database.open(singer_db), llm), llm
+
+    answer, llm = run(review_examples=1)
+    notes = answer.trace[-1].notes
+    assert notes["review_examples"] == ["What is the name of the oldest pet?"]  # "the oldest", by the question
+    assert answer.sql == oldest and notes["selector"] == {"logp": [-20.0, -8.0], "chose": "group 2"}
+    pair = "Query:\n```sql\nSELECT name FROM pets ORDER BY age DESC LIMIT 1\n```\nQuestion: What is the name of the oldest pet?"
+    for (messages, options), sql in zip(llm.calls[2:], (average, oldest)):
+        shown = messages[-1].content
+        assert pair in shown and shown.index(pair) < shown.index(sql) and "singer?" not in shown
+        assert options.continuation == "Who is the oldest singer?"
+    by_sql, _ = run(review_examples=1, review_examples_by="sql")
+    assert by_sql.trace[-1].notes["review_examples"] == ["What is the average price of products?"]  # like avg(Age)
+    plain, llm = run()  # no pairs: the reviewer's prompt of before
+    assert "review_examples" not in plain.trace[-1].notes and "Examples" not in llm.calls[2][0][-1].content
+    with pytest.raises(ConfigurationError, match="review_examples_by"):
+        SelfConsistency(review_examples=2, review_examples_by="answer")
+
+
+def test_a_few_shot_view_can_keep_generation_s_instructions_and_schema_as_its_prefix(
+        train: Path, singer_db: Path) -> None:
+    """``examples_prompt="zero_shot_examples"``: the few-shot view's conversation begins as generation's does (the
+    same system message, the schema), so llama.cpp resumes from the state generation evaluated; the pairs follow
+    the schema and the question comes last."""
+    from sqlweave.pipeline import Pipeline
+    from sqlweave.presets import zero_shot
+    from sqlweave.stages.vote import SelfConsistency
+
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=1, examples=1, examples_pool=str(train),
+                                                               examples_prompt="zero_shot_examples"),))
+    llm = FakeLLM(["SELECT count(*) FROM singer WHERE Age > 25"] * 3)
+    pipe.run("How many singers are older than 25?", Database.open(singer_db), llm)
+    generation, view = llm.calls[0][0], llm.calls[2][0]
+    assert view[0].content == generation[0].content  # the same instructions
+    schema_part = generation[1].content.split("Question:")[0].rstrip()
+    assert view[1].content.startswith(schema_part)  # then the same schema
+    pair = view[1].content.index("How many pets are older than 3?")
+    assert len(schema_part) < pair < view[1].content.index("Question: How many singers are older than 25?")
+    with pytest.raises(ConfigurationError, match="no prompt template"):
+        SelfConsistency(examples=1, examples_prompt="nope")
+    with pytest.raises(ConfigurationError, match="shows no examples"):
+        SelfConsistency(examples=1, examples_prompt="zero_shot")
