@@ -446,7 +446,8 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
 #: The options of a vote stage that ``build_pipeline(vote=...)`` may set: numbers, the way a vote is settled and the
 #: template of its few-shot views (what a stage's name or views are is part of the preset, not a setting of its vote).
 VOTE_OPTIONS = ("n", "temperature", "max_tokens", "seed", "margin", "support", "select", "more", "more_below",
-                "view_samples", "question_examples", "review_examples", "review_examples_by", "examples_prompt")
+                "view_samples", "question_examples", "review_examples", "review_examples_by", "examples_prompt",
+                "prompt_views")
 
 
 def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:
@@ -455,14 +456,17 @@ def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:
         raise ConfigurationError(f"unknown vote option {unknown[0]!r}", hint=f"Vote options: {', '.join(VOTE_OPTIONS)}.")
     kinds = {f.name: str(f.type).split(" |")[0] for f in fields(SelfConsistency)}
     accepts: dict[str, tuple[type | tuple[type, ...], str]] = {
-        "int": (int, "a whole number"), "float": ((int, float), "a number"), "str": (str, "a word")}
+        "int": (int, "a whole number"), "float": ((int, float), "a number"), "str": (str, "a word"),
+        "tuple[str, ...]": ((list, tuple), "a list of words")}
     for key, value in vote.items():  # the stage checks ranges; a value of the wrong kind is caught here
         wanted, said = accepts[kinds[key]]
-        if isinstance(value, bool) or not isinstance(value, wanted):
+        if (isinstance(value, bool) or not isinstance(value, wanted)
+                or isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value)):
             raise ConfigurationError(f"vote option {key} takes {said}, not {value!r}",
                                      hint="For example temperature=1.0, n=8 or select=majority.")
+    settings: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in vote.items()}
     return _with_votes(pipe, "has no vote stage to set options of",
-                       "Vote options apply to default, best and presets with a vote stage.", **dict[str, Any](vote))
+                       "Vote options apply to default, best and presets with a vote stage.", **settings)
 
 
 def with_schema_budget(pipe: Pipeline, schema_budget: int | None) -> Pipeline:

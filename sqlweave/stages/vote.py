@@ -37,6 +37,9 @@ of the answer: those whose question skeleton (the question with the schema's nam
 them) is closest by BM25, leaving out the pairs the SQL-skeleton view shows. It is asked greedily only, after
 that view.
 
+With ``prompt_views``, the question is asked once more in each prompt template named, greedily, with the schema
+generation shows (``"zero_shot_link_first"`` has the model name the tables the question needs before the query).
+
 With ``more`` (adaptive consistency), a split vote asks for more: when the largest result group holds fewer than
 ``more_below`` candidates, ``more`` samples are drawn after the first ``n`` (one call, seeded after them, so the
 first call is the same as in a run without them) and the vote is taken again over every candidate. A clear vote
@@ -119,6 +122,9 @@ class SelfConsistency:
     #: skeleton (``"question"``) or by the answer's SQL skeleton (``"sql"``).
     review_examples: int = 0
     review_examples_by: str = "question"
+    #: Prompt templates in which the question is asked once more, greedily, with the schema generation shows
+    #: (``"zero_shot_link_first"``: the tables the question needs named before the query).
+    prompt_views: tuple[str, ...] = ()
     #: Samples drawn after the first ``n`` when the vote is split: its largest group holds fewer than
     #: ``more_below`` candidates (0: never).
     more: int = 0
@@ -138,6 +144,13 @@ class SelfConsistency:
         if "{examples}" not in load(self.examples_prompt)[1]:  # an unknown template fails in load, here
             raise ConfigurationError(f"{self.name}: the prompt template {self.examples_prompt!r} shows no examples",
                                      hint="examples_prompt is few_shot or zero_shot_examples.")
+        if isinstance(self.prompt_views, str):
+            raise ConfigurationError(f"{self.name}: prompt_views is a tuple of template names, not a string",
+                                     hint='For example prompt_views=["zero_shot_link_first"].')
+        for template in self.prompt_views:
+            if "{question}" not in load(template)[1]:
+                raise ConfigurationError(f"{self.name}: the prompt template {template!r} does not ask the question",
+                                         hint="prompt_views names generation templates, e.g. zero_shot_link_first.")
         unknown = [self.views] if isinstance(self.views, str) else [s for s in self.views if s not in STYLES]
         if unknown:
             raise ConfigurationError(f"{self.name}: unknown schema views {unknown[0]!r}",
@@ -260,6 +273,9 @@ class SelfConsistency:
                 shown = state.rendered_schema.text
                 self._ask(state, generation_prompt(state, self.examples_prompt, shown, examples=block), texts,
                           sampled=sampled)
+        for template in self.prompt_views:
+            if state.rendered_schema is not None:
+                self._ask(state, generation_prompt(state, template, state.rendered_schema.text), texts, sampled=False)
 
     def _ask(self, state: State, prompt: list[Message], texts: list[str], sampled: bool = True) -> None:
         """Add to ``texts`` the answers to ``prompt``: greedy, then (``sampled``) ``view_samples`` samples."""

@@ -180,3 +180,22 @@ def test_coder_reviewer_adds_each_query_likelihood_as_the_answer(singer_db: Path
         messages, options = call
         # the query is scored as the answer to the generation prompt itself
         assert tuple(messages) == tuple(generation[:2]) and options.continuation == f"```sql\n{sql}\n```"
+
+
+def test_a_vote_asks_again_in_each_prompt_view_named(singer_db: Path) -> None:
+    """``prompt_views``: the question asked once more, greedily, in another generation template with the schema
+    generation shows; its answer (after the "Tables:" line it is asked for) joins the vote."""
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=1, prompt_views=("zero_shot_link_first",)),))
+    llm = FakeLLM([YOUNGEST, YOUNGEST, f"Tables: singer\n```sql\n{OLDEST}\n```"])
+    answer = pipe.run("Who is the oldest singer?", Database.open(singer_db), llm)
+    assert answer.trace[-1].notes["groups"] == [2, 1] and answer.sql == YOUNGEST
+    (generation, _), (view, options) = llm.calls[0], llm.calls[2]
+    assert view[0].content == generation[0].content and options.temperature == 0.0
+    assert view[1].content.startswith(generation[1].content) and 'one line "Tables:"' in view[1].content
+    built = build_pipeline("best", vote={"prompt_views": ["zero_shot_link_first"]}).stages[-1]
+    assert built.prompt_views == ("zero_shot_link_first",)
+    for bad in ({"prompt_views": "zero_shot_link_first"}, {"prompt_views": [1]}):
+        with pytest.raises(ConfigurationError, match="prompt_views"):
+            build_pipeline("best", vote=bad)
+    with pytest.raises(ConfigurationError, match="does not ask the question"):
+        SelfConsistency(prompt_views=("review",))
