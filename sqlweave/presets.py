@@ -325,6 +325,18 @@ def _examples_view(pipe: Pipeline, examples: str | None = None, **_: object) -> 
                        view_samples=EXAMPLES_SAMPLES)
 
 
+#: The view ``+link-first`` adds to a vote: the question asked once more, greedily, with the tables it needs named
+#: before the query (BENCHMARKS.md, a view that names its tables first).
+LINK_FIRST_VIEWS = ("zero_shot_link_first",)
+
+
+def _link_first_view(pipe: Pipeline, **_: object) -> Pipeline:
+    """Votes that also hear the question answered with its tables named first (schema linking before SQL)."""
+    return _with_votes(pipe, "has no vote stage to add candidates to",
+                       "Add +link-first to a preset that votes (default, best, vote, ...).",
+                       prompt_views=LINK_FIRST_VIEWS)
+
+
 #: ``+more-if-split``: a vote whose largest result group holds fewer than this many of its 5 candidates (no 4 of 5
 #: agree) draws this many more samples and votes again (adaptive consistency).
 SPLIT_BELOW = 4
@@ -383,6 +395,8 @@ ADDONS: dict[str, "Stage | Callable[..., Pipeline]"] = {
     "more-if-split": _more_if_split,
     # A few-shot view in the vote: examples whose SQL skeleton is like the answer's (from the example pool).
     "examples": _examples_view,
+    # One more view in the vote: the question answered with the tables it needs named before the query.
+    "link-first": _link_first_view,
 }
 
 

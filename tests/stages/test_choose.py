@@ -193,7 +193,10 @@ def test_a_vote_asks_again_in_each_prompt_view_named(singer_db: Path) -> None:
     assert view[0].content == generation[0].content and options.temperature == 0.0
     assert view[1].content.startswith(generation[1].content) and 'one line "Tables:"' in view[1].content
     built = build_pipeline("best", vote={"prompt_views": ["zero_shot_link_first"]}).stages[-1]
-    assert built.prompt_views == ("zero_shot_link_first",)
+    assert built.prompt_views == ("zero_shot_link_first",) == build_pipeline("best+link-first").stages[-1].prompt_views
+    assert build_pipeline("best+link-first").stages[-1].examples == build_pipeline("best").stages[-1].examples == 4
+    with pytest.raises(ConfigurationError, match="no vote stage"):
+        build_pipeline("zero-shot+link-first")
     for bad in ({"prompt_views": "zero_shot_link_first"}, {"prompt_views": [1]}):
         with pytest.raises(ConfigurationError, match="prompt_views"):
             build_pipeline("best", vote=bad)
