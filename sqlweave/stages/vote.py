@@ -264,7 +264,7 @@ class SelfConsistency:
         """Add to ``texts`` the answers of the question asked again with the schema shown in each of ``views``,
         then with each few-shot block of ``examples``: greedy, then ``view_samples`` samples (one call each,
         seeded as the vote's samples are, so that a run with fewer samples repeats the calls of a run with more),
-        except for a block asked greedily only."""
+        except for a block asked greedily only; then in each template of ``prompt_views``, greedily."""
         for style in self.views:
             shown = render_schema(state.shown_schema, style, count=state.llm.count_tokens).text
             self._ask(state, generation_prompt(state, state.prompt_template or "zero_shot", shown), texts)
