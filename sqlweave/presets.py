@@ -458,7 +458,7 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
 
 
 #: The options of a vote stage that ``build_pipeline(vote=...)`` may set: numbers, the way a vote is settled and the
-#: template of its few-shot views (what a stage's name or views are is part of the preset, not a setting of its vote).
+#: prompt templates of its views (a stage's name and schema views are part of the preset, not a setting of its vote).
 VOTE_OPTIONS = ("n", "temperature", "max_tokens", "seed", "margin", "support", "select", "more", "more_below",
                 "view_samples", "question_examples", "review_examples", "review_examples_by", "examples_prompt",
                 "prompt_views")

@@ -44,7 +44,10 @@ OPTIONAL: dict[str, str] = {"values": "", "history": "", "language": "", "knowle
 
 @lru_cache(maxsize=None)
 def load(name: str) -> tuple[str, str]:
+    """The ``(system, user)`` parts of template ``name``, a file of this package (no path is followed)."""
     try:
+        if not name.replace("_", "").isalnum() or not name.isascii():
+            raise FileNotFoundError(name)
         text = resources.files(__package__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
     except FileNotFoundError:
         names = sorted(p.name[:-4] for p in resources.files(__package__).iterdir() if p.name.endswith(".txt"))

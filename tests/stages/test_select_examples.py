@@ -287,7 +287,8 @@ def test_a_few_shot_view_can_keep_generation_s_instructions_and_schema_as_its_pr
     assert view[1].content.startswith(schema_part)  # then the same schema
     pair = view[1].content.index("How many pets are older than 3?")
     assert len(schema_part) < pair < view[1].content.index("Question: How many singers are older than 25?")
-    with pytest.raises(ConfigurationError, match="no prompt template"):
-        SelfConsistency(examples=1, examples_prompt="nope")
+    for name in ("nope", "../prompts/few_shot", "/etc/passwd", ""):  # a template's name, never a path
+        with pytest.raises(ConfigurationError, match="no prompt template"):
+            SelfConsistency(examples=1, examples_prompt=name)
     with pytest.raises(ConfigurationError, match="shows no examples"):
         SelfConsistency(examples=1, examples_prompt="zero_shot")
