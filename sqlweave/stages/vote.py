@@ -268,14 +268,14 @@ class SelfConsistency:
         for style in self.views:
             shown = render_schema(state.shown_schema, style, count=state.llm.count_tokens).text
             self._ask(state, generation_prompt(state, state.prompt_template or "zero_shot", shown), texts)
+        if state.rendered_schema is None:  # no schema as generation showed it: no few-shot or prompt view
+            return
+        schema = state.rendered_schema.text
         for block, sampled in examples:
-            if state.rendered_schema is not None:
-                shown = state.rendered_schema.text
-                self._ask(state, generation_prompt(state, self.examples_prompt, shown, examples=block), texts,
-                          sampled=sampled)
+            self._ask(state, generation_prompt(state, self.examples_prompt, schema, examples=block), texts,
+                      sampled=sampled)
         for template in self.prompt_views:
-            if state.rendered_schema is not None:
-                self._ask(state, generation_prompt(state, template, state.rendered_schema.text), texts, sampled=False)
+            self._ask(state, generation_prompt(state, template, schema), texts, sampled=False)
 
     def _ask(self, state: State, prompt: list[Message], texts: list[str], sampled: bool = True) -> None:
         """Add to ``texts`` the answers to ``prompt``: greedy, then (``sampled``) ``view_samples`` samples."""
