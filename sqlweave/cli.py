@@ -745,10 +745,14 @@ def eval_run(
         console.print(_summary_table(f"{pipeline} / {model} on {dataset} ({summary.n} questions)", summary))
         _say(f"results: {folder}/results.jsonl", style="dim")
         if replay:
+            from .llm.cache import CachedLLM
             from .llm.recorded import RecordedLLM
 
             recorded = _unwrap(llm, lambda backend: isinstance(backend, RecordedLLM))
-            _say(f"model calls answered from the recorded traces: {recorded.answered}; "
+            cache = _unwrap(llm, lambda backend: isinstance(backend, CachedLLM))
+            # the response cache sits before the recording: a call it answers never reaches the recording
+            cached = f"answered from the response cache: {cache.hits}; " if cache is not None else ""
+            _say(f"model calls {cached}answered from the recorded traces: {recorded.answered}; "
                  f"passed to the model: {recorded.passed}", style="dim")
 
 

@@ -33,6 +33,8 @@ class CachedLLM(WrappedLLM):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        #: Calls of this process answered from the cache file.
+        self.hits = 0
         with self._connect() as conn:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, texts TEXT, "
@@ -62,6 +64,8 @@ class CachedLLM(WrappedLLM):
             ).fetchone()
         texts = _stored_texts(row[0]) if row is not None else ()
         if row is not None and _is_answer(texts):  # an empty entry (written by an older version) is a miss
+            with self._lock:
+                self.hits += 1
             return Completion(texts, Usage(row[1], row[2]), time.perf_counter() - start,
                               self.model_id, cached=True, original_seconds=row[3])
         result = self.inner.complete(messages, options)  # a failed call raises: nothing is stored

@@ -65,7 +65,7 @@ def test_cache_hits_and_keys(tmp_path: Path) -> None:
     # A new process (new wrapper, same file) still hits.
     again = CachedLLM(FakeLLM([]), tmp_path / "c.sqlite").complete(MSGS)
     assert again.cached and again.text == "answer 1"
-    assert len(llm) == 2
+    assert len(llm) == 2 and llm.hits == 1  # the hits of this wrapper alone
 
 
 def test_cached_answer_keeps_what_it_first_cost(tmp_path: Path) -> None:
