@@ -151,6 +151,30 @@ def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = 
         NoSQLInOutputError: nothing in ``text`` parses as a SQL statement. The raw
             output is kept in ``err.details["raw"]``.
     """
+    found, strong = _extract(text, dialect)
+    if found is None:
+        raise NoSQLInOutputError("the model's answer contains no SQL statement", raw=text)
+    if transpile and dialect is not None:
+        from .transpile import to_dialect
+
+        return to_dialect(found, dialect, schema=schema)
+    return found
+
+
+def holds_query(text: str, dialect: str | None = "sqlite") -> bool:
+    """Whether ``text`` holds a statement that reads a table, as :func:`extract_sql` would find it: not prose
+    alone, nor prose that happens to parse (``select the rows`` reads as ``SELECT the AS rows``).
+
+    >>> holds_query("We join the singer table and select the names. The query is:")
+    False
+    >>> holds_query("```sql\\nSELECT name FROM singer\\n```")
+    True
+    """
+    return _extract(text, dialect)[1]
+
+
+def _extract(text: str, dialect: str | None) -> tuple[str | None, bool]:
+    """The statement :func:`extract_sql` returns, before transpiling, and whether it is strong."""
     found, strong = _find(text, dialect)
     if dialect not in (None, "sqlite"):
         from .transpile import SOURCES
@@ -166,13 +190,7 @@ def extract_sql(text: str, dialect: str | None = "sqlite", *, transpile: bool = 
                 found, strong = other, other_strong
                 if strong:
                     break
-    if found is None:
-        raise NoSQLInOutputError("the model's answer contains no SQL statement", raw=text)
-    if transpile and dialect is not None:
-        from .transpile import to_dialect
-
-        return to_dialect(found, dialect, schema=schema)
-    return found
+    return found, strong
 
 
 def _strong(sql: str, dialect: str | None) -> bool:

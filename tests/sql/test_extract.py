@@ -1,7 +1,7 @@
 import pytest
 
 from sqlweave.errors import NoSQLInOutputError
-from sqlweave.sql.extract import extract_sql
+from sqlweave.sql.extract import extract_sql, holds_query
 
 CASES = [
     ("fenced with language", "```sql\nSELECT count(*) FROM singer\n```", "SELECT count(*) FROM singer"),
@@ -59,3 +59,15 @@ def test_sql_the_target_reads_only_in_part_is_not_cut_short(dialect: str) -> Non
     # SQL the target reads whole is kept as it is
     assert extract_sql("```sql\nSELECT name FROM event WHERE price > 5\n```", dialect) == (
         "SELECT name FROM event WHERE price > 5")
+
+
+@pytest.mark.parametrize("text, dialect, holds", [
+    ("Let's walk through the question. We need the singer table and then we", "sqlite", False),
+    ("I will select the right rows from it", "sqlite", False),  # parses as SELECT the AS right: prose all the same
+    ("", "sqlite", False),
+    ("Reasoning first.\n```sql\nSELECT name FROM singer WHERE age > 30\n```", "sqlite", True),
+    ("SELECT count(*) FROM singer", "sqlite", True),
+    ("SELECT `name` FROM `singer`", "postgres", True),  # what only SQLite's parser reads counts too
+])
+def test_holds_query_tells_a_query_from_prose_that_happens_to_parse(text: str, dialect: str, holds: bool) -> None:
+    assert holds_query(text, dialect) is holds
