@@ -106,7 +106,7 @@ def _load_local(llm: LLM, *, quiet: bool) -> None:
 
 
 #: Vote options that draw other samples from the same messages: traces that kept no options cannot tell them apart.
-REDRAWING = ("temperature", "seed", "max_tokens", "more")
+REDRAWING = ("temperature", "seed", "max_tokens", "more", "fenced")
 
 
 def _key_values(pairs: list[str], option: str) -> dict[str, Any]:

@@ -461,7 +461,7 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
 #: prompt templates of its views (a stage's name and schema views are part of the preset, not a setting of its vote).
 VOTE_OPTIONS = ("n", "temperature", "max_tokens", "seed", "margin", "support", "select", "more", "more_below",
                 "view_samples", "question_examples", "review_examples", "review_examples_by", "examples_prompt",
-                "prompt_views", "finish")
+                "prompt_views", "finish", "fenced")
 
 
 def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:
@@ -471,10 +471,10 @@ def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:
     kinds = {f.name: str(f.type).split(" |")[0] for f in fields(SelfConsistency)}
     accepts: dict[str, tuple[type | tuple[type, ...], str]] = {
         "int": (int, "a whole number"), "float": ((int, float), "a number"), "str": (str, "a word"),
-        "tuple[str, ...]": ((list, tuple), "a list of words")}
+        "tuple[str, ...]": ((list, tuple), "a list of words"), "bool": (bool, "true or false")}
     for key, value in vote.items():  # the stage checks ranges; a value of the wrong kind is caught here
         wanted, said = accepts[kinds[key]]
-        if (isinstance(value, bool) or not isinstance(value, wanted)
+        if (isinstance(value, bool) is not (wanted is bool) or not isinstance(value, wanted)
                 or isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value)):
             raise ConfigurationError(f"vote option {key} takes {said}, not {value!r}",
                                      hint="For example temperature=1.0, n=8 or select=majority.")

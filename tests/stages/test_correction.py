@@ -389,3 +389,23 @@ def test_finish_is_a_vote_option() -> None:
         build_pipeline("best", vote={"finish": -1})
     with pytest.raises(ConfigurationError, match="finish"):
         build_pipeline("best", vote={"finish": "yes"})
+
+
+def test_fenced_holds_sampled_answers_to_a_code_block(singer_db: Path) -> None:
+    """``fenced``: each sampled call carries the code-block grammar; greedy calls (here the few-shot-free view
+    of another schema style) are asked as before."""
+    answers = ["SELECT count(*) FROM singer"] * 5
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, views=("compact",), view_samples=1,
+                                                               fenced=True),))
+    answer, llm = run(pipe, singer_db, answers)
+    asked = [(o.temperature, o.grammar) for _, o in llm.calls[1:]]
+    assert asked == [(0.8, FENCED_SQL), (0.0, None), (0.8, FENCED_SQL)] and answer.result.rows == ((6,),)
+    free = type("NoGrammar", (FakeLLM,), {"supports_grammar": False})(answers)
+    pipe.run("How many singers are there?", Database.open(singer_db), free)
+    assert all(o.grammar is None for _, o in free.calls)
+    assert build_pipeline("best", vote={"fenced": True}).stages[-1].fenced is True
+    for bad in ("yes", 1):
+        with pytest.raises(ConfigurationError, match="fenced takes true or false"):
+            build_pipeline("best", vote={"fenced": bad})
+    with pytest.raises(ConfigurationError, match="finish takes a whole number"):
+        build_pipeline("best", vote={"finish": True})
