@@ -81,7 +81,8 @@ from .select_examples import (
 )
 
 
-#: The grammar of a finishing turn (``finish``): one ```sql code block and nothing else.
+#: The grammar of a finishing turn (``finish``) and of every sample with ``fenced``: one ```sql code block and
+#: nothing else (no backtick inside it: a name that needs quoting is quoted with double quotes).
 FENCED_SQL = 'root ::= "```sql\\n" [^`]+ "```"'
 #: How :class:`SelfConsistency` settles a vote.
 SELECTIONS = ("majority", "pairwise", "review")
@@ -308,10 +309,10 @@ class SelfConsistency:
                                    seed=self.seed + i)
 
     def _answers(self, state: State, prompt: list[Message], finished: list[str], **options: Any) -> list[str]:
-        """The answers to one call of ``prompt`` with ``options`` (sampled ones held to a code block with ``fenced``);
-        with ``finish``, each answer that holds no query
-        is replaced by the query the model writes when shown it and asked for the query alone (one greedy turn),
-        and the replaced answer is added to ``finished``. A finishing turn that fails keeps the answer as it was."""
+        """The answers to one call of ``prompt`` with ``options`` (sampled ones held to a code block with ``fenced``).
+        With ``finish``, each answer that holds no query is replaced by the query the model writes when shown it and
+        asked for the query alone (one greedy turn), and the replaced answer is added to ``finished``; a finishing
+        turn that fails keeps the answer as it was."""
         if self.fenced and options.get("temperature") and state.llm.supports_grammar:
             options["grammar"] = FENCED_SQL
         texts = list(state.complete(prompt, **options).texts)
