@@ -176,3 +176,27 @@ def test_the_oracle_counts_a_vote_that_held_a_right_candidate(tmp_path: Path, si
     # on the questions another run also answered (--common): the second and third only
     row = oracle.oracle(tmp_path / "run", spider(tmp_path, singer_db), only={"q1", "q2"})
     assert (row["questions"], row["voted"], row["voted_any_candidate_right"], row["oracle_ex"]) == (2, 2, 2, 100.0)
+
+
+def test_vote_openings_counts_answers_by_how_they_open(tmp_path: Path, singer_db: Path) -> None:
+    """benchmarks/vote_openings.py: sampled and greedy answers split by their opening, each scored against the gold
+    query; a question whose only right reading opened with prose is counted apart."""
+    openings = load("vote_openings")
+    assert [openings.opening(t) for t in ("```sql\nSELECT 1\n```", "  select 1", "WITH a AS (SELECT 1) SELECT 1",
+                                          "Let's walk through the question.")] == ["query"] * 3 + ["prose"]
+    sampled = {"messages": [{"role": "user", "content": "q"}], "options": {"temperature": 0.8, "n": 3},
+               "completion_tokens": 60,
+               "outputs": [f"```sql\n{YOUNGEST}\n```", f"Let's see. The oldest comes first.\n```sql\n{OLDEST}\n```",
+                           "Let's walk through the question and the database."]}
+    greedy = {"messages": [{"role": "user", "content": "r"}], "options": {}, "completion_tokens": 10,
+              "outputs": [f"```sql\n{YOUNGEST}\n```"]}
+    review = {"messages": [{"role": "user", "content": "s"}], "options": {"continuation": "Who?"}, "outputs": ["-3"]}
+    run = write_run(tmp_path / "run", [{"match": False, "calls": [sampled, greedy, review], "notes": {"groups": [3, 1]}}])
+    counts = openings.openings(run, spider(tmp_path, singer_db))
+    kinds = {row["kind"]: row for row in counts["kinds"]}
+    assert (kinds["sampled, prose first"]["answers"], kinds["sampled, prose first"]["with_a_query"],
+            kinds["sampled, prose first"]["right"]) == (2, 1, 1)
+    assert (kinds["sampled, query first"]["answers"], kinds["sampled, query first"]["right"]) == (1, 0)
+    assert kinds["greedy, query first"]["answers"] == 1 and kinds["greedy, prose first"]["answers"] == 0
+    assert kinds["greedy, query first"]["mean_output_tokens"] == 10.0  # the reviewer's score is not an answer
+    assert counts["only_prose_right"] == {"right": 0, "missed": 1}
