@@ -8,6 +8,11 @@ first and the question last, so llama.cpp can reuse the evaluated prefix.
 >>> user.endswith("How many?")
 True
 
+A template whose system part is ``@system zero_shot`` shares that template's instructions (:data:`SAME_SYSTEM`):
+
+>>> load("zero_shot_link_first")[0] == load("zero_shot")[0]
+True
+
 Optional placeholders (:data:`OPTIONAL`) default to an empty string, so a caller that has
 nothing to show renders exactly the text it rendered before the placeholder existed:
 
@@ -42,6 +47,11 @@ OPTIONAL: dict[str, str] = {"values": "", "history": "", "language": "", "knowle
                             "links": ""}
 
 
+#: A system part reading ``@system NAME`` is the system part of template ``NAME``: a template that asks the same
+#: thing another way (a view of generation's prompt) keeps generation's instructions without a copy to keep in step.
+SAME_SYSTEM = "@system "
+
+
 @lru_cache(maxsize=None)
 def load(name: str) -> tuple[str, str]:
     """The ``(system, user)`` parts of template ``name``, a file of this package (no path is followed)."""
@@ -53,7 +63,14 @@ def load(name: str) -> tuple[str, str]:
         names = sorted(p.name[:-4] for p in resources.files(__package__).iterdir() if p.name.endswith(".txt"))
         raise ConfigurationError(f"no prompt template {name!r}", hint=f"Templates: {', '.join(names)}.") from None
     system, _, user = text.partition("\n---\n")
-    return system.strip(), user.strip()
+    system = system.strip()
+    if system.startswith(SAME_SYSTEM):  # another template's instructions, word for word
+        source = system[len(SAME_SYSTEM):].strip()
+        if source == name:
+            raise ConfigurationError(f"prompt template {name!r} takes its instructions from itself",
+                                     hint="Point @system at a template that writes its instructions out.")
+        system = load(source)[0]
+    return system, user.strip()
 
 
 def render(name: str, **values: str) -> tuple[str, str]:
