@@ -477,7 +477,7 @@ def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:
         if (isinstance(value, bool) is not (wanted is bool) or not isinstance(value, wanted)
                 or isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value)):
             raise ConfigurationError(f"vote option {key} takes {said}, not {value!r}",
-                                     hint="For example temperature=1.0, n=8 or select=majority.")
+                                     hint="For example temperature=1.0, n=8, select=majority or fenced=true.")
     settings: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in vote.items()}
     return _with_votes(pipe, "has no vote stage to set options of",
                        "Vote options apply to default, best and presets with a vote stage.", **settings)
