@@ -4,8 +4,9 @@ A sampled answer of the embedded model either opens with its query (a ```sql blo
 with prose reasoning ("Let's walk through the question and the database..."), which is longer and sometimes
 reaches the token limit before any query. For each run, this counts the sampled and the greedy answers of every
 vote by their opening, how many hold a query, how many are right (made a candidate as the vote stage makes it and
-compared with the gold result, as :mod:`vote_oracle` does), their output tokens (a call of several samples shares its count out by length), and the questions whose only right
-readings came from prose-first samples. It is the measurement behind ``--vote fenced=true``.
+compared with the gold result, as :mod:`vote_oracle` does), their output tokens (a call of several samples
+shares its count out by length), and the questions whose only right readings came from prose-first samples. It
+is the measurement behind ``--vote fenced=true``.
 
     .venv/bin/python benchmarks/vote_openings.py benchmarks/checkpoints/ex-best-200 \\
         --out benchmarks/results/vote-openings-200.json
@@ -18,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from vote_oracle import SPIDER, STAGE, save, scored, spider_db, traces, vote_state
+from vote_oracle import SPIDER, STAGE, candidate_right, save, scored, spider_db, traces, vote_state
 
 KINDS = ("greedy, query first", "greedy, prose first", "sampled, query first", "sampled, prose first")
 
@@ -31,7 +32,7 @@ def opening(text: str) -> str:
 
 def openings(folder: Path, spider: Path) -> dict[str, Any]:
     """The counts of one run (see the module docstring)."""
-    from sqlweave.eval.runner import GoldCache, execution_match
+    from sqlweave.eval.runner import GoldCache
     from sqlweave.sql.quiet import reading_untrusted_text
 
     results = scored(folder)
@@ -60,7 +61,7 @@ def openings(folder: Path, spider: Path) -> dict[str, Any]:
                     tokens = call.get("completion_tokens", 0) * len(text) / chars
                     kind = f"{drawn}, {opening(text)} first"
                     c = candidate(text)
-                    right = bool(c.sql and c.kind in ("ok", "empty") and execution_match(db, r["gold"], c.sql, gold)[0])
+                    right = candidate_right(db, r["gold"], c, gold)
                     counts[kind, "answers"] += 1
                     counts[kind, "with a query"] += c.sql is not None
                     counts[kind, "right"] += right

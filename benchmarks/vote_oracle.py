@@ -84,6 +84,13 @@ def vote_candidates(entry: dict[str, Any], vote: dict[str, Any], r: dict[str, An
         candidate(text) for call in vote["calls"] for text in call.get("outputs", [])]
 
 
+def candidate_right(db: Any, gold: str, c: Any, gold_cache: Any) -> bool:
+    """Whether candidate ``c`` (an :class:`~sqlweave.stages.candidate.Attempt`) ran and returns ``gold``'s result."""
+    from sqlweave.eval.runner import execution_match
+
+    return bool(c.sql and c.kind in ("ok", "empty") and execution_match(db, gold, c.sql, gold_cache)[0])
+
+
 def rebuilt_groups(vote: dict[str, Any], candidates: list[Any]) -> list[list[int]] | None:
     """The result groups of a vote's ``candidates`` (as :func:`vote_candidates` rebuilds them), in the stage's
     order; ``None`` when they are not the groups the run noted (a probe timed out, ...), so the vote is left out."""
@@ -135,7 +142,7 @@ def scored(folder: Path) -> dict[str, dict[str, Any]]:
 
 def oracle(folder: Path, spider: Path, only: set[str] | None = None) -> dict[str, Any]:
     """A run's EX and its EX with a perfect choice in every vote (on the questions in ``only``, if given)."""
-    from sqlweave.eval.runner import GoldCache, execution_match
+    from sqlweave.eval.runner import GoldCache
     from sqlweave.sql.quiet import reading_untrusted_text
 
     results = {i: r for i, r in scored(folder).items() if only is None or i in only}
@@ -154,8 +161,7 @@ def oracle(folder: Path, spider: Path, only: set[str] | None = None) -> dict[str
             continue
         db = spider_db(dbs, spider, r["db_id"])
         with reading_untrusted_text():
-            if any(c.sql and c.kind in ("ok", "empty") and execution_match(db, r["gold"], c.sql, gold_cache)[0]
-                   for c in vote_candidates(entry, vote, r, db)):
+            if any(candidate_right(db, r["gold"], c, gold_cache) for c in vote_candidates(entry, vote, r, db)):
                 reachable += 1
     n = len(results)
     right = sum(bool(r["match"]) for r in results.values())

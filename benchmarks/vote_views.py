@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vote_oracle import STAGE, answer_before, rebuilt_groups, replay_parser, save, spider_db, traces, vote_state  # noqa: E402
+from vote_oracle import STAGE, answer_before, candidate_right, rebuilt_groups, replay_parser, save, spider_db, traces, vote_state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +103,7 @@ def view_of(call: dict[str, Any]) -> str:
 
 def replay(folder: Path, spider: Path, floor: float | None = None,
            subsets: dict[str, tuple[bool, int, dict[str, tuple[int, int]]]] = SUBSETS) -> dict[str, Any]:
-    from sqlweave.eval.runner import GoldCache, execution_match
+    from sqlweave.eval.runner import GoldCache
     from sqlweave.sql.quiet import reading_untrusted_text
     from sqlweave.stages.candidate import attempt, vote_groups
 
@@ -137,7 +137,7 @@ def replay(folder: Path, spider: Path, floor: float | None = None,
 
             def correct(a: Any) -> bool:
                 if id(a) not in verdicts:
-                    verdicts[id(a)] = a.kind in ("ok", "empty") and bool(execution_match(db, r["gold"], a.sql, gold_cache)[0])
+                    verdicts[id(a)] = candidate_right(db, r["gold"], a, gold_cache)
                 return verdicts[id(a)]
 
             first = attempt(state, answer_before(entry, vote) or "")
