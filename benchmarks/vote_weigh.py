@@ -12,8 +12,13 @@ A second table adds, at support 2, a prior times a weight to every group's score
 group holds the answer before voting, and how many more tables its query reads than the group reading the
 fewest.
 
+A third table counts every answer that opens with prose reasoning instead of its query (:func:`vote_openings.opening`;
+all of them sampled in ``best``'s votes, and right about a quarter as often as the others) at a weight below 1 in
+its group's size (``PROSE_WEIGHTS``; 1 replays the run), with answers fixed and broken against the run.
+
 ``--floor 0.6`` replays ``default`` from a ``best`` run (its votes are the same, on fewer questions);
-``--skip-sample benchmarks/samples/spider-dev-200.json`` scores a 972-question run without the tuning sample.
+``--skip-sample benchmarks/samples/spider-dev-200.json`` scores a 972-question run without the tuning sample (given
+twice, without both samples).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vote_openings import opening  # noqa: E402
 from vote_oracle import (  # noqa: E402
     STAGE, answer_before, rebuilt_groups, replay_parser, save, spider_db, tables_read, traces, vote_candidates,
 )
@@ -53,10 +59,14 @@ PRIORS: dict[str, Any] = {
 PRIOR_WEIGHTS = (-2.0, -1.0, -0.5, 0.5, 1.0, 2.0)
 PRIOR_ALPHA = 2.0
 
+#: The weights a prose-first answer is counted at in its group's size (third table), at support ``PRIOR_ALPHA``.
+PROSE_WEIGHTS = (0.25, 0.5, 0.75, 1.0)
+
 
 def group_traits(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> list[dict[str, Any]] | None:
     """Each result group of the question's vote, in the stage's order (largest first): whether it is right,
-    whether it holds the answer before voting, and how many tables its query reads."""
+    whether it holds the answer before voting, how many tables its query reads, and how many of its answers open
+    with prose."""
     from sqlweave.eval.runner import execution_match
 
     vote = next(s for s in entry["trace"] if s["stage"] == STAGE)
@@ -64,8 +74,10 @@ def group_traits(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: 
     groups = rebuilt_groups(vote, cands)
     if groups is None:
         return None
+    texts = [""] + [text for call in vote["calls"] for text in call.get("outputs", [])]  # as vote_candidates
     return [{"right": bool(cands[g[0]].sql) and bool(execution_match(db, r["gold"], cands[g[0]].sql, gold_cache)[0]),
-             "greedy": 0 in g, "tables": tables_read(cands[g[0]].sql)} for g in groups]
+             "greedy": 0 in g, "tables": tables_read(cands[g[0]].sql),
+             "prose": sum(i > 0 and opening(texts[i]) == "prose" for i in g)} for g in groups]
 
 
 def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozenset[str] = frozenset(),
@@ -80,12 +92,15 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
     modes = {m: f for m, f in MODES.items() if m == "reviewer" or coder}
     right = {(m, a): 0 for m in modes for a in ALPHAS}
     primed = {(p, w): 0 for p in PRIORS for w in PRIOR_WEIGHTS}
+    prose = {w: {"right": 0, "fixed": [], "broken": []} for w in PROSE_WEIGHTS}
     reviewed = unmatched = 0
 
     def credit(ok: bool) -> None:  # an answer no replayed weight can change counts alike for every weight
         for counts in (right, primed):
             for key in counts:
                 counts[key] += ok
+        for row in prose.values():
+            row["right"] += ok
 
     for entry in traces(folder):
         r = results.get(entry["id"])
@@ -117,26 +132,35 @@ def weigh(folder: Path, spider: Path, floor: float | None = None, skip: frozense
             bonus = [PRIORS[prior](g, shown) for g in shown]
             pick = max(range(len(logp)), key=lambda i: (PRIOR_ALPHA * math.log(sizes[i]) + logp[i] + w * bonus[i], -i))
             primed[prior, w] += shown[pick]["right"]
+        for w, row in prose.items():
+            weighted = [size - (1.0 - w) * g["prose"] for size, g in zip(sizes, shown)]
+            pick = max(range(len(logp)), key=lambda i: (PRIOR_ALPHA * math.log(weighted[i]) + logp[i], -i))
+            ok = shown[pick]["right"]
+            row["right"] += ok
+            if ok != bool(r["match"]):
+                row["fixed" if ok else "broken"].append(r["id"])
     n = len(results)
     return {"run": folder.name, "questions": n, "floor": floor, "reviewed": reviewed, "left_out": unmatched,
             "run_ex": round(100 * sum(bool(r["match"]) for r in results.values()) / n, 1),
             "alphas": {str(a): {"right": right["reviewer", a], "ex": round(100 * right["reviewer", a] / n, 1)}
                        for a in ALPHAS},
             "priors": {p: {str(w): primed[p, w] for w in PRIOR_WEIGHTS} for p in PRIORS},
+            "prose_weights": {str(w): row for w, row in prose.items()},
             **({"modes": {m: {str(a): right[m, a] for a in ALPHAS} for m in modes}} if coder else {})}
 
 
 def main() -> None:
     ap = replay_parser(__doc__)
-    ap.add_argument("--skip-sample", type=Path, default=None,
-                    help="leave out the questions of this sample file (the tuning sample, to score the rest)")
+    ap.add_argument("--skip-sample", type=Path, action="append", default=[],
+                    help="leave out the questions of this sample file (the tuning sample, to score the rest); "
+                         "may be given more than once")
     ap.add_argument("--coder", action="store_true",
                     help="also weigh the queries' own likelihood (a run whose votes scored it: Coder-Reviewer)")
     args = ap.parse_args()
     from rich.console import Console
     from rich.table import Table
 
-    skip = frozenset(json.loads(args.skip_sample.read_text())["ids"]) if args.skip_sample else frozenset()
+    skip = frozenset(i for f in args.skip_sample for i in json.loads(f.read_text())["ids"])
     row = weigh(args.run, args.spider, args.floor, skip, args.coder)
     console = Console(width=160)
     console.print(f"{row['run']}: {row['questions']} questions, {row['reviewed']} votes reviewed, {row['left_out']} "
@@ -155,6 +179,14 @@ def main() -> None:
     for p, by_weight in row["priors"].items():
         priors.add_row(p, *(str(v) for v in by_weight.values()))
     console.print(priors)
+    weights = Table(title=f"answers right at support {PRIOR_ALPHA}, a prose-first answer counted at each weight "
+                          "in its group's size")
+    for col in ("weight", "right", "EX", "right->wrong", "wrong->right"):
+        weights.add_column(col, justify="right")
+    for w, r in row["prose_weights"].items():
+        weights.add_row(w, str(r["right"]), f"{100 * r['right'] / row['questions']:.1f}", str(len(r["broken"])),
+                        str(len(r["fixed"])))
+    console.print(weights)
     if "modes" in row:
         modes = Table(title="answers right, by what a group's score adds to alpha * ln(size)")
         modes.add_column("alpha", justify="right")

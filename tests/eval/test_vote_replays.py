@@ -87,6 +87,25 @@ def test_priors_are_replayed_at_support_2(tmp_path: Path, singer_db: Path) -> No
     assert set(row["priors"]["tables beyond the fewest"].values()) == {1}
 
 
+def test_prose_first_answers_are_replayed_at_a_lower_weight(tmp_path: Path, singer_db: Path) -> None:
+    create = "CREATE TABLE singer (...)\nQuestion: Who is the oldest singer?"
+    prose = f"Let's walk through the question. The oldest singer has the largest age.\n```sql\n{OLDEST}\n```"
+    # groups: the youngest (the answer before voting + 1 sample), the oldest (2 samples, one opening with prose):
+    # sizes [2, 2], the oldest likelier by 0.4 nat
+    sampled = {**call(create, YOUNGEST, OLDEST), "outputs": [f"```sql\n{YOUNGEST}\n```", f"```sql\n{OLDEST}\n```",
+                                                            prose]}
+    votes = [{"match": False, "calls": [sampled],
+              "notes": {"confidence": 0.5, "groups": [2, 2], "selector": {"logp": [-8.0, -7.6]}}}]
+    weights = load("vote_weigh").weigh(write_run(tmp_path / "run", votes), spider(tmp_path, singer_db))["prose_weights"]
+    # weight 1: 2 ln 2 - 7.6 beats 2 ln 2 - 8.0, the oldest wins (the run, marked wrong here, counts it fixed)
+    assert (weights["1.0"]["right"], weights["1.0"]["fixed"]) == (1, ["q0"])
+    # 0.75: the oldest weighs 1.75, 2 ln 1.75 - 7.6 = -6.48 still beats -6.61
+    assert weights["0.75"]["right"] == 1
+    # 0.5: 2 ln 1.5 - 7.6 = -6.79 loses to -6.61, the youngest stays
+    assert (weights["0.5"]["right"], weights["0.5"]["fixed"], weights["0.5"]["broken"]) == (0, [], [])
+    assert weights["0.25"]["right"] == 0
+
+
 def test_views_are_told_apart_and_replayed_as_subsets(tmp_path: Path, singer_db: Path) -> None:
     vote = {"match": False, "notes": {"confidence": 0.5}, "calls": [
         call("CREATE TABLE singer (...)", YOUNGEST, YOUNGEST, COUNTRY, COUNTRY),   # the vote's 4 samples
