@@ -12,6 +12,11 @@ is then the ceiling of any selection method over that candidate pool.
 
 ``--common`` compares runs on the questions all of them answered (runs stopped part of the way).
 
+``--adds OTHER`` asks what another run would bring to each run's votes (a second model, another prompt): of the
+questions the run gets wrong, those where ``OTHER``'s answer is right, or any candidate of its own vote is, and of
+these those where no candidate of the run was right (a vote with ``OTHER``'s candidates among its own could only
+then gain them).
+
 Run folders hold ``results.jsonl`` and ``traces.jsonl`` or ``traces.jsonl.gz`` (``sqlweave eval --out``, or a
 checkpoint under ``benchmarks/checkpoints``).
 """
@@ -31,6 +36,8 @@ from typing import Any, Callable, Iterator
 ROOT = Path(__file__).resolve().parents[1]
 SPIDER = ROOT.parent / "shared" / "data" / "spider"
 STAGE = "vote_if_unsure"
+#: The names a vote stage takes in a trace: ``vote_if_unsure`` in ``default`` and ``best``, ``vote`` in ``+vote``.
+VOTE_STAGES = (STAGE, "vote")
 
 
 def traces(folder: Path) -> Iterator[dict[str, Any]]:
@@ -82,6 +89,11 @@ def vote_candidates(entry: dict[str, Any], vote: dict[str, Any], r: dict[str, An
     state, candidate = vote_state(r, db)
     return [attempt(state, answer_before(entry, vote) or "")] + [
         candidate(text) for call in vote["calls"] for text in call.get("outputs", [])]
+
+
+def vote_of(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The vote stage of a trace line, if it sampled (``None`` for an answer that was not voted on)."""
+    return next((s for s in entry["trace"] if s["stage"] in VOTE_STAGES and s.get("calls")), None)
 
 
 def candidate_right(db: Any, gold: str, c: Any, gold_cache: Any) -> bool:
@@ -151,7 +163,7 @@ def oracle(folder: Path, spider: Path, only: set[str] | None = None) -> dict[str
     voted = voted_right = reachable = 0
     for entry in traces(folder):
         r = results.get(entry["id"])
-        vote = next((s for s in entry["trace"] if s["stage"] == STAGE and s.get("calls")), None)
+        vote = vote_of(entry)
         if r is None or vote is None:
             continue
         voted += 1
@@ -159,10 +171,8 @@ def oracle(folder: Path, spider: Path, only: set[str] | None = None) -> dict[str
         if r["match"]:
             reachable += 1
             continue
-        db = spider_db(dbs, spider, r["db_id"])
         with reading_untrusted_text():
-            if any(candidate_right(db, r["gold"], c, gold_cache) for c in vote_candidates(entry, vote, r, db)):
-                reachable += 1
+            reachable += held(entry, r, spider_db(dbs, spider, r["db_id"]), gold_cache)
     n = len(results)
     right = sum(bool(r["match"]) for r in results.values())
     return {"run": folder.name, "questions": n, "ex": round(100 * right / n, 1), "voted": voted,
@@ -171,12 +181,54 @@ def oracle(folder: Path, spider: Path, only: set[str] | None = None) -> dict[str
             "wrong_without_a_vote": sum(not r["match"] for r in results.values()) - (voted - voted_right)}
 
 
+def held(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: Any) -> bool:
+    """Whether any candidate of the vote in ``entry`` (a trace line of result ``r``) is right; ``False`` without a
+    vote."""
+    vote = vote_of(entry)
+    return vote is not None and any(candidate_right(db, r["gold"], c, gold_cache)
+                                    for c in vote_candidates(entry, vote, r, db))
+
+
+def adds(folder: Path, other: Path, spider: Path) -> dict[str, Any]:
+    """What ``other``'s answers and vote candidates would add to ``folder``'s candidates (module docstring)."""
+    from sqlweave.eval.runner import GoldCache
+    from sqlweave.sql.quiet import reading_untrusted_text
+
+    results, theirs = scored(folder), scored(other)
+    wrong = {i for i, r in results.items() if not r["match"]}
+    dbs: dict[str, Any] = {}
+    gold_cache = GoldCache()
+
+    def holding(run: Path, rows: dict[str, dict[str, Any]]) -> set[str]:
+        """The wrong questions of ``folder`` with a right candidate in the votes of ``run``."""
+        if not any((run / name).exists() for name in ("traces.jsonl", "traces.jsonl.gz")):
+            return set()
+        found = set()
+        for entry in traces(run):
+            r = rows.get(entry["id"])
+            if entry["id"] in wrong and r is not None and "gold" in r:
+                with reading_untrusted_text():
+                    if held(entry, r, spider_db(dbs, spider, r["db_id"]), gold_cache):
+                        found.add(entry["id"])
+        return found
+
+    answered = {i for i in wrong if (theirs.get(i) or {}).get("match")}
+    other_right = answered | holding(other, theirs)
+    new = sorted(other_right - holding(folder, results))
+    return {"run": folder.name, "other": other.name, "questions": len(results),
+            "other_ex": round(100 * sum(bool(t["match"]) for t in theirs.values()) / max(1, len(theirs)), 1),
+            "wrong": len(wrong), "other_answer_right_there": len(answered),
+            "other_any_candidate_right_there": len(other_right), "no_candidate_right_there": new}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--spider", type=Path, default=SPIDER)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vote-oracle.json")
     ap.add_argument("--common", action="store_true", help="only the questions every run answered (partial runs)")
+    ap.add_argument("--adds", type=Path, default=None,
+                    help="another run: what its answers would add to each run's candidates")
     args = ap.parse_args()
     from rich.console import Console
     from rich.table import Table
@@ -191,7 +243,14 @@ def main() -> None:
         table.add_row(r["run"], str(r["questions"]), f"{r['ex']:.1f}", str(r["voted"]), str(r["voted_right"]),
                       str(r["voted_any_candidate_right"]), f"{r['oracle_ex']:.1f}", str(r["wrong_without_a_vote"]))
     Console().print(table)
-    save(args.out, {"runs": rows})
+    added = [adds(folder, args.adds, args.spider) for folder in args.runs] if args.adds else []
+    for a in added:
+        Console().print(f"{a['run']} with {a['other']} ({a['other_ex']}% EX): of {a['wrong']} wrong answers, "
+                        f"{a['other_answer_right_there']} are answered right in {a['other']} and "
+                        f"{a['other_any_candidate_right_there']} have a right answer or vote candidate there, "
+                        f"{len(a['no_candidate_right_there'])} of them with no right candidate in {a['run']}'s vote "
+                        f"({', '.join(a['no_candidate_right_there']) or 'none'})")
+    save(args.out, {"runs": rows, **({"adds": added} if added else {})})
 
 
 if __name__ == "__main__":

@@ -197,6 +197,29 @@ def test_the_oracle_counts_a_vote_that_held_a_right_candidate(tmp_path: Path, si
     assert (row["questions"], row["voted"], row["voted_any_candidate_right"], row["oracle_ex"]) == (2, 2, 2, 100.0)
 
 
+def test_the_oracle_counts_what_another_run_would_add(tmp_path: Path, singer_db: Path) -> None:
+    oracle = load("vote_oracle")
+    votes = [{"match": False, "calls": [call("Q", YOUNGEST, COUNTRY)], "notes": {"groups": [2, 1]}},  # none right
+             {"match": False, "calls": [call("Q", YOUNGEST, OLDEST)], "notes": {"groups": [2, 1]}},  # one right
+             {"match": False, "calls": [call("Q", YOUNGEST, COUNTRY)], "notes": {"groups": [2, 1]}},
+             {"match": True, "calls": [call("Q", OLDEST, OLDEST)], "notes": {"groups": [2, 1]}}]
+    run = write_run(tmp_path / "run", votes)
+    # the other run: answers right on the first, second and fourth questions; wrong on the third, whose vote held
+    # a right candidate all the same
+    other = write_run(tmp_path / "other", [
+        {"match": True, "calls": [call("Q", OLDEST)], "notes": {"groups": [2]}},
+        {"match": True, "calls": [call("Q", OLDEST)], "notes": {"groups": [2]}},
+        {"match": False, "calls": [call("Q", YOUNGEST, OLDEST)], "notes": {"groups": [2, 1]}},
+        {"match": True, "calls": [call("Q", OLDEST)], "notes": {"groups": [2]}}])
+    row = oracle.adds(run, other, spider(tmp_path, singer_db))
+    assert (row["wrong"], row["other_answer_right_there"], row["other_any_candidate_right_there"]) == (3, 2, 3)
+    assert row["no_candidate_right_there"] == ["q0", "q2"] and row["other_ex"] == 75.0
+    # answers alone (no traces in the other run): only the first question is new
+    (other / "traces.jsonl").unlink()
+    row = oracle.adds(run, other, spider(tmp_path, singer_db))
+    assert (row["other_any_candidate_right_there"], row["no_candidate_right_there"]) == (2, ["q0"])
+
+
 def test_vote_openings_counts_answers_by_how_they_open(tmp_path: Path, singer_db: Path) -> None:
     """benchmarks/vote_openings.py: sampled and greedy answers split by their opening, each scored against the gold
     query; a question whose only right reading opened with prose is counted apart."""
