@@ -12,10 +12,13 @@ is then the ceiling of any selection method over that candidate pool.
 
 ``--common`` compares runs on the questions all of them answered (runs stopped part of the way).
 
-``--adds OTHER`` asks what another run would bring to each run's votes (a second model, another prompt): of the
+``--adds OTHER`` (repeatable) asks what another run would bring to each run's votes (a second model, another prompt): of the
 questions the run gets wrong, those where ``OTHER``'s answer is right, or any candidate of its own vote is, and of
 these those where no candidate of the run was right (a vote with ``OTHER``'s candidates among its own could only
-then gain them).
+then gain them). It also replays each vote with ``OTHER``'s greedy answer (its answer before its own vote) as one
+more candidate, as a greedy view of ``OTHER``'s pipeline would add it: where it joins a group of the vote, that
+group is one larger and the choice is replayed exactly (``logp + 2 ln(size)``, the reviewer's recorded scores);
+where it makes a group of its own, the reviewer never scored it, so the answers it could fix or break are counted.
 
 Run folders hold ``results.jsonl`` and ``traces.jsonl`` or ``traces.jsonl.gz`` (``sqlweave eval --out``, or a
 checkpoint under ``benchmarks/checkpoints``).
@@ -221,14 +224,68 @@ def adds(folder: Path, other: Path, spider: Path) -> dict[str, Any]:
             "other_any_candidate_right_there": len(other_right), "no_candidate_right_there": new}
 
 
+def one_more(folder: Path, other: Path, spider: Path, support: float = 2.0) -> dict[str, Any]:
+    """Each vote of ``folder`` replayed with ``other``'s greedy answer as one more candidate (module docstring)."""
+    import math
+
+    from sqlweave.eval.runner import GoldCache
+    from sqlweave.sql.quiet import reading_untrusted_text
+    from sqlweave.stages.candidate import vote_groups
+
+    results, theirs = scored(folder), scored(other)
+    greedy = {i: t.get("prediction") for i, t in theirs.items()}
+    if any((other / name).exists() for name in ("traces.jsonl", "traces.jsonl.gz")):
+        for entry in traces(other):
+            vote = vote_of(entry)
+            if vote is not None:
+                greedy[entry["id"]] = answer_before(entry, vote)
+    dbs: dict[str, Any] = {}
+    gold_cache = GoldCache()
+    counts = {"votes": 0, "not_rebuilt": 0, "no_working_answer": 0, "joined": 0, "fixed": [], "broken": [],
+              "own_group": 0, "own_group_could_fix": [], "own_group_could_break": []}
+    for entry in traces(folder):
+        r, vote = results.get(entry["id"]), vote_of(entry)
+        if r is None or vote is None or entry["id"] not in greedy:
+            continue
+        counts["votes"] += 1
+        db = spider_db(dbs, spider, r["db_id"])
+        with reading_untrusted_text():
+            cands = vote_candidates(entry, vote, r, db)
+            groups = rebuilt_groups(vote, cands)
+            if groups is None:
+                counts["not_rebuilt"] += 1
+                continue
+            extra = vote_state(r, db)[1](f"```sql\n{greedy[entry['id']] or ''}\n```")
+            joined = next((g for g in vote_groups(cands + [extra]) if len(cands) in g), None)
+            if joined is None:
+                counts["no_working_answer"] += 1
+                continue
+            if len(joined) == 1:
+                counts["own_group"] += 1
+                right = candidate_right(db, r["gold"], extra, gold_cache)
+                if right != bool(r["match"]):
+                    counts["own_group_could_fix" if right else "own_group_could_break"].append(r["id"])
+                continue
+            counts["joined"] += 1
+            logp = (vote["notes"].get("selector") or {}).get("logp")
+            if not logp:  # one group before: it stays the only one
+                continue
+            sizes = [len(g) + (g[0] in joined) for g in groups]
+            pick = max(range(len(logp)), key=lambda i: (support * math.log(sizes[i]) + logp[i], -i))
+            right = candidate_right(db, r["gold"], cands[groups[pick][0]], gold_cache)
+            if right != bool(r["match"]):
+                counts["fixed" if right else "broken"].append(r["id"])
+    return {"run": folder.name, "other": other.name, **counts}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="+", type=Path)
     ap.add_argument("--spider", type=Path, default=SPIDER)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "vote-oracle.json")
     ap.add_argument("--common", action="store_true", help="only the questions every run answered (partial runs)")
-    ap.add_argument("--adds", type=Path, default=None,
-                    help="another run: what its answers would add to each run's candidates")
+    ap.add_argument("--adds", type=Path, action="append", default=[],
+                    help="another run: what its answers would add to each run's candidates (repeatable)")
     args = ap.parse_args()
     from rich.console import Console
     from rich.table import Table
@@ -243,13 +300,19 @@ def main() -> None:
         table.add_row(r["run"], str(r["questions"]), f"{r['ex']:.1f}", str(r["voted"]), str(r["voted_right"]),
                       str(r["voted_any_candidate_right"]), f"{r['oracle_ex']:.1f}", str(r["wrong_without_a_vote"]))
     Console().print(table)
-    added = [adds(folder, args.adds, args.spider) for folder in args.runs] if args.adds else []
+    added = [{**adds(folder, other, args.spider), "one_more": one_more(folder, other, args.spider)}
+             for folder in args.runs for other in args.adds]
     for a in added:
         Console().print(f"{a['run']} with {a['other']} ({a['other_ex']}% EX): of {a['wrong']} wrong answers, "
                         f"{a['other_answer_right_there']} are answered right in {a['other']} and "
                         f"{a['other_any_candidate_right_there']} have a right answer or vote candidate there, "
                         f"{len(a['no_candidate_right_there'])} of them with no right candidate in {a['run']}'s vote "
                         f"({', '.join(a['no_candidate_right_there']) or 'none'})")
+        m = a["one_more"]
+        Console().print(f"  its greedy answer as one more candidate in {m['votes']} votes: joins a group in "
+                        f"{m['joined']} (fixed {len(m['fixed'])}, broken {len(m['broken'])}), a group of its own in "
+                        f"{m['own_group']} (could fix {len(m['own_group_could_fix'])}, could break "
+                        f"{len(m['own_group_could_break'])}), no working answer in {m['no_working_answer']}")
     save(args.out, {"runs": rows, **({"adds": added} if added else {})})
 
 

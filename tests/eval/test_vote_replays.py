@@ -220,6 +220,31 @@ def test_the_oracle_counts_what_another_run_would_add(tmp_path: Path, singer_db:
     assert (row["other_any_candidate_right_there"], row["no_candidate_right_there"]) == (2, ["q0"])
 
 
+def test_another_runs_greedy_answer_is_replayed_as_one_more_candidate(tmp_path: Path, singer_db: Path) -> None:
+    oracle = load("vote_oracle")
+    votes = [  # the answer before voting is the youngest (wrong) in each
+        # youngest 2 against oldest 1, the oldest likelier by 1 nat: 2 ln 2 - 8 beats -7, the youngest stays
+        {"match": False, "calls": [call("Q", YOUNGEST, OLDEST)],
+         "notes": {"groups": [2, 1], "selector": {"logp": [-8.0, -7.0]}}},
+        {"match": False, "calls": [call("Q", YOUNGEST, COUNTRY)],
+         "notes": {"groups": [2, 1], "selector": {"logp": [-8.0, -9.0]}}},
+        {"match": True, "calls": [call("Q", OLDEST, OLDEST)],
+         "notes": {"groups": [2, 1], "selector": {"logp": [-8.0, -9.0]}}},
+        {"match": False, "calls": [call("Q", YOUNGEST)], "notes": {"groups": [2]}}]
+    run = write_run(tmp_path / "run", votes)
+    other = tmp_path / "other"
+    other.mkdir()  # answers only, no traces: each prediction is the greedy answer
+    (other / "results.jsonl").write_text("".join(
+        json.dumps({"id": f"q{i}", "match": sql == OLDEST, "prediction": sql}) + "\n"
+        for i, sql in enumerate((OLDEST, OLDEST, COUNTRY, "SELECT nothing FROM nowhere"))))
+    row = oracle.one_more(run, other, spider(tmp_path, singer_db))
+    # q0: the oldest joins its group, 2 ln 2 - 7 now wins; q1: the oldest alone, unscored, could fix; q2: the
+    # country alone could break; q3: no working answer
+    assert (row["votes"], row["joined"], row["fixed"], row["broken"]) == (4, 1, ["q0"], [])
+    assert (row["own_group"], row["own_group_could_fix"], row["own_group_could_break"]) == (2, ["q1"], ["q2"])
+    assert row["no_working_answer"] == 1
+
+
 def test_vote_openings_counts_answers_by_how_they_open(tmp_path: Path, singer_db: Path) -> None:
     """benchmarks/vote_openings.py: sampled and greedy answers split by their opening, each scored against the gold
     query; a question whose only right reading opened with prose is counted apart."""
