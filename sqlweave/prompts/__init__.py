@@ -52,9 +52,8 @@ OPTIONAL: dict[str, str] = {"values": "", "history": "", "language": "", "knowle
 SAME_SYSTEM = "@system "
 
 
-@lru_cache(maxsize=None)
-def load(name: str) -> tuple[str, str]:
-    """The ``(system, user)`` parts of template ``name``, a file of this package (no path is followed)."""
+def _parts(name: str) -> tuple[str, str]:
+    """The ``(system, user)`` parts of template ``name`` as written, a file of this package (no path is followed)."""
     try:
         if not name.replace("_", "").isalnum() or not name.isascii():
             raise FileNotFoundError(name)
@@ -63,14 +62,25 @@ def load(name: str) -> tuple[str, str]:
         names = sorted(p.name[:-4] for p in resources.files(__package__).iterdir() if p.name.endswith(".txt"))
         raise ConfigurationError(f"no prompt template {name!r}", hint=f"Templates: {', '.join(names)}.") from None
     system, _, user = text.partition("\n---\n")
-    system = system.strip()
+    return system.strip(), user.strip()
+
+
+@lru_cache(maxsize=None)
+def load(name: str) -> tuple[str, str]:
+    """The ``(system, user)`` parts of template ``name``, an ``@system`` reference resolved (one step: the template
+    it names must write its instructions out, so no chain or cycle of references can form)."""
+    system, user = _parts(name)
     if system.startswith(SAME_SYSTEM):  # another template's instructions, word for word
         source = system[len(SAME_SYSTEM):].strip()
         if source == name:
             raise ConfigurationError(f"prompt template {name!r} takes its instructions from itself",
                                      hint="Point @system at a template that writes its instructions out.")
-        system = load(source)[0]
-    return system, user.strip()
+        system = _parts(source)[0]
+        if system.startswith(SAME_SYSTEM):
+            raise ConfigurationError(f"prompt template {name!r} takes its instructions from {source!r}, which takes "
+                                     "them from another template",
+                                     hint="Point @system at a template that writes its instructions out.")
+    return system, user
 
 
 def render(name: str, **values: str) -> tuple[str, str]:
