@@ -12,13 +12,14 @@ is then the ceiling of any selection method over that candidate pool.
 
 ``--common`` compares runs on the questions all of them answered (runs stopped part of the way).
 
-``--adds OTHER`` (repeatable) asks what another run would bring to each run's votes (a second model, another prompt): of the
-questions the run gets wrong, those where ``OTHER``'s answer is right, or any candidate of its own vote is, and of
-these those where no candidate of the run was right (a vote with ``OTHER``'s candidates among its own could only
-then gain them). It also replays each vote with ``OTHER``'s greedy answer (its answer before its own vote) as one
-more candidate, as a greedy view of ``OTHER``'s pipeline would add it: where it joins a group of the vote, that
-group is one larger and the choice is replayed exactly (``logp + 2 ln(size)``, the reviewer's recorded scores);
-where it makes a group of its own, the reviewer never scored it, so the answers it could fix or break are counted.
+``--adds OTHER`` (repeatable) asks what another run would bring to each run's votes (a second model, another
+prompt): of the questions the run gets wrong, those where ``OTHER``'s answer is right, or any candidate of its own
+vote is, and of these those where no candidate of the run was right (a vote with ``OTHER``'s candidates among its
+own could only then gain them). It also replays each vote with ``OTHER``'s greedy answer (its answer before its
+own vote) as one more candidate, as a greedy view of ``OTHER``'s pipeline would add it: where it joins a group of
+the vote, that group is one larger and the choice is replayed exactly (``logp + 2 ln(size)``, the reviewer's
+recorded scores); where it makes a group of its own, the reviewer never scored it, so the answers it could fix or
+break are counted.
 
 Run folders hold ``results.jsonl`` and ``traces.jsonl`` or ``traces.jsonl.gz`` (``sqlweave eval --out``, or a
 checkpoint under ``benchmarks/checkpoints``).
