@@ -20,8 +20,8 @@ def test_views_of_generation_keep_its_instructions_word_for_word() -> None:
         assert prompts.load(name)[0] == prompts.load("zero_shot")[0] and prompts.load(name)[1] != prompts.load("zero_shot")[1]
 
 
-def test_a_template_that_takes_its_instructions_from_itself_or_a_reference_is_refused(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_template_that_takes_its_instructions_from_itself_or_a_reference_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "loop.txt").write_text("@system loop\n---\nQuestion: {question}\n")
     (tmp_path / "base.txt").write_text("Be brief.\n---\n{question}\n")
     (tmp_path / "view.txt").write_text("@system base\n---\nShort question: {question}\n")
