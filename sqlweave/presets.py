@@ -461,7 +461,7 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
 #: prompt templates of its views (a stage's name and schema views are part of the preset, not a setting of its vote).
 VOTE_OPTIONS = ("n", "temperature", "max_tokens", "seed", "margin", "support", "select", "more", "more_below",
                 "view_samples", "question_examples", "review_examples", "review_examples_by", "examples_prompt",
-                "prompt_views", "finish", "fenced")
+                "examples_by", "prompt_views", "finish", "fenced")
 
 
 def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:

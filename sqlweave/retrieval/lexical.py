@@ -3,13 +3,39 @@
 >>> idx = BM25Index(["how many singers are there", "list all stadium names", "count the concerts"])
 >>> [i for i, _ in idx.search("number of singers", k=1)]
 [0]
+
+With ``tokenizer``, texts and queries are split by it (no stop words, no stemming): :func:`shape_tokens` keeps the
+placeholders, commas and brackets of an SQL skeleton, which English tokenization drops, so ``SELECT _, _, _ FROM _``
+is no longer the same text as ``SELECT _ FROM _``. Such an index also ranks every score itself and breaks ties by a
+shuffle seeded with the query, the same on every machine. (The English path leaves ties to bm25s's top-k, that is
+to ``numpy.argpartition``, whose order among equal scores varies with numpy's version and the CPU.)
+
+>>> shapes = BM25Index(["SELECT _ FROM _", "SELECT _, _, _ FROM _", "SELECT COUNT(*) FROM _"], tokenizer=shape_tokens)
+>>> [i for i, _ in shapes.search("SELECT _, _, _ FROM _ WHERE _ = _", k=1)]
+[1]
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import re
+import zlib
+from typing import Callable, Sequence
 
 import numpy as np
+
+_SHAPE = re.compile(r"[a-z]+|[^\sa-z]")
+
+
+def shape_tokens(skeleton: str) -> list[str]:
+    """An SQL skeleton's words and symbols, lower-cased, then each pair of neighbours (the skeleton's order), then
+    the whole skeleton as one token, so that a skeleton the same as the query's ranks above a longer one that holds
+    more of its pairs.
+
+    >>> shape_tokens("SELECT _, _ FROM _")
+    ['select', '_', ',', '_', 'from', '_', 'select _', '_ ,', ', _', '_ from', 'from _', 'select _ , _ from _']
+    """
+    words = _SHAPE.findall(skeleton.lower())
+    return words + [f"{a} {b}" for a, b in zip(words, words[1:])] + ([" ".join(words)] if words else [])
 
 
 def _stemmer():
@@ -24,19 +50,30 @@ def _stemmer():
 class BM25Index:
     """A BM25 index over ``texts``; :meth:`search` returns ``(position, score)`` pairs, best first."""
 
-    def __init__(self, texts: Sequence[str]) -> None:
+    def __init__(self, texts: Sequence[str], tokenizer: Callable[[str], list[str]] | None = None) -> None:
         import bm25s
 
         self._bm25s = bm25s
         self.size = len(texts)
-        self.stemmer = _stemmer()
+        self.tokenizer = tokenizer
+        self.stemmer = _stemmer() if tokenizer is None else None
         self.retriever = bm25s.BM25()
-        tokens = bm25s.tokenize(list(texts), stopwords="en", stemmer=self.stemmer, show_progress=False)
-        self.retriever.index(tokens, show_progress=False)
+        if tokenizer is not None:
+            self.retriever.index([tokenizer(t) for t in texts], show_progress=False)
+        else:
+            tokens = bm25s.tokenize(list(texts), stopwords="en", stemmer=self.stemmer, show_progress=False)
+            self.retriever.index(tokens, show_progress=False)
 
     def search(self, query: str, k: int = 5) -> list[tuple[int, float]]:
+        """The ``k`` best texts for ``query`` as ``(position, score)``, best first. Zero-score texts come last, so
+        a caller asking for k gets k (none for a query with no word the index knows of, in English)."""
         if self.size == 0 or not query.strip():
             return []
+        if self.tokenizer is not None:
+            scores = np.asarray(self.retriever.get_scores(self.tokenizer(query) or ["\x00"]))
+            shuffle = np.random.default_rng(zlib.crc32(query.encode("utf-8"))).permutation(self.size)
+            top = np.lexsort((shuffle, -scores))[: min(k, self.size)]  # by score, then by the seeded shuffle
+            return [(int(i), float(scores[i])) for i in top]
         q = self._bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, show_progress=False)
         if not q.vocab:
             return []

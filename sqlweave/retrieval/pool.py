@@ -38,7 +38,7 @@ from ..errors import ConfigurationError, SqlweaveError
 from ..files import append_jsonl
 from ..sql.normalize import normalize_ast, normalized_sql, quoted_values_to_strings
 from ..sql.skeleton import sql_skeleton
-from .lexical import BM25Index
+from .lexical import BM25Index, shape_tokens
 from .question_skeleton import question_skeleton
 
 if TYPE_CHECKING:
@@ -52,6 +52,8 @@ DERIVED_CHECKPOINT = 200
 #: 2: ``normalized_sql`` added; double-quoted values and possessives handled in question skeletons.
 POOL_VERSION = 2
 FIELDS = ("question", "question_skeleton", "sql_skeleton")
+#: The index over the SQL skeletons that keeps their placeholders, commas and brackets (:meth:`ExamplePool.index`).
+SHAPE = "sql_shape"
 #: The pool sqlweave ships: Spider 1.0's ``train_spider`` pairs (Yu et al. 2018, CC BY-SA 4.0; see
 #: ``sqlweave/data/SPIDER-LICENSE.md``), derived at :data:`POOL_VERSION` by ``scripts/bundle_pool.py``.
 BUNDLED_POOL = Path(__file__).resolve().parent.parent / "data" / "spider-train-pool.json.gz"
@@ -213,11 +215,16 @@ class ExamplePool:
         return sum(e.question in self.simplified for e in self.examples)
 
     def index(self, field: str) -> BM25Index:
-        if field not in FIELDS:
-            raise ConfigurationError(f"no index on {field!r}", hint=f"Use one of: {', '.join(FIELDS)}.")
+        """The BM25 index over ``field`` (:data:`FIELDS`), built on first use; ``"sql_shape"`` indexes the SQL
+        skeletons by :func:`~sqlweave.retrieval.lexical.shape_tokens` (placeholders and symbols kept)."""
+        if field not in FIELDS + (SHAPE,):
+            raise ConfigurationError(f"no index on {field!r}", hint=f"Use one of: {', '.join(FIELDS + (SHAPE,))}.")
         with self._lock:
             if field not in self._indexes:
-                self._indexes[field] = BM25Index([getattr(e, field) for e in self.examples])
+                if field == SHAPE:
+                    self._indexes[field] = BM25Index([e.sql_skeleton for e in self.examples], tokenizer=shape_tokens)
+                else:
+                    self._indexes[field] = BM25Index([getattr(e, field) for e in self.examples])
             return self._indexes[field]
 
     def search(self, field: str, text: str, k: int = 4, exclude: Callable[[PoolExample], bool] | None = None) -> list[PoolExample]:

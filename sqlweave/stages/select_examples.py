@@ -82,14 +82,16 @@ def question_skeleton_of(state: State, question: str | None = None) -> str:
     return question_skeleton(state.question if question is None else question, names)
 
 
-def skeleton_examples(state: State, pool: ExamplePool, sql: str, k: int) -> tuple[str, list[PoolExample]]:
+def skeleton_examples(state: State, pool: ExamplePool, sql: str, k: int,
+                      field: str = "sql_skeleton") -> tuple[str, list[PoolExample]]:
     """The ``k`` pairs of ``pool`` (from other databases) whose SQL skeleton is closest to ``sql``'s (RB-SQL), and
-    the text searched for; by the question's words when ``sql`` does not parse."""
+    the text searched for; by the question's words when ``sql`` does not parse. ``field="sql_shape"`` compares the
+    skeletons with their placeholders and symbols (:func:`~sqlweave.retrieval.lexical.shape_tokens`)."""
     try:
         query = sql_skeleton(sql, state.db.dialect)
     except SqlweaveError:
         return state.question, pool.search("question", state.question, k, other_databases(state))
-    return query, pool.search("sql_skeleton", query, k, other_databases(state))
+    return query, pool.search(field, query, k, other_databases(state))
 
 
 def rerank_by_ast(approx_sql: str, candidates: list[PoolExample], pool: ExamplePool,

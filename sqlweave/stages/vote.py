@@ -32,6 +32,11 @@ before voting as the approximated query), asked greedily and ``view_samples`` ti
 patterns of a corpus (INTERSECT for "both", counting by key) into a vote whose other candidates all come from one
 zero-shot prompt.
 
+With ``examples_by="shape"``, those pairs are matched by the skeleton's words, placeholders and symbols
+(``SELECT _, _, _ FROM _`` is then another text than ``SELECT _ FROM _``), with ties broken the same way on every
+machine: matched by its English words alone, a short skeleton ties with hundreds of pool pairs, and which of them
+are shown depends on numpy and the CPU (BENCHMARKS.md, a view that restates the question first).
+
 With ``question_examples``, one more few-shot view shows that many other pairs, chosen by the question instead
 of the answer: those whose question skeleton (the question with the schema's names masked, as DAIL-SQL masks
 them) is closest by BM25, leaving out the pairs the SQL-skeleton view shows. It is asked greedily only, after
@@ -89,6 +94,10 @@ FENCED_SQL = 'root ::= "```sql\\n" [^`]+ "```"'
 SELECTIONS = ("majority", "pairwise", "review")
 #: How the pairs shown to a vote's reviewer are chosen: by the question's skeleton or by the answer's SQL skeleton.
 REVIEW_EXAMPLES_BY = ("question", "sql")
+#: How the few-shot view's pairs are matched to the answer's SQL skeleton: BM25 over its English words
+#: (``"skeleton"``: ``select``, ``from``, ``where``...) or over its words, placeholders and symbols and their pairs
+#: (``"shape"``, :func:`sqlweave.retrieval.lexical.shape_tokens`; ties broken the same way on every machine).
+EXAMPLES_BY = {"skeleton": "sql_skeleton", "shape": "sql_shape"}
 
 
 @dataclass(frozen=True)
@@ -131,6 +140,8 @@ class SelfConsistency:
     #: The prompt template of the few-shot views: ``"few_shot"`` (its own instructions), or ``"zero_shot_examples"``
     #: (generation's instructions and schema, then the pairs: llama.cpp reuses the state generation evaluated).
     examples_prompt: str = "few_shot"
+    #: How those pairs are matched to the answer's skeleton (:data:`EXAMPLES_BY`).
+    examples_by: str = "skeleton"
     #: Few-shot pairs shown in one more view, asked greedily, chosen by the question's skeleton (0: no such view).
     question_examples: int = 0
     #: With ``select="review"``: pairs of the example pool shown to the reviewer, each a query with the question it
@@ -159,7 +170,8 @@ class SelfConsistency:
         check_options(self, at_least={"n": 1, "max_tokens": 1, "margin": 0, "view_samples": 0, "support": 0.0,
                                       "more": 0, "more_below": 0, "examples": 0, "finish": 0,
                                       "question_examples": 0, "review_examples": 0},
-                      choices={"select": SELECTIONS, "review_examples_by": REVIEW_EXAMPLES_BY},
+                      choices={"select": SELECTIONS, "review_examples_by": REVIEW_EXAMPLES_BY,
+                               "examples_by": tuple(EXAMPLES_BY)},
                       between={"temperature": (0.0, 2.0), "only_below": (0.0, 1.0)},
                       optional=("only_below", "margin"))
         if "{examples}" not in load(self.examples_prompt)[1]:  # an unknown template fails in load, here
@@ -265,7 +277,8 @@ class SelfConsistency:
         blocks: list[tuple[str, bool]] = []
         shown: list[PoolExample] = []
         if self.examples:
-            query, shown = skeleton_examples(state, pool, state.sql or "", self.examples)
+            query, shown = skeleton_examples(state, pool, state.sql or "", self.examples,
+                                             EXAMPLES_BY[self.examples_by])
             state.note(examples=[e.question for e in shown], examples_query=query)
             blocks.append((format_examples(shown), True))
         if self.question_examples:

@@ -292,3 +292,21 @@ def test_a_few_shot_view_can_keep_generation_s_instructions_and_schema_as_its_pr
             SelfConsistency(examples=1, examples_prompt=name)
     with pytest.raises(ConfigurationError, match="shows no examples"):
         SelfConsistency(examples=1, examples_prompt="zero_shot")
+
+
+def test_the_few_shot_view_matches_pairs_by_the_skeleton_s_shape_when_asked(train: Path, singer_db: Path) -> None:
+    """``examples_by="shape"``: the pairs whose skeleton has the answer's placeholders and symbols (the same
+    skeleton first), from other databases; an unknown way is a typed error."""
+    from sqlweave.pipeline import Pipeline
+    from sqlweave.presets import build_pipeline, zero_shot
+    from sqlweave.stages.vote import SelfConsistency
+
+    asked = "SELECT Name FROM singer WHERE Age > 25"  # the skeleton of the students' pair, not the pets' count
+    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=1, examples=1, examples_pool=str(train),
+                                                               examples_by="shape"),))
+    answer = pipe.run("Which singers are older than 25?", Database.open(singer_db), FakeLLM([asked] * 3))
+    assert answer.trace[-1].notes["examples"] == ["List the names of students older than 20."]
+    with pytest.raises(ConfigurationError, match="examples_by"):
+        SelfConsistency(examples_by="words")
+    vote = build_pipeline("best", examples=str(train), vote={"examples_by": "shape"}).stages[-1]
+    assert isinstance(vote, SelfConsistency) and vote.examples_by == "shape"
