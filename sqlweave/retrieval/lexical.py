@@ -66,10 +66,11 @@ class BM25Index:
 
     def search(self, query: str, k: int = 5) -> list[tuple[int, float]]:
         """The ``k`` best texts for ``query`` as ``(position, score)``, best first. Zero-score texts come last, so
-        a caller asking for k gets k (none for a query with no word the index knows of, in English)."""
+        a caller asking for k gets k (none for a query of stop words alone, on the English path)."""
         if self.size == 0 or not query.strip():
             return []
         if self.tokenizer is not None:
+            # bm25s scores no empty token list: a token no text holds scores every text 0 instead
             scores = np.asarray(self.retriever.get_scores(self.tokenizer(query) or ["\x00"]))
             shuffle = np.random.default_rng(zlib.crc32(query.encode("utf-8"))).permutation(self.size)
             top = np.lexsort((shuffle, -scores))[: min(k, self.size)]  # by score, then by the seeded shuffle

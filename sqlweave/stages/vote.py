@@ -74,7 +74,7 @@ from ..errors import ConfigurationError, SqlweaveError
 from ..llm.base import Message
 from ..pipeline import State, check_options
 from ..prompts import load
-from ..retrieval.pool import PoolExample, load_pool
+from ..retrieval.pool import SHAPE, PoolExample, load_pool
 from ..sql.extract import holds_query
 from ..sql.rewrite import Holds
 from .candidate import Attempt, adopt, attempt, current_attempt, vote_groups
@@ -97,7 +97,7 @@ REVIEW_EXAMPLES_BY = ("question", "sql")
 #: How the few-shot view's pairs are matched to the answer's SQL skeleton: BM25 over its English words
 #: (``"skeleton"``: ``select``, ``from``, ``where``...) or over its words, placeholders and symbols and their pairs
 #: (``"shape"``, :func:`sqlweave.retrieval.lexical.shape_tokens`; ties broken the same way on every machine).
-EXAMPLES_BY = {"skeleton": "sql_skeleton", "shape": "sql_shape"}
+EXAMPLES_BY = {"skeleton": "sql_skeleton", "shape": SHAPE}
 
 
 @dataclass(frozen=True)
