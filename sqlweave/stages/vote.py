@@ -35,7 +35,8 @@ zero-shot prompt.
 With ``examples_by="shape"``, those pairs are matched by the skeleton's words, placeholders and symbols
 (``SELECT _, _, _ FROM _`` is then another text than ``SELECT _ FROM _``), with ties broken the same way on every
 machine: matched by its English words alone, a short skeleton ties with hundreds of pool pairs, and which of them
-are shown depends on numpy and the CPU (BENCHMARKS.md, a view that restates the question first).
+are shown depends on numpy and the CPU (BENCHMARKS.md, a view that restates the question first). Matched so,
+``best`` answered 167 of the tuning sample's 200 questions against 169, so no preset uses it.
 
 With ``question_examples``, one more few-shot view shows that many other pairs, chosen by the question instead
 of the answer: those whose question skeleton (the question with the schema's names masked, as DAIL-SQL masks
