@@ -91,8 +91,17 @@ def vote_candidates(entry: dict[str, Any], vote: dict[str, Any], r: dict[str, An
     from sqlweave.stages.candidate import attempt
 
     state, candidate = vote_state(r, db)
-    return [attempt(state, answer_before(entry, vote) or "")] + [
-        candidate(text) for call in vote["calls"] for text in call.get("outputs", [])]
+    return [attempt(state, answer_before(entry, vote) or "")] + [candidate(text) for text in vote_texts(vote)]
+
+
+def vote_texts(vote: dict[str, Any]) -> list[str]:
+    """Every text a vote's calls answered, in order: candidate ``i + 1`` of :func:`vote_candidates` is text ``i``."""
+    return [text for call in vote["calls"] for text in call.get("outputs", [])]
+
+
+def has_traces(folder: Path) -> bool:
+    """Whether a run folder keeps its traces (plain or compressed), which :func:`traces` reads."""
+    return any((folder / name).exists() for name in ("traces.jsonl", "traces.jsonl.gz"))
 
 
 def vote_of(entry: dict[str, Any]) -> dict[str, Any] | None:
@@ -205,7 +214,7 @@ def adds(folder: Path, other: Path, spider: Path) -> dict[str, Any]:
 
     def holding(run: Path, rows: dict[str, dict[str, Any]]) -> set[str]:
         """The wrong questions of ``folder`` with a right candidate in the votes of ``run``."""
-        if not any((run / name).exists() for name in ("traces.jsonl", "traces.jsonl.gz")):
+        if not has_traces(run):
             return set()
         found = set()
         for entry in traces(run):
@@ -235,7 +244,7 @@ def one_more(folder: Path, other: Path, spider: Path, support: float = 2.0) -> d
 
     results, theirs = scored(folder), scored(other)
     greedy = {i: t.get("prediction") for i, t in theirs.items()}
-    if any((other / name).exists() for name in ("traces.jsonl", "traces.jsonl.gz")):
+    if has_traces(other):
         for entry in traces(other):
             vote = vote_of(entry)
             if vote is not None:

@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from vote_openings import opening  # noqa: E402
 from vote_oracle import (  # noqa: E402
     STAGE, answer_before, rebuilt_groups, replay_parser, save, spider_db, tables_read, traces, vote_candidates,
+    vote_texts,
 )
 
 ALPHAS = (0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 1000.0)
@@ -74,7 +75,7 @@ def group_traits(entry: dict[str, Any], r: dict[str, Any], db: Any, gold_cache: 
     groups = rebuilt_groups(vote, cands)
     if groups is None:
         return None
-    texts = [""] + [text for call in vote["calls"] for text in call.get("outputs", [])]  # as vote_candidates
+    texts = [""] + vote_texts(vote)  # candidate 0 is the answer before voting
     return [{"right": bool(cands[g[0]].sql) and bool(execution_match(db, r["gold"], cands[g[0]].sql, gold_cache)[0]),
              "greedy": 0 in g, "tables": tables_read(cands[g[0]].sql),
              "prose": sum(i > 0 and opening(texts[i]) == "prose" for i in g)} for g in groups]
