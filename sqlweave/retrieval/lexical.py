@@ -6,9 +6,13 @@
 
 With ``tokenizer``, texts and queries are split by it (no stop words, no stemming): :func:`shape_tokens` keeps the
 placeholders, commas and brackets of an SQL skeleton, which English tokenization drops, so ``SELECT _, _, _ FROM _``
-is no longer the same text as ``SELECT _ FROM _``. Such an index also ranks every score itself and breaks ties by a
-shuffle seeded with the query, the same on every machine. (The English path leaves ties to bm25s's top-k, that is
-to ``numpy.argpartition``, whose order among equal scores varies with numpy's version and the CPU.)
+is no longer the same text as ``SELECT _ FROM _``.
+
+Equal scores are common over short texts (by English words, ``SELECT _, _ FROM _`` is ``select`` and ``from``
+alone, like thousands of pool pairs). bm25s's own top-k leaves their order to ``numpy.argpartition``, whose order
+among equals varies with numpy's version and the CPU, so the same question showed other few-shot pairs on another
+machine. :meth:`BM25Index.search` ranks every score itself and breaks ties by a shuffle seeded with the query: the
+same on every machine, and spread over the tied texts rather than the first ones of the pool.
 
 >>> shapes = BM25Index(["SELECT _ FROM _", "SELECT _, _, _ FROM _", "SELECT COUNT(*) FROM _"], tokenizer=shape_tokens)
 >>> [i for i, _ in shapes.search("SELECT _, _, _ FROM _ WHERE _ = _", k=1)]
@@ -65,19 +69,20 @@ class BM25Index:
             self.retriever.index(tokens, show_progress=False)
 
     def search(self, query: str, k: int = 5) -> list[tuple[int, float]]:
-        """The ``k`` best texts for ``query`` as ``(position, score)``, best first. Zero-score texts come last, so
-        a caller asking for k gets k (none for a query of stop words alone, on the English path)."""
+        """The ``k`` best texts for ``query`` as ``(position, score)``, best first, equal scores in an order seeded
+        by the query (the same on every machine). Zero-score texts come last, so a caller asking for k gets k (none
+        for a query of stop words alone, on the English path)."""
         if self.size == 0 or not query.strip():
             return []
         if self.tokenizer is not None:
-            # bm25s scores no empty token list: a token no text holds scores every text 0 instead
-            scores = np.asarray(self.retriever.get_scores(self.tokenizer(query) or ["\x00"]))
-            shuffle = np.random.default_rng(zlib.crc32(query.encode("utf-8"))).permutation(self.size)
-            top = np.lexsort((shuffle, -scores))[: min(k, self.size)]  # by score, then by the seeded shuffle
-            return [(int(i), float(scores[i])) for i in top]
-        q = self._bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, show_progress=False)
-        if not q.vocab:
-            return []
-        docs, scores = self.retriever.retrieve(q, k=min(k, self.size), show_progress=False)
-        # Zero-score documents are kept at the end so a caller asking for k always gets k.
-        return [(int(d), float(s)) for d, s in zip(np.asarray(docs)[0], np.asarray(scores)[0])]
+            tokens = self.tokenizer(query)
+        else:
+            tokens = self._bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, return_ids=False,
+                                          show_progress=False)[0]
+            if not tokens:
+                return []
+        # bm25s scores no empty token list: a token no text holds scores every text 0 instead
+        scores = np.asarray(self.retriever.get_scores(list(tokens) or ["\x00"]))
+        shuffle = np.random.default_rng(zlib.crc32(query.encode("utf-8"))).permutation(self.size)
+        top = np.lexsort((shuffle, -scores))[: min(k, self.size)]  # by score, then by the seeded shuffle
+        return [(int(i), float(scores[i])) for i in top]

@@ -30,7 +30,11 @@ def test_existing_methods_unchanged(singer_db: Path) -> None:
     s = Database.open(singer_db).schema()
     kept = prune(s, "What is the capacity of each stadium?", k=3)
     assert kept.table_names == ("stadium",)
-    assert kept.table("stadium").column_names == ("Stadium_ID", "Capacity", "Average")
+    columns = kept.table("stadium").column_names
+    assert columns[:2] == ("Stadium_ID", "Capacity") and len(columns) == 3
+    # The third column is one the question does not name: a tie, broken by an order seeded with the question, so the
+    # same on every call (and every machine).
+    assert prune(s, "What is the capacity of each stadium?", k=3).table("stadium").column_names == columns
 
 
 @needs_embeddings

@@ -27,20 +27,26 @@ def test_the_same_skeleton_ranks_above_a_longer_one_holding_more_of_its_pairs() 
     assert len({round(s, 6) for _, s in words.search("SELECT _, _, _ FROM _", k=4)}) <= 2
 
 
-def test_ties_follow_a_shuffle_seeded_by_the_query_not_numpy_s_partition(monkeypatch: pytest.MonkeyPatch) -> None:
-    texts = ["SELECT _ FROM _"] * 30 + ["SELECT _ FROM _ WHERE _ = _"]
-    shapes = BM25Index(texts, tokenizer=shape_tokens)
+@pytest.mark.parametrize("by", ["shape", "words"])
+def test_ties_follow_a_shuffle_seeded_by_the_query_not_numpy_s_partition(monkeypatch: pytest.MonkeyPatch,
+                                                                         by: str) -> None:
+    texts = ["SELECT _ FROM _"] * 30 + ["SELECT _ FROM _ WHERE _ = _ ORDER BY _"]
+    index = BM25Index(texts, tokenizer=shape_tokens) if by == "shape" else BM25Index(texts)
     query = "SELECT _ FROM _"
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the order of equal scores must not come from argpartition")
 
     monkeypatch.setattr(np, "argpartition", refuse)
-    got = shapes.search(query, k=31)
+    got = index.search(query, k=31)
     shuffle = np.random.default_rng(zlib.crc32(query.encode())).permutation(len(texts))
     assert [i for i, _ in got[:30]] == sorted(range(30), key=lambda i: shuffle[i])  # the tied, in the seeded order
     assert got[-1][0] == 30  # the longer skeleton after every exact one
     assert [i for i, _ in got[:5]] != [0, 1, 2, 3, 4]  # spread over the tied texts, not the first ones
-    assert shapes.search(query, k=31) == got
-    assert shapes.search("   ", k=3) == []
-    assert len(shapes.search("DELETE", k=3)) == 3  # no word known: zero scores, still k texts
+    assert index.search(query, k=31) == got
+    assert index.search("   ", k=3) == []
+    assert len(index.search("DELETE", k=3)) == 3  # no word known: zero scores, still k texts
+
+
+def test_a_query_of_stop_words_alone_finds_nothing_by_words() -> None:
+    assert BM25Index(["how many singers", "list the stadiums"]).search("the of and", k=2) == []
