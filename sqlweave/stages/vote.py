@@ -33,10 +33,10 @@ patterns of a corpus (INTERSECT for "both", counting by key) into a vote whose o
 zero-shot prompt.
 
 With ``examples_by="shape"``, those pairs are matched by the skeleton's words, placeholders and symbols
-(``SELECT _, _, _ FROM _`` is then another text than ``SELECT _ FROM _``), with ties broken the same way on every
-machine: matched by its English words alone, a short skeleton ties with hundreds of pool pairs, and which of them
-are shown depends on numpy and the CPU (BENCHMARKS.md, a view that restates the question first). Matched so,
-``best`` answered 167 of the tuning sample's 200 questions against 169, so no preset uses it.
+(``SELECT _, _, _ FROM _`` is then another text than ``SELECT _ FROM _``). Matched by its English words alone, a
+short skeleton ties with hundreds of pool pairs, and those shown are the first in an order seeded with the skeleton
+(:mod:`sqlweave.retrieval.lexical`). Matched by shape, ``best`` answered 167 of the tuning sample's 200 questions
+against 169 for the English words with the pairs numpy's tie order chose then (BENCHMARKS.md), so no preset uses it.
 
 With ``question_examples``, one more few-shot view shows that many other pairs, chosen by the question instead
 of the answer: those whose question skeleton (the question with the schema's names masked, as DAIL-SQL masks
@@ -97,7 +97,7 @@ SELECTIONS = ("majority", "pairwise", "review")
 REVIEW_EXAMPLES_BY = ("question", "sql")
 #: How the few-shot view's pairs are matched to the answer's SQL skeleton: BM25 over its English words
 #: (``"skeleton"``: ``select``, ``from``, ``where``...) or over its words, placeholders and symbols and their pairs
-#: (``"shape"``, :func:`sqlweave.retrieval.lexical.shape_tokens`; ties broken the same way on every machine).
+#: (``"shape"``, :func:`sqlweave.retrieval.lexical.shape_tokens`).
 EXAMPLES_BY = {"skeleton": "sql_skeleton", "shape": SHAPE}
 
 
