@@ -9,10 +9,11 @@ placeholders, commas and brackets of an SQL skeleton, which English tokenization
 is no longer the same text as ``SELECT _ FROM _``.
 
 Equal scores are common over short texts (by English words, ``SELECT _, _ FROM _`` is ``select`` and ``from``
-alone, and 179 of Spider's 7,000 training pairs tie at the top score for it). bm25s's own top-k leaves their order to ``numpy.argpartition``, whose order
-among equals varies with numpy's version and the CPU, so the same question showed other few-shot pairs on another
-machine. :meth:`BM25Index.search` ranks every score itself and breaks ties by a shuffle seeded with the query: the
-same on every machine, and spread over the tied texts rather than the first ones of the pool.
+alone, and 179 of Spider's 7,000 training pairs tie at the top score for it). bm25s's own top-k leaves their order
+to ``numpy.argpartition``, whose order among equals varies with numpy's version and the CPU, so the same question
+showed other few-shot pairs on another machine. :meth:`BM25Index.search` ranks every score itself and breaks ties
+by a shuffle seeded with the query: the same on every machine, and spread over the tied texts rather than the first
+ones of the pool.
 
 >>> shapes = BM25Index(["SELECT _ FROM _", "SELECT _, _, _ FROM _", "SELECT COUNT(*) FROM _"], tokenizer=shape_tokens)
 >>> [i for i, _ in shapes.search("SELECT _, _, _ FROM _ WHERE _ = _", k=1)]

@@ -104,7 +104,7 @@ def test_a_vote_with_the_examples_view_and_no_pool_given_shows_bundled_pairs(sin
     pool = ExamplePool.from_bundle()
     pairs = {e.question: e for e in pool.examples}
     # by the skeleton's English words, hundreds of pairs tie (SELECT _ FROM _ and SELECT _, _ FROM _ alike), and
-    # which of them come first is numpy's to pick: only what they share is asserted
+    # which of them come first is the seeded tie order's pick: only what they share is asserted
     assert len(shown) == 2 and all("ORDER BY _ DESC LIMIT _" in pairs[q].sql_skeleton for q in shown)
     assert all(q in llm.calls[-1][0][-1].content for q in shown)
     # matched by shape, both are the answer's very skeleton, and the same on every machine
