@@ -271,6 +271,13 @@ def test_business_terms_reach_the_prompt_only_when_relevant(shop: tuple[Path, Pa
     assert knowledge.joins_for(s.subset({"orders": None})) == ()
 
 
+def test_a_term_named_by_a_stop_word_alone_is_still_found() -> None:
+    # "IT" is an English stop word: an index of such names alone has no vocabulary, and must not fail to build.
+    k = Knowledge(terms=(Term("IT", "the information technology department"), Term("A", "the top grade")))
+    assert [t.name for t in k.relevant_terms("How many people work in IT?")] == ["IT"]
+    assert k.relevant_terms("List the singers.") == ()
+
+
 def test_yaml_descriptions_file_brings_terms_to_the_pipeline(shop: tuple[Path, Path]) -> None:
     db_path, yaml_file = shop
     llm = FakeLLM(["SELECT COUNT(*) FROM customers"])

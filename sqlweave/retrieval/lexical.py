@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -53,7 +53,12 @@ def _stemmer():
 
 
 class BM25Index:
-    """A BM25 index over ``texts``; :meth:`search` returns ``(position, score)`` pairs, best first."""
+    """A BM25 index over ``texts``; :meth:`search` returns ``(position, score)`` pairs, best first. Texts without a
+    single word (stop words and single letters alone, such as a glossary term named ``IT``) index too: they score 0.
+
+    >>> BM25Index(["IT", "a b"]).search("Who works in IT?", k=2)
+    [(0, 0.0), (1, 0.0)]
+    """
 
     def __init__(self, texts: Sequence[str], tokenizer: Callable[[str], list[str]] | None = None) -> None:
         import bm25s
@@ -62,11 +67,16 @@ class BM25Index:
         self.size = len(texts)
         self.tokenizer = tokenizer
         self.stemmer = _stemmer() if tokenizer is None else None
-        self.retriever = bm25s.BM25()
+        tokens: Any
         if tokenizer is not None:
-            self.retriever.index([tokenizer(t) for t in texts], show_progress=False)
+            tokens = [tokenizer(t) for t in texts]
+            vocabulary = any(tokens)
         else:
             tokens = bm25s.tokenize(list(texts), stopwords="en", stemmer=self.stemmer, show_progress=False)
+            vocabulary = bool(tokens.vocab)
+        self.retriever: bm25s.BM25 | None = None
+        if vocabulary:  # bm25s indexes no texts without a word (stop words, single letters): then each scores 0
+            self.retriever = bm25s.BM25()
             self.retriever.index(tokens, show_progress=False)
 
     def search(self, query: str, k: int = 5) -> list[tuple[int, float]]:
@@ -82,8 +92,10 @@ class BM25Index:
                                           show_progress=False)[0]
             if not tokens:
                 return []
-        # bm25s scores no empty token list: a token no text holds scores every text 0 instead
-        scores = np.asarray(self.retriever.get_scores(list(tokens) or ["\x00"]))
+        if self.retriever is None:
+            scores = np.zeros(self.size)
+        else:  # bm25s scores no empty token list: a token no text holds scores every text 0 instead
+            scores = np.asarray(self.retriever.get_scores(list(tokens) or ["\x00"]))
         shuffle = np.random.default_rng(zlib.crc32(query.encode("utf-8"))).permutation(self.size)
         top = np.lexsort((shuffle, -scores))[: min(k, self.size)]  # by score, then by the seeded shuffle
         return [(int(i), float(scores[i])) for i in top]

@@ -50,3 +50,13 @@ def test_ties_follow_a_shuffle_seeded_by_the_query_not_numpy_s_partition(monkeyp
 
 def test_a_query_of_stop_words_alone_finds_nothing_by_words() -> None:
     assert BM25Index(["how many singers", "list the stadiums"]).search("the of and", k=2) == []
+
+
+@pytest.mark.parametrize("texts, tokenizer", [(["a b", "the of"], None), (["IT"], None), (["", ""], shape_tokens)])
+def test_texts_without_a_single_word_index_and_score_zero(texts: list[str], tokenizer) -> None:
+    # Stop words and single letters alone give bm25s no vocabulary, which it cannot index: every text scores 0.
+    index = BM25Index(texts, tokenizer=tokenizer)
+    got = index.search("SELECT singer name", k=5)
+    assert sorted(i for i, _ in got) == list(range(len(texts))) and {s for _, s in got} == {0.0}
+    assert index.search("SELECT singer name", k=5) == got  # the same order again
+    assert index.search("   ", k=5) == []
