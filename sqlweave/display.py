@@ -62,13 +62,28 @@ def sql(text: str | None) -> RenderableType:
     return Syntax(visible(text or "", max_chars=None, keep_newlines=True), "sql", word_wrap=True)
 
 
+def cell(value: Any) -> Any:
+    """A result value as a table shows it: a float to 15 significant digits, as SQLite's shell prints it, so a sum
+    of prices reads ``3501.5`` rather than the binary rounding ``3501.4999999999995``. Every other value as it is.
+    JSON, MCP and exported files keep every digit.
+
+    >>> cell(0.1 + 0.2), cell(3501.4999999999995), cell(3.0), cell(1e-07), cell(float("nan")), cell(7), cell("0.1")
+    ('0.3', '3501.5', '3.0', '1e-07', 'nan', 7, '0.1')
+    """
+    if not isinstance(value, float):
+        return value
+    shown = format(value, ".15g")
+    return shown if any(ch in shown for ch in ".en") else shown + ".0"  # still reads as a float: 3.0, not 3
+
+
 def result_table(result: "QueryResult", limit: int = 50, max_chars: int = 200) -> Table:
-    """The first ``limit`` rows as a table; column names and values shown literally, long values cut."""
+    """The first ``limit`` rows as a table; column names and values shown literally (floats by :func:`cell`), long
+    values cut."""
     table = Table(show_lines=False, header_style="bold cyan")
     for c in result.columns:
         table.add_column(data(c, max_chars=max_chars))
     for row in result.rows[:limit]:
-        table.add_row(*(data(v, max_chars=max_chars) for v in row))
+        table.add_row(*(data(cell(v), max_chars=max_chars) for v in row))
     shown = min(limit, result.row_count)
     if result.row_count > limit or result.truncated:
         table.caption = f"{result.row_count} rows{' (capped)' if result.truncated else ''}; first {shown} shown"

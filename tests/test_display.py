@@ -264,3 +264,15 @@ def test_database_values_reach_the_model_well_formed(hostile_db: Path) -> None:
     answer = build_pipeline("zero-shot").run("How many values?", db, FakeLLM(responder=respond))
     assert answer.ok, answer.error
     assert seen and all(text.encode("utf-8") for text in seen)  # no lone surrogate reaches a prompt
+
+
+def test_floats_show_fifteen_significant_digits_in_the_result_table() -> None:
+    # A sum of prices is stored as its binary rounding; the table shows it as SQLite's shell does.
+    result = QueryResult("SELECT", ("total", "mean", "n", "label"),
+                         ((3501.4999999999995, 3.0, 7, "3501.4999999999995"), (0.1 + 0.2, 1e-07, None, "x")), False, 0.0)
+    console = Console(width=200, color_system=None, force_terminal=False)
+    with console.capture() as cap:
+        console.print(display.result_table(result))
+    rows = [line.strip("│ ").split("│") for line in cap.get().splitlines() if line.startswith("│")]
+    assert [[c.strip() for c in r] for r in rows] == [["3501.5", "3.0", "7", "3501.4999999999995"],
+                                                      ["0.3", "1e-07", "NULL", "x"]]  # text stays as written

@@ -1244,6 +1244,12 @@ function sortBy(col) {
   drawTable();
 }
 
+// A number as the table shows it: integers in full, other numbers to 15 significant digits (as SQLite's shell
+// prints them), so a sum of prices reads 3501.5, not 3501.4999999999995. Sorting and the CSV download keep every digit.
+function numberText(v) {
+  return Number.isInteger(v) || !Number.isFinite(v) ? String(v) : String(Number(v.toPrecision(15)));
+}
+
 function cell(v) {
   const td = document.createElement("td");
   const box = document.createElement("div");
@@ -1252,7 +1258,7 @@ function cell(v) {
     box.appendChild(plain("span", "null", "NULL"));
   } else if (typeof v === "number") {
     td.className = "num";
-    box.textContent = String(v);
+    box.textContent = numberText(v);
   } else if (typeof v === "boolean") {
     box.textContent = String(v);
   } else {

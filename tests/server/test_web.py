@@ -565,6 +565,18 @@ def test_table_sorts_pages_and_downloads_csv(shop: LiveServer, open_page) -> Non
     w.assert_clean()
 
 
+def test_numbers_show_fifteen_significant_digits_and_the_csv_keeps_them_all(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    w.run_sql("SELECT 0.1 + 0.2 AS total, 3501.4999999999995 AS revenue, 7 AS n, 1e-7 AS tiny, "
+              "'0.30000000000000004' AS t")
+    assert w.cells() == ["0.3\t3501.5\t7\t1e-7\t0.30000000000000004"]  # text stays as written
+    with w.page.expect_download() as info:
+        w.page.click("#csv-button")
+    lines = Path(info.value.path()).read_text(encoding="utf-8").splitlines()
+    assert lines[1] == "0.30000000000000004,3501.4999999999995,7,1e-07,0.30000000000000004"
+    w.assert_clean()
+
+
 def test_explain_shows_the_models_reading_as_text(shop: LiveServer, open_page) -> None:
     w = open_page(shop)
     page = w.page
