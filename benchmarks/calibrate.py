@@ -2,15 +2,17 @@
 
     .venv/bin/python benchmarks/calibrate.py .eval-runs/default-972 --write
 
-Reads a run folder of ``sqlweave eval --out FOLDER`` (``results.jsonl`` and ``traces.jsonl``), re-runs each
-prediction on its database to see its result, computes :func:`sqlweave.confidence.signals` for every answer, and
-fits a logistic model (scikit-learn, L2 strength chosen by 5-fold cross-validation on the training questions only)
-on the questions of the training sample (``--train``, default the 200-question sample). Then it reports, for the
-training questions, the other questions of the run (held out) and the 120-question held-out sample: the expected
-calibration error (10 equal-width bins), the Brier score, the ROC AUC, and the EX of the 50%, 70% and 90% most
-confident answers. ``--write`` stores the fitted weights as ``sqlweave/data/confidence.json``; ``--out`` writes
-the figures as JSON. ``--as-answered`` fits nothing and measures the confidence each answer of the run carried,
-what its users were shown (voted answers included), on the same sets:
+Reads a run folder of ``sqlweave eval --out FOLDER`` (``results.jsonl`` and ``traces.jsonl``, or a checkpoint's
+``traces.jsonl.gz``), re-runs each prediction on its database to see its result, computes
+:func:`sqlweave.confidence.signals` for every answer, and fits a logistic model (scikit-learn, L2 strength chosen
+by 5-fold cross-validation on the training questions only) on the questions of the training sample (``--train``,
+default the 200-question sample). Then it reports, for the training questions, the other questions of the run
+(held out) and the 120-question held-out sample: the expected calibration error (10 equal-width bins), the Brier
+score, the ROC AUC, and the EX of the 50%, 70% and 90% most confident answers. ``--write`` stores the fitted
+weights as ``sqlweave/data/confidence.json``; ``--out`` writes the figures as JSON (a fit's go to
+``benchmarks/results/confidence.json`` unless told otherwise). ``--as-answered`` fits nothing and measures the
+confidence each answer of the run carried, what its users were shown (voted answers included), on the same sets;
+it writes JSON only with ``--out``:
 
     .venv/bin/python benchmarks/calibrate.py .eval-runs/rw-best-972 --as-answered \
         --out benchmarks/results/confidence-best-as-answered.json
@@ -36,6 +38,7 @@ SHIPPED = ROOT / "sqlweave" / "data" / "confidence.json"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and command)
+from vote_oracle import traces as read_traces  # noqa: E402
 VOTE_STAGES = ("vote", "vote_if_unsure")
 
 
@@ -45,12 +48,7 @@ def load_run(folder: Path, data_dir: Path) -> list[dict[str, Any]]:
     from sqlweave.db.connection import Database
     from sqlweave.errors import SqlweaveError
 
-    traces = {}
-    with open(folder / "traces.jsonl", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                t = json.loads(line)
-                traces[t["id"]] = t["trace"]
+    traces = {t["id"]: t["trace"] for t in read_traces(folder)}  # traces.jsonl, or a checkpoint's .gz
     rows, dbs = [], {}
     with open(folder / "results.jsonl", encoding="utf-8") as f:
         for line in f:
@@ -182,7 +180,8 @@ def main() -> None:
     parser.add_argument("--train", type=Path, default=SAMPLES / "spider-dev-200.json")
     parser.add_argument("--heldout", type=Path, default=SAMPLES / "spider-dev-heldout-120.json")
     parser.add_argument("--write", action="store_true", help=f"store the fitted weights as {SHIPPED}")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "confidence.json")
+    parser.add_argument("--out", type=Path, help="write the figures as JSON (a fit: benchmarks/results/confidence.json "
+                        "unless given; --as-answered: only when given, so it never replaces the fit's record)")
     parser.add_argument("--as-answered", action="store_true",
                         help="fit nothing: measure the confidence every answer of the run carried")
     args = parser.parse_args()
@@ -204,7 +203,8 @@ def main() -> None:
         report = {name: measure(subset, [float(r["confidence"]) for r in subset])
                   for name, subset in sets.items() if subset}
         print_report(report)
-        save(args.out, {"run": str(args.run), "as_answered": True, "report": report})
+        if args.out:
+            save(args.out, {"run": str(args.run), "as_answered": True, "report": report})
         return
     fitted = fit(train)
     fitted["about"] |= {"run": args.run.name, "train": args.train.name, "date": time.strftime("%Y-%m-%d")}
@@ -229,7 +229,8 @@ def main() -> None:
     print("\nweights (standardised signals):")
     for f, w in sorted(fitted["weights"].items(), key=lambda kv: -abs(kv[1])):
         print(f"  {f:20s} {w:+.3f}")
-    save(args.out, {"run": str(args.run), "fitted": fitted, "report": report, "vote_refit": refit})
+    save(args.out or ROOT / "benchmarks" / "results" / "confidence.json",
+         {"run": str(args.run), "fitted": fitted, "report": report, "vote_refit": refit})
     if args.write:
         SHIPPED.parent.mkdir(parents=True, exist_ok=True)
         SHIPPED.write_text(json.dumps(fitted, indent=2) + "\n")

@@ -57,3 +57,22 @@ def test_a_run_without_confidences_is_refused(tmp_path: Path, singer_db: Path, m
                                       "--as-answered", "--out", str(tmp_path / "c.json")])
     with pytest.raises(SystemExit, match="without a confidence"):
         calibrate.main()
+
+
+def test_a_checkpoint_s_gzipped_traces_are_read_and_nothing_is_written_without_out(
+        tmp_path: Path, singer_db: Path, monkeypatch, capsys) -> None:
+    import gzip
+
+    run = write(tmp_path / "run", [("t1", OLDEST, True, 0.8), ("h1", YOUNGEST, False, 0.3)])
+    traces = run / "traces.jsonl"
+    (run / "traces.jsonl.gz").write_bytes(gzip.compress(traces.read_bytes()))
+    traces.unlink()  # as benchmarks/checkpoints keeps them
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps({"ids": ["t1"]}))
+    calibrate = load("calibrate")
+    monkeypatch.setattr(calibrate, "ROOT", tmp_path / "repo")  # where a fit's default record would go
+    monkeypatch.setattr(sys, "argv", ["calibrate.py", str(run), "--data-dir", str(spider(tmp_path, singer_db)),
+                                      "--train", str(train), "--heldout", str(train), "--as-answered"])
+    calibrate.main()
+    assert "| held out (rest of the run) | 1 | 0.0 | 30.0 |" in capsys.readouterr().out
+    assert not (tmp_path / "repo").exists()  # --as-answered without --out replaces no fit's record
