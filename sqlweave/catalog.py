@@ -169,11 +169,12 @@ class Catalog:
 
     @classmethod
     def demo(cls) -> "Catalog":
-        """The bundled demo shop, as ``shop``."""
-        from .db.demo import demo_database_path
+        """The bundled demo shop, as ``shop``, with its domain-knowledge file."""
+        from .db.demo import demo_database_path, demo_knowledge_path
 
         return cls({"shop": DatabaseEntry("shop", str(demo_database_path()),
-                                          description="The bundled demo shop: customers, products, orders, staff.")})
+                                          description="The bundled demo shop: customers, products, orders, staff.",
+                                          knowledge=str(demo_knowledge_path()))})
 
     @classmethod
     def from_options(cls, dbs: Iterable[str] = (), config: str | Path | None = None, demo: bool = False,

@@ -393,8 +393,8 @@ def demo(
     trace: bool = typer.Option(False, "--trace"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Ask a question of the bundled demo database (a small shop) with the embedded model."""
-    from .db.demo import DEMO_QUESTIONS, demo_database_path
+    """Ask a question of the bundled demo database (a small shop, with its knowledge file) with the embedded model."""
+    from .db.demo import DEMO_QUESTIONS, demo_database_path, demo_knowledge_path
 
     with _errors():
         path = demo_database_path()
@@ -402,7 +402,7 @@ def demo(
         if not as_json:
             console.print(display.label("Demo database: ", path, style="bold"))
             console.print(display.label("Question: ", q, style="bold"))
-        engine = _engine(str(path), model=model, pipeline="default", quiet=as_json)
+        engine = _engine(str(path), model=model, pipeline="default", quiet=as_json, knowledge=demo_knowledge_path())
         _answer(engine, q, as_json=as_json, trace=trace)
 
 

@@ -141,6 +141,26 @@ def test_ask_with_knowledge_file_and_evidence(singer_db: Path, tmp_path: Path, m
     assert r.exit_code == 2 and "Traceback" not in r.output and prompts[-1] == prompt
 
 
+def test_demo_brings_the_shops_knowledge_file(monkeypatch) -> None:
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.llm.registry import BACKENDS
+
+    prompts: list[str] = []
+
+    def respond(messages, options) -> str:
+        prompts.append(messages[-1].content)
+        return "```sql\nSELECT COUNT(*) FROM customers\n```"
+
+    monkeypatch.setitem(BACKENDS, "demo-fake", lambda arg, **kw: FakeLLM(responder=respond))
+    r = runner.invoke(app, ["demo", "What is the total revenue per month?", "--model", "demo-fake", "--json"])
+    assert r.exit_code == 0, r.output
+    assert "SUM(order_items.quantity * order_items.unit_price)" in prompts[-1]  # the term the question names
+    assert "'pending', 'shipped', 'delivered' or 'cancelled'" in prompts[-1]  # a column description, in the schema
+    r = runner.invoke(app, ["demo", "--model", "demo-fake", "--json"])  # the sample question names no term
+    assert r.exit_code == 0 and json.loads(r.stdout)["result"]["rows"] == [[60]]
+    assert "revenue" not in prompts[-1] and "One row per checkout" in prompts[-1]
+
+
 def test_ask_prints_a_fan_out_caution_literally(monkeypatch) -> None:
     from sqlweave.db.demo import demo_database_path
     from sqlweave.llm.fake import FakeLLM

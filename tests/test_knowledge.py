@@ -271,6 +271,20 @@ def test_business_terms_reach_the_prompt_only_when_relevant(shop: tuple[Path, Pa
     assert knowledge.joins_for(s.subset({"orders": None})) == ()
 
 
+def test_the_demo_catalog_serves_the_shop_with_its_knowledge_file() -> None:
+    from sqlweave.db.demo import demo_knowledge_path
+
+    entry = Catalog.demo().entries["shop"]
+    assert entry.knowledge == str(demo_knowledge_path())
+    k = load_knowledge(demo_knowledge_path())
+    assert k.database == "shop" and [t.name for t in k.relevant_terms("Total revenue per month?")] == ["revenue"]
+    schema = Catalog.demo().database("shop").schema()  # every table and column it describes exists
+    for table in k.tables:
+        columns = {c.name for c in schema.table(table.name).columns}
+        assert set(table.columns) <= columns, table.name
+    assert schema.table("orders").description == "One row per checkout"
+
+
 def test_a_term_named_by_a_stop_word_alone_is_still_found() -> None:
     # "IT" is an English stop word: an index of such names alone has no vocabulary, and must not fail to build.
     k = Knowledge(terms=(Term("IT", "the information technology department"), Term("A", "the top grade")))
