@@ -268,8 +268,8 @@ def test_database_values_reach_the_model_well_formed(hostile_db: Path) -> None:
 
 def test_floats_show_fifteen_significant_digits_in_the_result_table() -> None:
     # A sum of prices is stored as its binary rounding; the table shows it as SQLite's shell does.
-    result = QueryResult("SELECT", ("total", "mean", "n", "label"),
-                         ((3501.4999999999995, 3.0, 7, "3501.4999999999995"), (0.1 + 0.2, 1e-07, None, "x")), False, 0.0)
+    values = ((3501.4999999999995, 3.0, 7, "3501.4999999999995"), (0.1 + 0.2, 1e-07, None, "x"))
+    result = QueryResult("SELECT", ("total", "mean", "n", "label"), values, False, 0.0)
     console = Console(width=200, color_system=None, force_terminal=False)
     with console.capture() as cap:
         console.print(display.result_table(result))

@@ -116,8 +116,8 @@ def demo_database_path() -> Path:
 
 def demo_knowledge_path() -> Path:
     """Path of the demo shop's domain-knowledge file (bundled with the package): what "revenue" means, what the
-    order statuses are, what a manager_id points at. The demo doors (``sqlweave demo``, ``serve --demo``, ``mcp --demo``)
-    use it; ``Database.open(demo_database_path())`` alone does not.
+    order statuses are, what a manager_id points at. The demo doors (``sqlweave demo``, ``serve --demo``,
+    ``mcp --demo``) use it; ``Database.open(demo_database_path())`` alone does not.
 
     >>> from sqlweave.knowledge import load_knowledge
     >>> [t.name for t in load_knowledge(demo_knowledge_path()).terms]

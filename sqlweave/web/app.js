@@ -1245,7 +1245,8 @@ function sortBy(col) {
 }
 
 // A number as the table shows it: integers in full, other numbers to 15 significant digits (as SQLite's shell
-// prints them), so a sum of prices reads 3501.5, not 3501.4999999999995. Sorting and the CSV download keep every digit.
+// prints them), so a sum of prices reads 3501.5, not 3501.4999999999995. Sorting and the CSV download keep every
+// digit.
 function numberText(v) {
   return Number.isInteger(v) || !Number.isFinite(v) ? String(v) : String(Number(v.toPrecision(15)));
 }
