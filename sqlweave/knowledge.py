@@ -381,8 +381,16 @@ def _close_to_best(hits: list[tuple[int, float]]) -> list[int]:
 
 
 def _mentions(question: str, name: str) -> bool:
+    """Whether ``question`` (lower case) names the term ``name`` as whole words, in the singular or plural
+    (``"active customer"`` in "active customers", ``"category"`` in "categories"; ``"a"`` not in "are"). Names
+    of one or two letters are matched only as they are ("it" is not in "its")."""
     name = " ".join(name.lower().split())
-    return bool(name) and re.search(rf"(?<!\w){re.escape(name)}", question) is not None
+    if not name:
+        return False
+    forms = re.escape(name) + (r"(?:s|es|'s)?" if len(name) > 2 else "")
+    if name.endswith("y"):
+        forms = f"(?:{forms}|{re.escape(name[:-1])}ies)"
+    return re.search(rf"(?<!\w){forms}(?!\w)", question) is not None
 
 
 def _need_text(value: Any, what: str, *, empty: bool = True) -> None:

@@ -292,6 +292,17 @@ def test_a_term_named_by_a_stop_word_alone_is_still_found() -> None:
     assert k.relevant_terms("List the singers.") == ()
 
 
+def test_a_term_is_named_by_whole_words_in_the_singular_or_plural() -> None:
+    # A short name is not found inside another word ("IT" in "items", "A" in "are").
+    k = Knowledge(terms=(Term("IT", "the information technology department"), Term("A", "the top grade"),
+                         Term("category", "a product group"), Term("active customer", "ordered lately")))
+    assert k.relevant_terms("What are the items in its list?") == ()
+    assert [t.name for t in k.relevant_terms("Which students got an A?")] == ["A"]
+    assert [t.name for t in k.relevant_terms("List the categories")] == ["category"]
+    assert [t.name for t in k.relevant_terms("How many active customers are there?")] == ["active customer"]
+    assert [t.name for t in k.relevant_terms("Each category's sales")] == ["category"]
+
+
 def test_yaml_descriptions_file_brings_terms_to_the_pipeline(shop: tuple[Path, Path]) -> None:
     db_path, yaml_file = shop
     llm = FakeLLM(["SELECT COUNT(*) FROM customers"])
