@@ -5,6 +5,7 @@ Library errors are turned into short messages here (never a traceback) and a non
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from contextlib import contextmanager
@@ -576,6 +577,7 @@ def mcp_command(
     """Serve databases to an AI assistant over MCP: tools list_databases, describe_schema, ask and run_sql (read-only).
 
     With stdio nothing but the protocol is written to stdout. Example client configuration:
+
     {"command": "sqlweave", "args": ["mcp", "--db", "shop=/data/shop.sqlite"]}
     """
     from . import mcp as mcp_door
@@ -1095,6 +1097,34 @@ def _root(version: bool = typer.Option(False, "--version", help="Print the versi
     if version:
         console.print(f"sqlweave {__version__}")
         raise typer.Exit()
+
+
+def _flowing(doc: str) -> str:
+    """A command's docstring as its help: the lines of each paragraph joined (typer keeps a docstring's line
+    breaks after its first paragraph), a paragraph of code (``{...}``) kept as written.
+
+    >>> print(_flowing('''Serve it.
+    ...
+    ...     Open the page;
+    ...     the API is at /docs.'''))
+    Serve it.
+    <BLANKLINE>
+    Open the page; the API is at /docs.
+    """
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(p if p.lstrip().startswith("{") else " ".join(p.split()) for p in paragraphs)
+
+
+def _flow_help(group: typer.Typer) -> None:
+    for command in group.registered_commands:
+        if command.help is None and command.callback is not None and command.callback.__doc__:
+            command.help = _flowing(command.callback.__doc__)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _flow_help(sub.typer_instance)
+
+
+_flow_help(app)
 
 
 def main() -> None:

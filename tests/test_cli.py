@@ -241,3 +241,13 @@ def test_presets_lists_every_preset_with_the_figures_the_benchmarks_give() -> No
                    and f"| {m.median_s:.2f} |" in line.replace("**", "") for line in table.splitlines()), name
     shown = CliRunner().invoke(app, ["presets"])
     assert shown.exit_code == 0 and "79.2%" in shown.output and "the default" in shown.output
+
+
+def test_help_paragraphs_flow_as_one_text() -> None:
+    # typer keeps a docstring's line breaks after its first paragraph; a wide terminal shows each paragraph whole.
+    r = runner.invoke(app, ["serve", "--help"], env={"COLUMNS": "300"}, terminal_width=300)
+    assert r.exit_code == 0
+    assert "Clients name only the databases given here (--db NAME=PATH_OR_URL" in r.output
+    r = runner.invoke(app, ["mcp", "--help"], env={"COLUMNS": "300"}, terminal_width=300)
+    lines = [line.strip() for line in r.output.splitlines()]
+    assert '{"command": "sqlweave", "args": ["mcp", "--db", "shop=/data/shop.sqlite"]}' in lines
