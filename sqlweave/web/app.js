@@ -5,7 +5,7 @@
 // control characters shown as visible escapes and long values shortened. No innerHTML, no inline
 // script or style: the page runs under a strict Content-Security-Policy.
 
-import { drawChart } from "./chart.js";
+import { clearChart, drawChart } from "./chart.js";
 
 // --------------------------------------------------------------------------------------------
 // Showing untrusted text
@@ -963,7 +963,7 @@ function clearAnswer() {
   $("sql-error").hidden = true;
   $("explanation").hidden = true;
   $("chart").hidden = true;
-  $("chart").replaceChildren();
+  clearChart($("chart"));
   $("result").hidden = true;
   $("readings").hidden = true;
   $("readings-list").replaceChildren();

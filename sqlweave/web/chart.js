@@ -1,33 +1,12 @@
-// Charts for a result, drawn as SVG without any library.
+// Charts for a result, drawn by Chart.js (vendor/chart.umd.min.js, loaded by index.html before this module).
 //
 // The server chooses the kind from the result's shape: {"kind": "bar" | "line" | "number" | "none", "x", "y"}.
-// Every label and tooltip comes from the database, so it is set with textContent only (through `label`,
-// which makes invisible characters visible and shortens long text); nothing is ever parsed as markup.
+// Every label and tooltip comes from the database. It goes through `label` (invisible characters made visible,
+// long text shortened) and Chart.js paints it on a canvas: nothing is ever parsed as markup. One number is shown
+// as text (textContent), not as a chart.
 
-const SVG = "http://www.w3.org/2000/svg";
 const MAX_BARS = 50;  // as the server's sqlweave.chart.MAX_BARS
 const MAX_POINTS = 1000;
-
-function svg(tag, attrs, parent) {
-  const el = document.createElementNS(SVG, tag);
-  if (attrs) {
-    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  }
-  if (parent) parent.appendChild(el);
-  return el;
-}
-
-function svgText(parent, x, y, text, attrs) {
-  const el = svg("text", Object.assign({ x, y }, attrs || {}), parent);
-  el.textContent = text;
-  return el;
-}
-
-function tooltip(parent, text) {
-  const t = svg("title", null, parent);
-  t.textContent = text;
-  return t;
-}
 
 /** Column index for the server's `x` / `y` (a column name or an index), or `fallback`. */
 export function columnIndex(columns, ref, fallback) {
@@ -59,38 +38,19 @@ function formatTick(n) {
   return Math.abs(n) >= 10000 ? COMPACT_FORMAT.format(n) : NUMBER_FORMAT.format(n);
 }
 
-/** About `count` round tick values covering [lo, hi]. */
-function ticks(lo, hi, count) {
-  if (lo === hi) {
-    if (lo === 0) return [0, 1];
-    lo = Math.min(0, lo);
-    hi = Math.max(0, hi);
-  }
-  const span = hi - lo;
-  const raw = span / Math.max(1, count);
-  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
-  const norm = raw / mag;
-  const step = (norm >= 5 ? 10 : norm >= 2 ? 5 : norm >= 1 ? 2 : 1) * mag;
-  const start = Math.floor(lo / step) * step;
-  const out = [];
-  for (let v = start; v <= hi + step * 0.5; v += step) out.push(Math.round(v / step) * step);
-  if (out[out.length - 1] < hi) out.push(out[out.length - 1] + step);
-  return out;
-}
-
 /**
  * Draw `result` ({columns, rows}) as `chart` into `container` (emptied first).
  * `label(value, max)` turns a value into display text (visible escapes, truncation).
  * Returns true when something was drawn.
  */
 export function drawChart(container, result, chart, label, width = 640) {
-  container.replaceChildren();
+  clearChart(container);
   if (!chart || !result || !Array.isArray(result.columns) || !Array.isArray(result.rows) || result.rows.length === 0) {
     return false;
   }
   const kind = chart.kind;
   if (kind === "number") return drawNumber(container, result, chart, label);
-  const W = Math.round(Math.max(300, Math.min(900, width)));
+  const W = Math.round(Math.max(240, Math.min(900, width)));
   if (kind === "bar") return drawBar(container, result, chart, label, W);
   if (kind === "line") return drawLine(container, result, chart, label, W);
   return false;
@@ -143,106 +103,109 @@ function note(container, text) {
   container.appendChild(p);
 }
 
+/** The page's colours and font (CSS custom properties, light or dark), for the canvas. */
+function palette(container) {
+  const css = getComputedStyle(container);
+  const v = (name, fallback) => css.getPropertyValue(name).trim() || fallback;
+  return {
+    bar: v("--bar", "#3d6fd8"), text: v("--text", "#1b1f24"), muted: v("--muted", "#5b6470"),
+    line: v("--line", "#d0d7de"), panel: v("--panel", "#ffffff"), font: v("--font", "system-ui, sans-serif"),
+  };
+}
+
+/** Destroy the charts drawn into `container`, so that nothing keeps drawing into a canvas that is gone. */
+export function clearChart(container) {
+  const Chart = globalThis.Chart;
+  for (const canvas of container.querySelectorAll("canvas")) {
+    if (Chart) Chart.getChart(canvas)?.destroy();
+  }
+  container.replaceChildren();
+}
+
+/** A Chart.js chart of `type` over series `s` in a W x H canvas; `horizontal` puts the categories down the side. */
+function plot(container, s, label, type, W, H, horizontal, categoryChars) {
+  const Chart = globalThis.Chart;
+  if (!Chart) return false;  // the library did not load: the table still shows the result
+  const p = palette(container);
+  const canvas = document.createElement("canvas");
+  canvas.className = `${type}-chart`;
+  canvas.width = W;
+  canvas.height = H;
+  const title = `${label(s.yName, 60)} by ${label(s.xName, 60)}`;
+  canvas.setAttribute("role", "img");
+  canvas.setAttribute("aria-label", title);
+  container.appendChild(canvas);
+  const font = { family: p.font, size: 11 };
+  const value = { grid: { color: p.line }, border: { color: p.line, dash: [2, 3] },
+                  ticks: { color: p.muted, font, callback: (v) => formatTick(Number(v)) },
+                  title: { display: horizontal, text: label(s.yName, 60), color: p.muted, font } };
+  const category = { grid: { display: false }, border: { color: p.line },
+                     ticks: { color: p.muted, font, autoSkip: !horizontal, autoSkipPadding: 12, maxRotation: 0 },
+                     title: { display: !horizontal, text: label(s.xName, 60), color: p.muted, font } };
+  if (horizontal) value.beginAtZero = true;
+  const dataset = type === "bar"
+    ? { data: s.items.map((d) => d.y), backgroundColor: p.bar, hoverBackgroundColor: p.bar, borderRadius: 2,
+        barThickness: 20, maxBarThickness: 20 }
+    : { data: s.items.map((d) => d.y), borderColor: p.bar, backgroundColor: p.panel, borderWidth: 2,
+        pointRadius: s.items.length <= 120 ? 3.5 : 0, pointHoverRadius: 5, pointBorderWidth: 2, tension: 0 };
+  new Chart(canvas, {
+    type,
+    data: { labels: s.items.map((d) => label(d.x, categoryChars)), datasets: [dataset] },
+    options: {
+      responsive: false,
+      animation: false,
+      indexAxis: horizontal ? "y" : "x",
+      layout: { padding: { right: horizontal ? 56 : 8 } },
+      scales: horizontal ? { x: value, y: category } : { x: category, y: value },
+      plugins: {
+        legend: { display: false },
+        title: { display: true, text: title, align: "start", color: p.text,
+                 font: { family: p.font, size: 12, weight: "600" } },
+        tooltip: {
+          callbacks: {
+            title: (items) => (items.length ? label(s.items[items[0].dataIndex].x, 500) : ""),
+            label: (item) => formatNumber(s.items[item.dataIndex].y),
+          },
+        },
+        valueLabels: { enabled: horizontal, color: p.text, font },
+      },
+    },
+    plugins: [VALUE_LABELS],
+  });
+  if (s.total > s.items.length) note(container, `The first ${s.items.length} of ${s.total} rows are drawn.`);
+  return true;
+}
+
+/** Each bar's value written at its end (Chart.js draws no value labels itself). */
+const VALUE_LABELS = {
+  id: "valueLabels",
+  afterDatasetsDraw(chart, _args, opts) {
+    if (!opts.enabled) return;
+    const { ctx } = chart;
+    const values = chart.data.datasets[0].data;
+    ctx.save();
+    ctx.fillStyle = opts.color;
+    ctx.font = `${opts.font.size}px ${opts.font.family}`;
+    ctx.textBaseline = "middle";
+    ctx.textAlign = "left";
+    chart.getDatasetMeta(0).data.forEach((bar, i) => {
+      // right of the bar's end, or of the zero line for a negative value (the categories are on the left)
+      ctx.fillText(formatNumber(values[i]), Math.max(bar.x, bar.base) + 4, bar.y);
+    });
+    ctx.restore();
+  },
+};
+
 function drawBar(container, result, chart, label, W) {
   const s = seriesFrom(result, chart, MAX_BARS);
   if (!s) return false;
-  const n = s.items.length;
-  const labelW = Math.round(Math.min(160, W * 0.3));
-  const labelChars = Math.max(8, Math.floor(labelW / 6.5));
-  const barH = 20;
-  const gap = 6;
-  const top = 28;
-  const bottom = 34;
-  const left = labelW + 10;
-  const right = 56;
-  const H = top + n * (barH + gap) + bottom;
-  const ys = s.items.map((d) => d.y);
-  const t = ticks(Math.min(0, ...ys), Math.max(0, ...ys), 5);
-  const lo = t[0];
-  const hi = t[t.length - 1];
-  const sx = (v) => left + ((v - lo) / (hi - lo || 1)) * (W - left - right);
-
-  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", class: "bar-chart", preserveAspectRatio: "xMinYMin meet" });
-  const title = `${label(s.yName, 60)} by ${label(s.xName, 60)}`;
-  tooltip(root, title);
-  svgText(root, 0, 16, title, { class: "chart-title" });
-
-  const grid = svg("g", { class: "grid" }, root);
-  const axis = svg("g", { class: "axis" }, root);
-  for (const v of t) {
-    const x = sx(v);
-    svg("line", { x1: x, x2: x, y1: top - 4, y2: H - bottom + 4 }, grid);
-    svgText(axis, x, H - bottom + 18, formatTick(v), { "text-anchor": "middle" });
-  }
-  svg("line", { x1: sx(0), x2: sx(0), y1: top - 4, y2: H - bottom + 4 }, axis);
-  svgText(axis, (left + W - right) / 2, H - 2, label(s.yName, 60), { "text-anchor": "middle" });
-
-  s.items.forEach((d, i) => {
-    const y = top + i * (barH + gap);
-    const x0 = sx(Math.min(0, d.y));
-    const x1 = sx(Math.max(0, d.y));
-    const g = svg("g", { class: "bar-group" }, root);
-    const xText = label(d.x, 500);
-    tooltip(g, `${xText}: ${formatNumber(d.y)}`);
-    svgText(g, labelW, y + barH * 0.7, label(d.x, labelChars), { "text-anchor": "end", class: "bar-label" });
-    svg("rect", { class: "bar", x: x0, y, width: Math.max(1, x1 - x0), height: barH, rx: 2 }, g);
-    svgText(g, x1 + 4, y + barH * 0.7, formatNumber(d.y), { class: "value-label" });
-  });
-  container.appendChild(root);
-  if (s.total > n) note(container, `The first ${n} of ${s.total} rows are drawn.`);
-  return true;
+  const labelChars = Math.max(8, Math.floor(Math.min(160, W * 0.3) / 6.5));
+  return plot(container, s, label, "bar", W, 28 + s.items.length * 26 + 44, true, labelChars);
 }
 
 function drawLine(container, result, chart, label, W) {
   const s = seriesFrom(result, chart, MAX_POINTS);
   if (!s) return false;
-  const n = s.items.length;
   const H = Math.round(Math.max(220, Math.min(320, W * 0.5)));
-  const top = 28;
-  const bottom = 48;
-  const left = 56;
-  const right = 16;
-  const ys = s.items.map((d) => d.y);
-  const t = ticks(Math.min(...ys), Math.max(...ys), 5);
-  const lo = t[0];
-  const hi = t[t.length - 1];
-  const sx = (i) => (n === 1 ? (left + W - right) / 2 : left + (i / (n - 1)) * (W - left - right));
-  const sy = (v) => H - bottom - ((v - lo) / (hi - lo || 1)) * (H - top - bottom);
-
-  const root = svg("svg", { viewBox: `0 0 ${W} ${H}`, role: "img", class: "line-chart", preserveAspectRatio: "xMinYMin meet" });
-  const title = `${label(s.yName, 60)} by ${label(s.xName, 60)}`;
-  tooltip(root, title);
-  svgText(root, 0, 16, title, { class: "chart-title" });
-
-  const grid = svg("g", { class: "grid" }, root);
-  const axis = svg("g", { class: "axis" }, root);
-  for (const v of t) {
-    const y = sy(v);
-    svg("line", { x1: left, x2: W - right, y1: y, y2: y }, grid);
-    svgText(axis, left - 6, y + 4, formatTick(v), { "text-anchor": "end" });
-  }
-  svg("line", { x1: left, x2: W - right, y1: H - bottom, y2: H - bottom }, axis);
-  svg("line", { x1: left, x2: left, y1: top, y2: H - bottom }, axis);
-  // x labels at evenly spaced points, the first and the last included, about 90 px apart
-  const slots = Math.max(2, Math.min(n, Math.floor((W - left - right) / 90) + 1));
-  const shown = new Set(n === 1 ? [0] : Array.from({ length: slots }, (_, j) => Math.round((j * (n - 1)) / (slots - 1))));
-  for (const i of shown) {
-    const anchor = n > 1 && i === n - 1 ? "end" : n > 1 && i === 0 ? "start" : "middle";
-    const x = anchor === "end" ? Math.min(sx(i) + 4, W - 2) : anchor === "start" ? Math.max(sx(i) - 4, 2) : sx(i);
-    svgText(axis, x, H - bottom + 16, label(s.items[i].x, 12), { "text-anchor": anchor });
-  }
-  svgText(axis, (left + W - right) / 2, H - 6, label(s.xName, 60), { "text-anchor": "middle" });
-
-  const points = s.items.map((d, i) => `${sx(i).toFixed(1)},${sy(d.y).toFixed(1)}`).join(" ");
-  svg("polyline", { class: "line", points }, root);
-  if (n <= 120) {
-    const dots = svg("g", { class: "points" }, root);
-    s.items.forEach((d, i) => {
-      const c = svg("circle", { class: "point", cx: sx(i).toFixed(1), cy: sy(d.y).toFixed(1), r: 3.5 }, dots);
-      tooltip(c, `${label(d.x, 500)}: ${formatNumber(d.y)}`);
-    });
-  }
-  container.appendChild(root);
-  if (s.total > n) note(container, `The first ${n} of ${s.total} rows are drawn.`);
-  return true;
+  return plot(container, s, label, "line", W, H, false, 12);
 }
