@@ -150,80 +150,33 @@ function button(text, onClick, className) {
 }
 
 // --------------------------------------------------------------------------------------------
-// SQL highlighting: a small tokenizer, spans filled with textContent
+// SQL highlighting: Prism (vendor/prism-core.min.js, prism-sql.min.js) splits the SQL into tokens,
+// each a span filled with textContent
 // --------------------------------------------------------------------------------------------
 
-const KEYWORDS = new Set(`
-ALL AND ANY AS ASC BETWEEN BY CASE CAST COLLATE CROSS CURRENT_DATE CURRENT_TIME CURRENT_TIMESTAMP DESC DISTINCT
-ELSE END ESCAPE EXCEPT EXISTS FALSE FETCH FILTER FIRST FOLLOWING FOR FROM FULL GLOB GROUP HAVING ILIKE IN INNER
-INTERSECT INTERVAL INTO IS ISNULL JOIN LAST LATERAL LEFT LIKE LIMIT NATURAL NOT NOTNULL NULL NULLS OFFSET ON ONLY OR
-ORDER OUTER OVER PARTITION PRECEDING RANGE RECURSIVE REGEXP RIGHT ROW ROWS SELECT SIMILAR SOME THEN TIES TO TRUE
-UNBOUNDED UNION USING VALUES WHEN WHERE WINDOW WITH WITHIN
-ALTER ATTACH BEGIN COMMIT CREATE DATABASE DELETE DETACH DROP EXPLAIN GRANT INDEX INSERT PRAGMA REINDEX RELEASE
-RENAME REPLACE REVOKE ROLLBACK SAVEPOINT SET TABLE TEMP TEMPORARY TRIGGER TRUNCATE UPDATE VACUUM VIEW
-`.trim().split(/\s+/));
+/** Prism's SQL grammar with standard SQL's quoting (SQLite, PostgreSQL, DuckDB): 'text' is a string, "name",
+ *  `name` and [name] are names. Prism's own follows MySQL, where "text" is a string. */
+const SQL_GRAMMAR = globalThis.Prism && globalThis.Prism.languages.sql
+  ? globalThis.Prism.languages.extend("sql", {
+    string: { pattern: /'(?:[^']|'')*'?/, greedy: true },
+    identifier: { pattern: /"(?:[^"]|"")*"?|`(?:[^`]|``)*`?|\[[^\]]*\]?/, greedy: true },
+  })
+  : null;
 
-/** Split SQL into [kind, text] tokens: kw, id, str, num, com, op, ws. Never fails on any input. */
+/** Split SQL into [kind, text] pieces: kind is Prism's token type ("keyword", "function", "string", "identifier",
+ *  "number", "comment", "operator", "punctuation", ...) or "" for the text between tokens. Never fails on any
+ *  input; without Prism, the whole text is one plain piece. */
 export function tokenize(sql) {
+  if (!SQL_GRAMMAR) return [["", sql]];
   const out = [];
-  const n = sql.length;
-  let i = 0;
-  const isSpace = (c) => c === " " || c === "\n" || c === "\t" || c === "\r" || c === "\f" || c === "\v";
-  const isDigit = (c) => c >= "0" && c <= "9";
-  const isWordStart = (c) => /[A-Za-z_\u0080-\uffff]/.test(c);
-  const isWord = (c) => /[A-Za-z0-9_$\u0080-\uffff]/.test(c);
-  const quoted = (q, start) => {
-    let j = start + 1;
-    while (j < n) {
-      if (sql[j] === q) {
-        if (sql[j + 1] === q) { j += 2; continue; }
-        return j + 1;
-      }
-      j++;
+  const walk = (tokens, kind) => {
+    for (const t of tokens) {
+      if (typeof t === "string") out.push([kind, t]);
+      else if (typeof t.content === "string") out.push([t.type, t.content]);
+      else walk(Array.isArray(t.content) ? t.content : [t.content], t.type);
     }
-    return n;
   };
-  while (i < n) {
-    const c = sql[i];
-    let j;
-    let kind;
-    if (isSpace(c)) {
-      j = i + 1;
-      while (j < n && isSpace(sql[j])) j++;
-      kind = "ws";
-    } else if (c === "-" && sql[i + 1] === "-") {
-      j = sql.indexOf("\n", i);
-      if (j < 0) j = n;
-      kind = "com";
-    } else if (c === "/" && sql[i + 1] === "*") {
-      j = sql.indexOf("*/", i + 2);
-      j = j < 0 ? n : j + 2;
-      kind = "com";
-    } else if (c === "'") {
-      j = quoted("'", i);
-      kind = "str";
-    } else if (c === '"' || c === "`") {
-      j = quoted(c, i);
-      kind = "id";
-    } else if (c === "[") {
-      j = sql.indexOf("]", i);
-      j = j < 0 ? n : j + 1;
-      kind = "id";
-    } else if (isDigit(c) || (c === "." && isDigit(sql[i + 1] || ""))) {
-      const m = /^(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/.exec(sql.slice(i, i + 64));
-      j = i + (m ? m[0].length : 1);
-      kind = "num";
-    } else if (isWordStart(c)) {
-      j = i + 1;
-      while (j < n && isWord(sql[j])) j++;
-      kind = KEYWORDS.has(sql.slice(i, j).toUpperCase()) ? "kw" : "id";
-    } else {
-      j = i + 1;
-      kind = "op";
-    }
-    out.push([kind, sql.slice(i, j)]);
-    i = j;
-  }
+  walk(globalThis.Prism.tokenize(sql, SQL_GRAMMAR), "");
   return out;
 }
 
@@ -231,7 +184,7 @@ export function tokenize(sql) {
 function renderSql(target, sql) {
   target.replaceChildren();
   for (const [kind, text] of tokenize(sql || "")) {
-    if (kind === "ws") {
+    if (!kind) {
       appendVisible(target, text, "\n\t");
       continue;
     }

@@ -61,6 +61,9 @@ MONTHLY_REVENUE_SQL = (
     "SELECT strftime('%Y-%m', o.order_date) AS month, ROUND(SUM(oi.quantity * oi.unit_price), 2) AS revenue "
     "FROM orders AS o JOIN order_items AS oi ON oi.order_id = o.order_id GROUP BY month ORDER BY month")
 
+#: The third-party scripts the page loads, in order (sqlweave/web/vendor/, from their npm packages).
+VENDORED = ("chart.umd.min.js", "prism-core.min.js", "prism-sql.min.js")
+
 #: What Chart.js drew in #chart: its type, axis, labels, values and title, and whether the canvas holds any paint.
 CHART_STATE = """() => {
   const canvas = document.querySelector('#chart canvas');
@@ -383,21 +386,28 @@ def test_page_files_have_no_inline_code_and_no_markup_from_strings() -> None:
                        "setAttribute(\"style\"", "setAttribute('style'", "cssText", "http://", "https://"):
             assert banned not in js, f"{name} uses {banned}"
     scripts = re.findall(r"<script\b[^>]*\bsrc=\"([^\"]+)\"", html)
-    assert scripts == ["/static/vendor/chart.umd.min.js", "/static/app.js"]
+    assert scripts == [f"/static/vendor/{name}" for name in VENDORED] + ["/static/app.js"]
     css = (WEB / "app.css").read_text(encoding="utf-8")
     assert "@import" not in css and "url(" not in css and "@font-face" not in css
 
 
-def test_the_chart_library_is_the_npm_package_s_file_unchanged() -> None:
-    # sqlweave/web/vendor/ holds Chart.js as scripts/vendor-js.sh copied it from its npm package: the file must
-    # be the one whose checksum it recorded, with its licence beside it.
+def test_the_vendored_scripts_are_their_npm_packages_files_unchanged() -> None:
+    # sqlweave/web/vendor/ holds Chart.js and Prism as scripts/vendor-js.sh copied them from their npm packages:
+    # each file must be the one whose checksum it recorded, with its package's licence beside it.
     import hashlib
 
-    record = json.loads((WEB / "vendor" / "chart.js.json").read_text(encoding="utf-8"))
-    file = WEB / "vendor" / Path(record["file"]).name
-    assert hashlib.sha256(file.read_bytes()).hexdigest() == record["sha256"]
-    assert f"Chart.js v{record['version']}" in file.read_text(encoding="utf-8")[:200]
-    assert "MIT License" in (WEB / "vendor" / "chart.js-LICENSE.md").read_text(encoding="utf-8")
+    record = json.loads((WEB / "vendor" / "vendor.json").read_text(encoding="utf-8"))
+    assert sorted(record) == ["chart.js", "prismjs"]
+    names = []
+    for package, entry in record.items():
+        for path, digest in entry["files"].items():
+            file = WEB / "vendor" / Path(path).name
+            assert hashlib.sha256(file.read_bytes()).hexdigest() == digest, path
+            names.append(file.name)
+        licence = (WEB / "vendor" / f"{package}-{Path(entry['license']).name}").read_text(encoding="utf-8")
+        assert "mit license" in licence.lower()
+    assert names == list(VENDORED)
+    assert "Chart.js v4" in (WEB / "vendor" / "chart.umd.min.js").read_text(encoding="utf-8")[:200]
 
 
 def test_page_loads_offline_under_the_csp(shop: LiveServer, open_page) -> None:
@@ -424,6 +434,27 @@ def test_page_loads_offline_under_the_csp(shop: LiveServer, open_page) -> None:
     w.assert_clean()
 
 
+def test_sql_tokens_keep_every_character_and_read_standard_quoting(shop: LiveServer, open_page) -> None:
+    import random
+
+    w = open_page(shop)
+    named = ["SELECT \"order\", [x y], `z` FROM t WHERE a = 'it''s' -- note", "SELECT 'open", '"half', "/* x */ 1.5e3"]
+    rng = random.Random(7)
+    alphabet = "SELECTFROMWHERE selectfrom'\"`[]()*,;.-/#@$\\\n\t\x1b\u202e0123456789éß中"
+    fuzz = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 60))) for _ in range(300)]
+    pieces = w.page.evaluate("""async (sqls) => {
+        const m = await import('/static/app.js');
+        return sqls.map((s) => m.tokenize(s));
+    }""", named + fuzz)
+    for sql, tokens in zip(named + fuzz, pieces):
+        assert "".join(text for _, text in tokens) == sql  # nothing lost, added or reordered
+    kinds = {text: kind for kind, text in pieces[0]}
+    assert kinds['"order"'] == kinds["[x y]"] == kinds["`z`"] == "identifier"
+    assert kinds["'it''s'"] == "string" and kinds["-- note"] == "comment" and kinds["SELECT"] == "keyword"
+    assert pieces[1][-1] == ["string", "'open"] and pieces[2] == [["identifier", '"half']]
+    w.assert_clean()
+
+
 def test_how_many_customers_shows_60_with_live_stages(shop: LiveServer, open_page) -> None:
     w = open_page(shop)
     page = w.page
@@ -438,10 +469,11 @@ def test_how_many_customers_shows_60_with_live_stages(shop: LiveServer, open_pag
     assert stages[:3] == ["check_question", "render_schema", "generate"] and "execute" in stages
     assert all(re.match(r"^\d+\.\d\d s", t) for t in page.locator("#stages .stage-secs").all_text_contents())
     expect(page.locator("#progress-summary")).to_contain_text(f"{len(stages)} stages")
-    # the SQL, highlighted by the page's own tokenizer
+    # the SQL, highlighted by Prism's tokens
     expect(page.locator("#sql-code")).to_have_text("SELECT COUNT(*) FROM customers")
-    assert page.locator("#sql-code .tok-kw").all_text_contents() == ["SELECT", "FROM"]
-    assert page.locator("#sql-code .tok-id").all_text_contents() == ["COUNT", "customers"]
+    assert page.locator("#sql-code .tok-keyword").all_text_contents() == ["SELECT", "FROM"]
+    assert page.locator("#sql-code .tok-function").all_text_contents() == ["COUNT"]
+    assert page.locator("#sql-code .tok-punctuation").all_text_contents() == ["(", ")"]
     expect(page.locator("#answer-meta")).to_contain_text("1 model call")
     w.assert_clean()
 
@@ -905,7 +937,7 @@ def assert_not_pwned(w: Watched) -> None:
     assert page.evaluate("typeof window.pwned") == "undefined"
     # nothing from the data became an element that runs or loads anything
     assert page.evaluate("[...document.querySelectorAll('script')].map((e) => e.getAttribute('src'))") == [
-        "/static/vendor/chart.umd.min.js", "/static/app.js"]
+        *(f"/static/vendor/{name}" for name in VENDORED), "/static/app.js"]
     assert page.evaluate("document.querySelectorAll('img, iframe, object, embed, link[rel=import]').length") == 0
     assert page.evaluate("""[...document.querySelectorAll('*')].filter((e) =>
         [...e.attributes].some((a) => a.name.startsWith('on'))).length""") == 0
