@@ -228,7 +228,8 @@ def connect(
     resources: Resources | None = None,
     **llm_options: Any,
 ) -> Engine:
-    """Open ``target`` (SQLite/DuckDB file or SQLAlchemy URL) read-only and return an :class:`Engine`.
+    """Open ``target`` (SQLite/DuckDB file, CSV/TSV/Parquet/JSON file or folder, or SQLAlchemy URL) read-only and
+    return an :class:`Engine`.
 
     ``llm`` is a backend or a spec (``"local"``, ``"local:0.5b"``, ``"openai:MODEL"``); model answers
     are cached on disk unless ``cache=False``. ``descriptions`` is a side file of table and column

@@ -16,7 +16,7 @@ MODULES = sorted(
 
 
 #: Modules that run only with an extra installed.
-DOOR_EXTRAS = {"sqlweave.server": "server", "sqlweave.mcp": "mcp"}
+DOOR_EXTRAS = {"sqlweave.server": "server", "sqlweave.mcp": "mcp", "sqlweave.db.datafiles": "duckdb"}
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -36,6 +36,7 @@ from ..errors import (
 )
 from ..sql.classify import ensure_read_only
 from ..sql.quiet import reading_untrusted_text
+from .datafiles import data_database, data_name, reads_as_data
 from .diagnose import diagnose, first_line
 from .sqlite_functions import add_percentiles
 
@@ -134,6 +135,10 @@ class Database:
         text = str(target)
         if "://" not in text:
             path = Path(text).expanduser()
+            if reads_as_data(path):
+                # CSV, TSV, Parquet or JSON files (or a folder of them): a DuckDB copy of them, built once
+                built = data_database(path)
+                return cls._open_url(f"duckdb:///{built}", timeout_s, max_rows, descriptions, data_name(path))
             if not path.is_file():
                 raise DatabaseNotFoundError(f"no database file at {text!r}")
             if path.suffix.lower() in _DUCKDB_SUFFIXES:
@@ -161,7 +166,8 @@ class Database:
         if header and not header.startswith(b"SQLite format 3"):
             raise DatabaseError(
                 f"{str(path)!r} is not a SQLite database",
-                hint="Pass a SQLite file, a DuckDB file (.duckdb) or a SQLAlchemy URL.",
+                hint="Pass a SQLite file, a DuckDB file (.duckdb), CSV, TSV, Parquet or JSON files (a file or a "
+                     "folder) or a SQLAlchemy URL.",
             )
         uri = f"file:{quote(str(path))}?mode=ro"
 

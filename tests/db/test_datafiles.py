@@ -1,0 +1,137 @@
+"""CSV, TSV, Parquet and JSON files (or a folder of them) opened as a read-only database through a DuckDB copy."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy.exc import SQLAlchemyError
+from typer.testing import CliRunner
+
+from sqlweave.cli import app
+from sqlweave.db import Database
+from sqlweave.db.datafiles import data_database, table_names
+from sqlweave.errors import DatabaseError, DatabaseNotFoundError, MissingDependencyError, RefusedStatementError
+from tests.extras import need_extra
+
+PEOPLE = 'id,name,amount,joined\n1,Ann,2.5,2024-01-02\n2,"Bo, Jr",3,2024-02-03\n3,Cy,,2024-03-04\n'
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SQLWEAVE_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "datafiles"
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    need_extra("duckdb")
+    import duckdb
+
+    data = tmp_path / "shop data"
+    data.mkdir()
+    (data / "people.csv").write_text(PEOPLE)
+    (data / "visits.tsv").write_text("person_id\tpage\n1\thome\n1\tcart\n3\thome\n")
+    (data / "events.jsonl").write_text('{"person_id": 2, "what": "login"}\n{"person_id": 2, "what": "logout"}\n')
+    with duckdb.connect() as con:
+        con.execute(f"COPY (SELECT 1 AS person_id, 'gold' AS tier) TO '{data / 'tiers.parquet'}' (FORMAT parquet)")
+    (data / "notes.txt").write_text("not data: a folder's .txt files are left out\n")
+    (data / ".hidden.csv").write_text("a\n1\n")
+    return data
+
+
+def test_a_folder_of_files_is_a_database_of_typed_tables(folder: Path, cache: Path) -> None:
+    with Database.open(folder) as db:
+        assert db.name == "shop data" and db.dialect == "duckdb"
+        schema = db.schema()
+        assert sorted(schema.table_names) == ["events", "people", "tiers", "visits"]
+        types = {c.name: c.type.upper() for c in schema.table("people").columns}
+        assert types["id"] == "BIGINT" and types["joined"] == "DATE" and types["name"] == "VARCHAR"
+        rows = db.execute("SELECT p.name, COUNT(*) FROM people p JOIN visits v ON v.person_id = p.id "
+                          "GROUP BY p.name ORDER BY p.name").rows
+        assert rows == (("Ann", 2), ("Cy", 1))
+        assert db.execute("SELECT name FROM people WHERE amount IS NULL").rows == (("Cy",),)
+        assert db.execute("SELECT tier FROM tiers").rows == (("gold",),)
+        assert db.execute("SELECT COUNT(*) FROM events WHERE what = 'login'").rows == ((1,),)
+    assert len(list(cache.glob("*.duckdb"))) == 1 and not list(cache.glob(".*partial*"))
+
+
+def test_one_file_is_a_database_of_one_table(folder: Path, cache: Path) -> None:
+    with Database.open(str(folder / "people.csv")) as db:
+        assert db.name == "people" and db.schema().table_names == ("people",)
+        assert db.execute("SELECT SUM(amount) FROM people").rows == ((5.5,),)
+
+
+def test_the_files_are_read_only_and_nothing_else_is_read(folder: Path, cache: Path) -> None:
+    before = (folder / "people.csv").read_bytes()
+    with Database.open(folder) as db:
+        with pytest.raises(RefusedStatementError):
+            db.execute("DELETE FROM people")
+        with pytest.raises(RefusedStatementError):
+            db.execute(f"SELECT * FROM read_csv('{folder / 'notes.txt'}')")
+        with pytest.raises(SQLAlchemyError, match="file system operations are disabled"):
+            # past the guard, DuckDB itself reads no other file
+            db.engine.connect().exec_driver_sql(f"SELECT * FROM read_csv('{folder / 'notes.txt'}')").fetchall()
+    assert (folder / "people.csv").read_bytes() == before
+
+
+def test_a_changed_file_is_read_again_and_the_old_copy_removed(folder: Path, cache: Path) -> None:
+    with Database.open(folder) as db:
+        assert db.execute("SELECT COUNT(*) FROM people").rows == ((3,),)
+    first = list(cache.glob("*.duckdb"))
+    assert len(first) == 1
+    with Database.open(folder) as db:  # unchanged: the same copy, not built again
+        assert list(cache.glob("*.duckdb")) == first
+    (folder / "people.csv").write_text(PEOPLE + "4,Di,1,2024-04-05\n")
+    os.utime(folder / "people.csv", ns=(1, 1))  # a different modification time, whatever the clock's resolution
+    with Database.open(folder) as db:
+        assert db.execute("SELECT COUNT(*) FROM people").rows == ((4,),)
+    second = list(cache.glob("*.duckdb"))
+    assert len(second) == 1 and second != first
+
+
+def test_a_file_duckdb_cannot_read_is_named_and_nothing_half_built_is_kept(folder: Path, cache: Path) -> None:
+    (folder / "zz broken.parquet").write_bytes(b"not a parquet file")
+    with pytest.raises(DatabaseError, match="zz broken.parquet") as err:
+        Database.open(folder)
+    assert err.value.hint and "format" in err.value.hint
+    assert not cache.exists() or list(cache.iterdir()) == []
+    (folder / "zz broken.parquet").unlink()
+    with Database.open(folder) as db:  # a later run builds it whole
+        assert len(db.schema().table_names) == 4
+
+
+def test_missing_and_empty_sources_get_clear_errors(tmp_path: Path, cache: Path) -> None:
+    with pytest.raises(DatabaseNotFoundError, match="no data file at"):
+        Database.open(tmp_path / "nowhere.csv")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatabaseNotFoundError, match="a folder without data files") as err:
+        Database.open(tmp_path / "empty")
+    assert "CSV" in (err.value.hint or "")
+
+
+def test_without_duckdb_the_error_says_which_extra_to_install(tmp_path: Path, cache: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "people.csv").write_text(PEOPLE)
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb now fails, as without the extra
+    with pytest.raises(MissingDependencyError, match="DuckDB") as err:
+        data_database(tmp_path / "people.csv", cache=tmp_path / "c")
+    assert "sqlweave[duckdb]" in (err.value.hint or "")
+
+
+def test_table_names_are_sql_names_and_unique() -> None:
+    names = table_names([Path("sales 2024.csv"), Path("sales-2024.json"), Path("2023.parquet"), Path("é.csv.gz"),
+                         Path("!!!.tsv")])
+    assert list(names.values()) == ["sales_2024", "sales_2024_2", "t_2023", "é", "data"]
+
+
+def test_the_cli_asks_a_csv_file(folder: Path, cache: Path) -> None:
+    runner = CliRunner()
+    r = runner.invoke(app, ["sql", "--db", str(folder / "people.csv"), "SELECT COUNT(*) AS n FROM people", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["rows"] == [[3]]
+    r = runner.invoke(app, ["schema", "--db", str(folder)])
+    assert r.exit_code == 0 and "people(" in r.output and "tiers(" in r.output
