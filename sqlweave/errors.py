@@ -90,6 +90,14 @@ class DatabaseNotFoundError(DatabaseError):
                     "or a SQLAlchemy URL such as postgresql://user@host/db.")
 
 
+class UnsupportedDatabaseError(DatabaseError):
+    """A kind of database sqlweave cannot hold read-only and to a time limit, so it runs no query there."""
+
+    code = "database_unsupported"
+    default_hint = ("Export the data to CSV or Parquet files and pass them (or their folder), or copy it into "
+                    "SQLite, DuckDB or PostgreSQL.")
+
+
 class SchemaError(DatabaseError):
     """The schema cannot be read (not a database, corrupt file, no tables)."""
 

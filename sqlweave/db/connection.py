@@ -33,6 +33,7 @@ from ..errors import (
     MissingDependencyError,
     QueryTimeoutError,
     SqlweaveError,
+    UnsupportedDatabaseError,
 )
 from ..sql.classify import ensure_read_only
 from ..sql.quiet import reading_untrusted_text
@@ -195,6 +196,10 @@ class Database:
             parsed = parsed.set(drivername="postgresql+psycopg")
             url = parsed.render_as_string(hide_password=False)
         driver = parsed.get_driver_name() if "+" in parsed.drivername else ""
+        if backend not in _GUARDED:
+            raise UnsupportedDatabaseError(
+                f"sqlweave does not run queries on {backend} databases: it can hold only SQLite, DuckDB and "
+                "PostgreSQL read-only and to a time limit, and runs no query where it cannot")
         if backend == "duckdb":
             # Read-only file, and no access outside it: no file readers, COPY, ATTACH or extension installs.
             connect_args["read_only"] = True
@@ -446,6 +451,9 @@ class Database:
         return f"Database({self._safe_target()!r}, dialect={self.dialect!r})"
 
 
+#: The engines whose every query sqlweave runs read-only and stops at its time limit (SQLite URLs open as files).
+_GUARDED = ("duckdb", "postgresql")
+
 #: DuckDB settings for a read-only handle: nothing outside the database file is read, written or installed.
 _DUCKDB_CONFIG = {
     "enable_external_access": False,
@@ -458,8 +466,7 @@ _DUCKDB_CONFIG = {
 _DRIVER_PACKAGES = {
     ("postgresql", ""): "sqlweave[postgres]", ("postgresql", "psycopg"): "sqlweave[postgres]",
     ("postgresql", "psycopg2"): "psycopg2-binary", ("postgresql", "pg8000"): "pg8000",
-    ("postgresql", "asyncpg"): "asyncpg", ("duckdb", ""): "sqlweave[duckdb]", ("mysql", ""): "mysqlclient",
-    ("mysql", "pymysql"): "pymysql",
+    ("postgresql", "asyncpg"): "asyncpg", ("duckdb", ""): "sqlweave[duckdb]",
 }
 
 

@@ -45,7 +45,19 @@ def test_unknown_driver_names_the_extra() -> None:
     from sqlweave.errors import MissingDependencyError
 
     with pytest.raises((MissingDependencyError, DatabaseNotFoundError)):
-        Database.open("oracle+nosuchdriver://u:p@localhost/x")
+        Database.open("postgresql+nosuchdriver://u:p@localhost/x")
+
+
+@pytest.mark.parametrize("url", ["mysql+pymysql://u:p@localhost/x", "mysql://u@127.0.0.1:1/x",
+                                 "mssql+pyodbc://u:p@dsn", "oracle+nosuchdriver://u:p@localhost/x"])
+def test_engines_sqlweave_cannot_hold_read_only_and_timed_are_refused_before_connecting(url: str) -> None:
+    # Only the AST check would stand between a query and such a database: no read-only session, no time limit.
+    from sqlweave.errors import UnsupportedDatabaseError
+
+    with pytest.raises(UnsupportedDatabaseError, match="does not run queries on") as err:
+        Database.open(url)
+    assert err.value.code == "database_unsupported" and "CSV" in (err.value.hint or "")
+    assert "p@" not in str(err.value)  # no password in the message
 
 
 def test_execute_returns_typed_rows(singer_db: Path) -> None:
