@@ -51,7 +51,7 @@ def _say(line: object, *, style: str = "", err: bool = False) -> None:
 EXIT_ERROR = 2
 
 DbOption = typer.Option(..., "--db",
-                        help="SQLite/DuckDB file path, CSV/TSV/Parquet/JSON file or folder, or SQLAlchemy URL.")
+                        help="SQLite/DuckDB file path, CSV/Parquet/JSON/Excel file or folder, or SQLAlchemy URL.")
 ModelOption = typer.Option("local", "--model", "-m", help="local, local:1.5b, local:0.5b, openai:MODEL, ...")
 
 

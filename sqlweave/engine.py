@@ -228,7 +228,7 @@ def connect(
     resources: Resources | None = None,
     **llm_options: Any,
 ) -> Engine:
-    """Open ``target`` (SQLite/DuckDB file, CSV/TSV/Parquet/JSON file or folder, or SQLAlchemy URL) read-only and
+    """Open ``target`` (SQLite/DuckDB file, CSV/Parquet/JSON/Excel file or folder, or SQLAlchemy URL) read-only and
     return an :class:`Engine`.
 
     ``llm`` is a backend or a spec (``"local"``, ``"local:0.5b"``, ``"openai:MODEL"``); model answers

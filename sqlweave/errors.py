@@ -86,8 +86,8 @@ class DatabaseNotFoundError(DatabaseError):
     """The database file or server does not exist or cannot be reached."""
 
     code = "database_not_found"
-    default_hint = ("Pass an existing SQLite or DuckDB file, CSV, TSV, Parquet or JSON files (a file or a folder), "
-                    "or a SQLAlchemy URL such as postgresql://user@host/db.")
+    default_hint = ("Pass an existing SQLite or DuckDB file, CSV, TSV, Parquet, JSON or Excel files (a file or a "
+                    "folder), or a SQLAlchemy URL such as postgresql://user@host/db.")
 
 
 class UnsupportedDatabaseError(DatabaseError):

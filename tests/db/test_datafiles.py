@@ -135,3 +135,38 @@ def test_the_cli_asks_a_csv_file(folder: Path, cache: Path) -> None:
     assert json.loads(r.output)["rows"] == [[3]]
     r = runner.invoke(app, ["schema", "--db", str(folder)])
     assert r.exit_code == 0 and "people(" in r.output and "tiers(" in r.output
+
+
+def test_an_excel_workbook_gives_a_table_per_sheet_with_data(tmp_path: Path, cache: Path) -> None:
+    need_extra("duckdb")
+    import datetime as dt
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sales = book.active
+    sales.title = "Q1 sales"
+    sales.append(["region", "amount", "day", None, "region"])
+    sales.append(["North", 10.5, dt.date(2024, 1, 2), "x", "N"])
+    sales.append(["South", 4, dt.date(2024, 2, 3), None, "S"])
+    sales.append([None, None, None, None, None])  # an empty row is left out
+    book.create_sheet("Targets").append(["region", "target"])
+    book["Targets"].append(["North", 12])
+    book.create_sheet("Empty")
+    book.create_sheet("Plan").append(["step", "owner"])  # a header alone: a table without rows
+    book.save(tmp_path / "book.xlsx")
+    with Database.open(tmp_path / "book.xlsx") as db:
+        schema = db.schema()
+        assert sorted(schema.table_names) == ["book_Plan", "book_Q1_sales", "book_Targets"]
+        assert db.execute('SELECT COUNT(*) FROM "book_Plan"').rows == ((0,),)
+        assert [c.name for c in schema.table("book_Plan").columns] == ["step", "owner"]
+        columns = [(c.name, c.type.upper()) for c in schema.table("book_Q1_sales").columns]
+        assert columns == [("region", "VARCHAR"), ("amount", "FLOAT"), ("day", "DATE"), ("column_4", "VARCHAR"),
+                           ("region_5", "VARCHAR")]
+        assert db.execute('SELECT region, amount FROM "book_Q1_sales" ORDER BY day').rows == (("North", 10.5),
+                                                                                              ("South", 4.0))
+        assert db.execute('SELECT target FROM "book_Targets"').rows == ((12,),)
+    assert not [p for p in cache.iterdir() if p.name.startswith(".")]  # no sheet CSV or partial copy left
+    (tmp_path / "one.xlsx").write_bytes(b"PK\x03\x04 not really a workbook")
+    with pytest.raises(DatabaseError, match="one.xlsx"):
+        Database.open(tmp_path / "one.xlsx")
