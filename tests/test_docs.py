@@ -16,7 +16,8 @@ MODULES = sorted(
 
 
 #: Modules that run only with an extra installed.
-DOOR_EXTRAS = {"sqlweave.server": "server", "sqlweave.mcp": "mcp", "sqlweave.db.datafiles": "duckdb"}
+DOOR_EXTRAS = {"sqlweave.server": "server", "sqlweave.mcp": "mcp", "sqlweave.db.datafiles": "duckdb",
+               "sqlweave.db.infer_keys": "duckdb"}
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -3,7 +3,9 @@
 DuckDB reads each file into a table (its type detection: numbers, dates, quoted fields, the delimiter) of a DuckDB
 database built in sqlweave's cache, ``<cache>/datafiles/``, which :class:`~sqlweave.db.Database` then opens
 read-only like any DuckDB file: a query reads only that copy (DuckDB's external access is off), and the files
-themselves are never written. A table is named after its file (``sales 2024.csv`` -> ``sales_2024``). An Excel
+themselves are never written. A table is named after its file (``sales 2024.csv`` -> ``sales_2024``), and the
+keys its data shows are declared on it (:mod:`sqlweave.db.infer_keys`: ``customers.customer_id`` a primary key,
+``orders.customer_id`` a foreign key to it). An Excel
 workbook (``.xlsx``, read by openpyxl: the values its cells hold, first row the column names) gives a table per
 sheet with data: named after the file when it has one, ``<file>_<sheet>`` when it has more.
 
@@ -30,6 +32,7 @@ import re
 from pathlib import Path
 
 from ..errors import DatabaseError, DatabaseNotFoundError, MissingDependencyError
+from .infer_keys import declare_keys, infer_keys
 
 #: File name endings read as data, and the DuckDB reader of each.
 READERS = {
@@ -38,6 +41,8 @@ READERS = {
     ".json.gz": "read_json", ".jsonl.gz": "read_json", ".xlsx": "xlsx",
 }
 _KINDS = "CSV, TSV, Parquet, JSON or Excel (.xlsx)"
+#: How the copies are built: a copy built another way (an earlier sqlweave) is built again.
+_BUILD = 2
 
 
 def _reader(path: Path) -> str | None:
@@ -191,7 +196,7 @@ def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
     folder = cache / "datafiles"
     place = hashlib.sha256(str(path).encode()).hexdigest()[:16]
     stats = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files]
-    state = hashlib.sha256(repr((duckdb.__version__, stats)).encode()).hexdigest()[:16]
+    state = hashlib.sha256(repr((_BUILD, duckdb.__version__, stats)).encode()).hexdigest()[:16]
     built = folder / f"{place}-{state}.duckdb"
     if built.is_file():
         return built
@@ -208,8 +213,9 @@ def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
                 continue
             sheets = _sheets(f)
             pieces += [(f, rows, _stem(f) if len(sheets) == 1 else f"{_stem(f)}_{title}") for title, rows in sheets]
+        tables = _unique_names([base for _, _, base in pieces])
         with duckdb.connect(str(partial)) as con:
-            for (f, rows, _), table in zip(pieces, _unique_names([base for _, _, base in pieces])):
+            for (f, rows, _), table in zip(pieces, tables):
                 quoted = '"' + table.replace('"', '""') + '"'
                 if rows is None:
                     read, source = f"{_reader(f)}(?)", f
@@ -222,6 +228,7 @@ def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
                     first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
                     raise DatabaseError(f"cannot read {str(f)!r} as a {_KINDS} file: {first}",
                                         hint="Check the file's format, or leave it out of the folder.") from err
+            declare_keys(con, infer_keys(con, tables))
         os.replace(partial, built)
     finally:
         partial.unlink(missing_ok=True)

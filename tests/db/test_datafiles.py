@@ -170,3 +170,62 @@ def test_an_excel_workbook_gives_a_table_per_sheet_with_data(tmp_path: Path, cac
     (tmp_path / "one.xlsx").write_bytes(b"PK\x03\x04 not really a workbook")
     with pytest.raises(DatabaseError, match="one.xlsx"):
         Database.open(tmp_path / "one.xlsx")
+
+
+def test_the_demo_shop_as_csv_files_gets_back_the_keys_its_data_shows(tmp_path: Path, cache: Path) -> None:
+    need_extra("duckdb")
+    import csv
+    import sqlite3
+
+    from sqlweave.db.demo import demo_database_path
+
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    with sqlite3.connect(demo_database_path()) as conn:
+        for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+            cur = conn.execute(f'SELECT * FROM "{table}"')
+            with (folder / f"{table}.csv").open("w", newline="") as fh:
+                writer = csv.writer(fh)
+                writer.writerow([d[0] for d in cur.description])
+                writer.writerows(cur)
+    with Database.open(demo_database_path()) as original, Database.open(folder) as copy:
+        declared = {(fk.table, fk.column, fk.ref_table, fk.ref_column) for fk in original.schema().foreign_keys}
+        inferred = {(fk.table, fk.column, fk.ref_table, fk.ref_column) for fk in copy.schema().foreign_keys}
+        # every declared key but the self-reference under another name (employees.manager_id), and nothing else
+        assert inferred == {fk for fk in declared if fk[1] != "manager_id"} and len(inferred) == 5
+        keys = {t.name: t.primary_key for t in copy.schema().tables}
+        assert keys == {t.name: t.primary_key for t in original.schema().tables if len(t.primary_key) == 1} | {
+            "order_items": ()}  # its key is two columns: no single column is one
+
+
+def test_keys_need_the_name_and_the_values(tmp_path: Path, cache: Path) -> None:
+    need_extra("duckdb")
+    (tmp_path / "teams.csv").write_text("id,name\n1,Red\n2,Blue\n")
+    (tmp_path / "team.csv").write_text("id,name\n1,Old red\n2,Old blue\n")  # a second table a team_id could mean
+    (tmp_path / "players.csv").write_text("player_id,team_id,coach_id,score\n1,1,9,2.5\n1,2,9,3.5\n")  # id repeated
+    (tmp_path / "coaches.csv").write_text("coach_id,name\n8,Ann\n")  # 9 is no coach's key
+    (tmp_path / "games.csv").write_text("game_id,score_id\n1.5,1\n2.5,2\n")  # a float is no key
+    with Database.open(tmp_path) as db:
+        schema = db.schema()
+        keys = {t.name: t.primary_key for t in schema.tables}
+        assert keys == {"teams": ("id",), "team": ("id",), "players": (), "coaches": ("coach_id",), "games": ()}
+        assert schema.foreign_keys == ()  # team_id: two tables; coach_id: a value no coach has
+
+
+def test_foreign_keys_that_close_a_cycle_are_left_out_and_the_rest_kept(tmp_path: Path, cache: Path) -> None:
+    need_extra("duckdb")
+    import duckdb
+
+    from sqlweave.db.infer_keys import declare_keys, infer_keys
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE authors AS SELECT * FROM (VALUES (1, 10)) t(author_id, book_id)")
+    con.execute("CREATE TABLE books AS SELECT * FROM (VALUES (10, 1)) t(book_id, author_id)")
+    keys = infer_keys(con, ["authors", "books"])
+    assert sorted(keys.foreign) == [("authors", "book_id", "books", "book_id"),
+                                    ("books", "author_id", "authors", "author_id")]
+    assert len(declare_keys(con, keys)) == 1
+    kinds = con.execute("SELECT constraint_type, COUNT(*) FROM duckdb_constraints() "
+                        "WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY') GROUP BY 1 ORDER BY 1").fetchall()
+    assert kinds == [("FOREIGN KEY", 1), ("PRIMARY KEY", 2)]
+    assert con.execute("SELECT COUNT(*) FROM authors JOIN books USING (book_id)").fetchone() == (1,)
