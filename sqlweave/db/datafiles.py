@@ -218,12 +218,20 @@ def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
             for (f, rows, _), table in zip(pieces, tables):
                 quoted = '"' + table.replace('"', '""') + '"'
                 if rows is None:
-                    read, source = f"{_reader(f)}(?)", f
+                    reader, options, source = _reader(f), "", f
                 else:  # a sheet, through a CSV file whose first row is always its header
                     _sheet_csv(rows, sheet_csv)
-                    read, source = "read_csv(?, header = true)", sheet_csv
+                    reader, options, source = "read_csv", ", header = true", sheet_csv
                 try:
-                    con.execute(f"CREATE TABLE {quoted} AS SELECT * FROM {read}", [str(source)])
+                    try:
+                        con.execute(f"CREATE TABLE {quoted} AS SELECT * FROM {reader}(?{options})", [str(source)])
+                    except duckdb.ConversionException:
+                        if reader == "read_parquet":
+                            raise
+                        # a value far down that the types guessed from the first rows do not hold (a lap time
+                        # in a column of speeds): the types are read from every row instead
+                        con.execute(f"CREATE TABLE {quoted} AS SELECT * FROM {reader}(?{options}, sample_size = -1)",
+                                    [str(source)])
                 except duckdb.Error as err:
                     first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
                     raise DatabaseError(f"cannot read {str(f)!r} as a {_KINDS} file: {first}",

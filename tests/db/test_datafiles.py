@@ -229,3 +229,31 @@ def test_foreign_keys_that_close_a_cycle_are_left_out_and_the_rest_kept(tmp_path
                         "WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY') GROUP BY 1 ORDER BY 1").fetchall()
     assert kinds == [("FOREIGN KEY", 1), ("PRIMARY KEY", 2)]
     assert con.execute("SELECT COUNT(*) FROM authors JOIN books USING (book_id)").fetchone() == (1,)
+
+
+def test_a_value_far_down_that_breaks_the_guessed_type_makes_the_column_text(tmp_path: Path, cache: Path) -> None:
+    need_extra("duckdb")
+    # DuckDB guesses types from the first rows; a lap time after 25,000 speeds would stop the copy
+    lines = ["lap,speed"] + [f"{i},{200 + i % 7}.5" for i in range(25_000)] + ["25000,01:42.6"]
+    (tmp_path / "laps.csv").write_text("\n".join(lines) + "\n")
+    with Database.open(tmp_path / "laps.csv") as db:
+        speed = {c.name: c.type.upper() for c in db.schema().table("laps").columns}["speed"]
+        assert speed == "VARCHAR"
+        assert db.execute("SELECT speed FROM laps WHERE lap = 25000").rows == (("01:42.6",),)
+        assert db.execute("SELECT COUNT(*) FROM laps").rows == ((25_001,),)
+
+
+def test_a_first_column_named_after_its_table_is_its_key_but_not_one_named_after_another(tmp_path: Path,
+                                                                                         cache: Path) -> None:
+    need_extra("duckdb")
+    (tmp_path / "airports.csv").write_text("AirportCode,name\nAPG,Alton\nABR,Aberdeen\n")
+    (tmp_path / "routes.csv").write_text("route_id,AirportCode\n1,APG\n2,APG\n")
+    (tmp_path / "films.csv").write_text("film_id,title\n1,Up\n2,Heat\n")
+    (tmp_path / "film_category.csv").write_text("film_id,category\n1,drama\n2,crime\n")  # unique, yet films' key
+    with Database.open(tmp_path) as db:
+        schema = db.schema()
+        keys = {t.name: t.primary_key for t in schema.tables}
+        assert keys == {"airports": ("AirportCode",), "routes": ("route_id",), "films": ("film_id",),
+                        "film_category": ()}
+        assert {(f.table, f.column, f.ref_table) for f in schema.foreign_keys} == {
+            ("routes", "AirportCode", "airports"), ("film_category", "film_id", "films")}
