@@ -170,8 +170,9 @@ def _cell(value: object) -> object:
     return value
 
 
-def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
-    """The DuckDB database holding ``source``'s data files as tables (built now if it is missing or out of date).
+def data_database(source: str | Path, *, cache: Path | None = None, keys: bool = True) -> Path:
+    """The DuckDB database holding ``source``'s data files as tables (built now if it is missing or out of date),
+    with the keys their data shows unless ``keys`` is false.
 
     Raises :class:`~sqlweave.errors.DatabaseNotFoundError` when ``source`` holds no data file,
     :class:`~sqlweave.errors.DatabaseError` when DuckDB cannot read one (the message names it), and
@@ -196,8 +197,9 @@ def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
     folder = cache / "datafiles"
     place = hashlib.sha256(str(path).encode()).hexdigest()[:16]
     stats = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files]
-    state = hashlib.sha256(repr((_BUILD, duckdb.__version__, stats)).encode()).hexdigest()[:16]
-    built = folder / f"{place}-{state}.duckdb"
+    state = hashlib.sha256(repr((_BUILD, keys, duckdb.__version__, stats)).encode()).hexdigest()[:16]
+    variant = f"{place}-{'keys' if keys else 'nokeys'}-"  # a copy of this source, with or without keys
+    built = folder / f"{variant}{state}.duckdb"
     if built.is_file():
         return built
     folder.mkdir(parents=True, exist_ok=True)
@@ -236,13 +238,14 @@ def data_database(source: str | Path, *, cache: Path | None = None) -> Path:
                     first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
                     raise DatabaseError(f"cannot read {str(f)!r} as a {_KINDS} file: {first}",
                                         hint="Check the file's format, or leave it out of the folder.") from err
-            declare_keys(con, infer_keys(con, tables))
+            if keys:
+                declare_keys(con, infer_keys(con, tables))
         os.replace(partial, built)
     finally:
         partial.unlink(missing_ok=True)
         sheet_csv.unlink(missing_ok=True)
         Path(f"{partial}.wal").unlink(missing_ok=True)
-    for old in folder.glob(f"{place}-*.duckdb"):
+    for old in folder.glob(f"{variant}*.duckdb"):
         if old != built:
             old.unlink(missing_ok=True)
     return built

@@ -257,3 +257,13 @@ def test_a_first_column_named_after_its_table_is_its_key_but_not_one_named_after
                         "film_category": ()}
         assert {(f.table, f.column, f.ref_table) for f in schema.foreign_keys} == {
             ("routes", "AirportCode", "airports"), ("film_category", "film_id", "films")}
+
+
+def test_a_copy_without_keys_is_kept_apart_from_the_copy_with_them(folder: Path, cache: Path) -> None:
+    (folder / "orders.csv").write_text("order_id,person_id\n1,1\n")
+    (folder / "persons.csv").write_text("person_id,name\n1,Ann\n")
+    with_keys, without = data_database(folder), data_database(folder, keys=False)
+    assert with_keys != without and with_keys.is_file() and without.is_file()  # neither build removed the other
+    with Database.open(with_keys) as a, Database.open(without) as b:
+        assert a.schema().foreign_keys and a.schema().table("persons").primary_key == ("person_id",)
+        assert not b.schema().foreign_keys and all(not t.primary_key for t in b.schema().tables)

@@ -1,0 +1,102 @@
+"""Spider's databases as CSV files: `default` with the keys sqlweave reads from the data, and without keys.
+
+    .venv/bin/python benchmarks/bench_datafiles.py [--sample benchmarks/samples/spider-dev-200.json]
+        [--model local:1.5b] [--pipeline default] [--runs .eval-runs] [--out benchmarks/results/datafiles-200.json]
+
+Each database of the sample is written as one CSV file per table (as ``benchmarks/bench_infer_keys.py`` writes
+them) and read as a folder of data files twice: with the keys :mod:`sqlweave.db.infer_keys` declares, and with no
+keys at all, which is what data files give a tool that reads no keys from them. The pipeline answers every question
+on both copies, an ordinary ``sqlweave eval`` run each (``RUNS/datafiles-keys-N`` and ``RUNS/datafiles-nokeys-N``,
+checkpointed: a rerun resumes), and each answer is scored by the official rule against the gold query run on the
+same copy. Both arms run on DuckDB, so the difference between them is the keys'; the SQLite run of the same
+questions (``--sqlite RUN``, optional) is shown beside them for scale, engine and types included.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_infer_keys import export  # noqa: E402
+from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and command)
+
+from sqlweave.db.datafiles import data_database  # noqa: E402
+from sqlweave.eval.datasets import Dataset, load_spider  # noqa: E402
+from sqlweave.eval.runner import load_results, run_eval, summarize  # noqa: E402
+from sqlweave.eval.sample import read_sample  # noqa: E402
+from sqlweave.llm.registry import get_llm  # noqa: E402
+from sqlweave.presets import build_pipeline  # noqa: E402
+
+
+class CopiedDataset(Dataset):
+    """A dataset whose databases are the DuckDB copies of its CSV exports."""
+
+    copies: dict[str, Path] = {}
+
+    def db_path(self, db_id: str) -> Path:
+        return self.copies[db_id]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data" / "spider")
+    ap.add_argument("--sample", type=Path, default=ROOT / "benchmarks" / "samples" / "spider-dev-200.json")
+    ap.add_argument("--model", default="local:1.5b")
+    ap.add_argument("--pipeline", default="default")
+    ap.add_argument("--runs", type=Path, default=ROOT / ".eval-runs")
+    ap.add_argument("--sqlite", type=Path, default=None, help="a sqlweave eval run of the same questions on SQLite")
+    ap.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/datafiles-N.json")
+    args = ap.parse_args()
+    dataset = load_spider(args.data_dir, "dev")
+    examples = read_sample(args.sample, dataset.examples, dataset.left_out)
+    n = len(examples)
+    llm = get_llm(args.model, cache=True)
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        folders = {}
+        for db_id in sorted({e.db_id for e in examples}):
+            folders[db_id] = Path(tmp) / db_id
+            folders[db_id].mkdir()
+            export(dataset.db_path(db_id), folders[db_id])
+        for arm, keys in (("keys", True), ("nokeys", False)):
+            copied = CopiedDataset(**{f: getattr(dataset, f) for f in dataset.__dataclass_fields__})
+            CopiedDataset.copies = {db_id: data_database(folder, keys=keys) for db_id, folder in folders.items()}
+            out = args.runs / f"datafiles-{arm}-{n}"
+            results = run_eval(replace(copied, name=f"{dataset.name} as CSV files ({arm})"), examples,
+                               build_pipeline(args.pipeline), llm, out,
+                               meta={"data_files": arm, "sample": str(args.sample)})
+            rows[arm] = (out, results)
+    table = {}
+    if args.sqlite:
+        ids = {e.id for e in examples}
+        table["sqlite"] = summarize([r for r in load_results(args.sqlite) if r.id in ids])
+    for arm, (_, results) in rows.items():
+        table[f"csv, {arm}"] = summarize(results)
+    keyed = {r.id: r.match for r in rows["keys"][1]}
+    plain = {r.id: r.match for r in rows["nokeys"][1]}
+    fixed = sorted(i for i in keyed if keyed[i] and not plain.get(i))
+    broken = sorted(i for i in keyed if plain.get(i) and not keyed[i])
+    print(f"| databases | n | EX | easy | medium | hard | extra | median s / q |\n|---|---|---|---|---|---|---|---|")
+    for name, s in table.items():
+        by = s.by_level
+        cells = " | ".join(f"{by[h][1]:.1f}" if h in by else "-" for h in ("easy", "medium", "hard", "extra"))
+        print(f"| {name} | {s.n} | {s.ex:.1f} | {cells} | {s.median_seconds:.2f} |")
+    print(f"keys against no keys: {len(fixed)} right only with keys, {len(broken)} right only without")
+    save(args.out or ROOT / "benchmarks" / "results" / f"datafiles-{n}.json", {
+        "model": args.model, "pipeline": args.pipeline, "sample": str(args.sample),
+        "runs": {arm: str(out) for arm, (out, _) in rows.items()},
+        "ex": {name: round(s.ex, 1) for name, s in table.items()},
+        "right_only_with_keys": fixed, "right_only_without_keys": broken})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
