@@ -53,6 +53,9 @@ class Keys:
     foreign: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
+#: Integer types: a foreign key column of one of them takes its key's type.
+_INTEGERS = _KEY_TYPES[:9]
+
 #: The ending of a key column's name (StuID, AirportCode, service_type_code).
 _KEY_LIKE = re.compile(r"(id|code|key)$", re.IGNORECASE)
 
@@ -123,6 +126,9 @@ def infer_keys(con: Any, tables: Sequence[str]) -> Keys:
             if len(targets) != 1:
                 continue
             ref, key = targets[0]
+            key_kind = dict(columns[ref])[key]
+            if kind != key_kind and not (kind in _INTEGERS and key_kind in _INTEGERS):
+                continue  # DuckDB declares a foreign key only between columns of one type (integers are widened)
             if _one(con, f"SELECT COUNT({_q(name)}) > 0 AND COUNT(*) FILTER (WHERE {_q(name)} IS NOT NULL AND "
                          f"{_q(name)} NOT IN (SELECT {_q(key)} FROM {_q(ref)})) = 0 FROM {_q(t)}"):
                 keys.foreign.append((t, name, ref, key))
@@ -152,7 +158,8 @@ def declare_keys(con: Any, keys: Keys) -> list[tuple[str, str, str, str]]:
             build(fk[2])
             kept.append(fk)
         visiting.discard(t)
-        defs = [f"{_q(name)} {kind}" for name, kind in _columns(con, t)]
+        widened = {c: dict(_columns(con, rt))[rc] for _, c, rt, rc in kept}  # a key's type, on its column
+        defs = [f"{_q(name)} {widened.get(name, kind)}" for name, kind in _columns(con, t)]
         if t in keys.primary:
             defs.append(f"PRIMARY KEY ({_q(keys.primary[t])})")
         defs += [f"FOREIGN KEY ({_q(c)}) REFERENCES {_q(rt)} ({_q(rc)})" for _, c, rt, rc in kept]
