@@ -5,9 +5,10 @@ database built in sqlweave's cache, ``<cache>/datafiles/``, which :class:`~sqlwe
 read-only like any DuckDB file: a query reads only that copy (DuckDB's external access is off), and the files
 themselves are never written. A table is named after its file (``sales 2024.csv`` -> ``sales_2024``), and the
 keys its data shows are declared on it (:mod:`sqlweave.db.infer_keys`: ``customers.customer_id`` a primary key,
-``orders.customer_id`` a foreign key to it). An Excel
-workbook (``.xlsx``, read by openpyxl: the values its cells hold, first row the column names) gives a table per
-sheet with data: named after the file when it has one, ``<file>_<sheet>`` when it has more.
+``orders.customer_id`` a foreign key to it). An Excel workbook (``.xlsx``, read by openpyxl: the values its cells
+hold, first row the column names) gives a table per sheet with data: named after the file when it has one,
+``<file>_<sheet>`` when it has more. A column whose values far down break the type DuckDB guessed from the first
+rows is typed from every row.
 
 The copy is built again when a file is added, removed or changed (its size or modification time), and the copy it
 replaces is deleted. It is written under a temporary name and renamed when whole, so an interrupted build leaves
@@ -16,8 +17,8 @@ nothing that a later run would take for a database.
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (folder / "sales 2024.csv").write_text("region,amount\\nNorth,10.5\\nSouth,4\\n")
->>> is_data_source(folder / "sales 2024.csv"), is_data_source(folder)
-(True, True)
+>>> [f.name for f in data_files(folder)]
+['sales 2024.csv']
 >>> path = data_database(folder, cache=folder / "cache")
 >>> import duckdb
 >>> duckdb.connect(str(path), read_only=True).execute("SELECT SUM(amount) FROM sales_2024").fetchone()
@@ -84,11 +85,6 @@ def data_files(source: str | Path) -> list[Path]:
         return sorted(p for p in path.iterdir() if p.is_file() and _reader(p) and not p.name.endswith(".txt")
                       and not p.name.startswith("."))
     return []
-
-
-def is_data_source(source: str | Path) -> bool:
-    """Whether ``source`` is a data file, or a folder holding at least one, that :func:`data_database` reads."""
-    return bool(data_files(source))
 
 
 def table_names(files: list[Path]) -> dict[Path, str]:

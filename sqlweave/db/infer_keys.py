@@ -136,40 +136,53 @@ def infer_keys(con: Any, tables: Sequence[str]) -> Keys:
 
 
 def declare_keys(con: Any, keys: Keys) -> list[tuple[str, str, str, str]]:
-    """Declare ``keys`` on their tables (each rebuilt with its constraints, the tables it refers to first).
-    Returns the foreign keys left out because they close a cycle, which DuckDB cannot declare."""
+    """Declare ``keys`` on their tables (each rebuilt with its constraints, the tables it refers to first, each in a
+    transaction of its own). Returns the foreign keys left out: those that close a cycle, which DuckDB cannot
+    declare, and those of a table DuckDB refused to rebuild, which stays as it was loaded, without keys."""
+    import duckdb
+
     refers: dict[str, list[tuple[str, str, str, str]]] = {}
     for fk in keys.foreign:
         refers.setdefault(fk[0], []).append(fk)
-    tables = list(dict.fromkeys([*keys.primary, *refers]))
     done: set[str] = set()
-    left_out: list[tuple[str, str, str, str]] = []
+    refused: set[str] = set()
     visiting: set[str] = set()
+    left_out: list[tuple[str, str, str, str]] = []
 
     def build(t: str) -> None:
-        if t in done:
+        if t in done or t in refused:
             return
         visiting.add(t)
         kept = []
         for fk in refers.get(t, []):
-            if fk[2] in visiting:
+            if fk[2] not in visiting:
+                build(fk[2])
+            if fk[2] in visiting or fk[2] in refused:
                 left_out.append(fk)
-                continue
-            build(fk[2])
-            kept.append(fk)
+            else:
+                kept.append(fk)
         visiting.discard(t)
-        widened = {c: dict(_columns(con, rt))[rc] for _, c, rt, rc in kept}  # a key's type, on its column
-        defs = [f"{_q(name)} {widened.get(name, kind)}" for name, kind in _columns(con, t)]
+        # a foreign key column of integers takes its key's integer type (INTEGER -> BIGINT)
+        widened = {c: dict(_columns(con, rt))[rc] for _, c, rt, rc in kept}
+        defs = [f"{_q(name)} {widened[name] if name in widened and kind in _INTEGERS else kind}"
+                for name, kind in _columns(con, t)]
         if t in keys.primary:
             defs.append(f"PRIMARY KEY ({_q(keys.primary[t])})")
         defs += [f"FOREIGN KEY ({_q(c)}) REFERENCES {_q(rt)} ({_q(rc)})" for _, c, rt, rc in kept]
         loading = f"__sqlweave_loading_{len(done)}"
-        con.execute(f"ALTER TABLE {_q(t)} RENAME TO {_q(loading)}")
-        con.execute(f"CREATE TABLE {_q(t)} ({', '.join(defs)})")
-        con.execute(f"INSERT INTO {_q(t)} SELECT * FROM {_q(loading)}")
-        con.execute(f"DROP TABLE {_q(loading)}")
-        done.add(t)
+        try:
+            con.begin()
+            con.execute(f"ALTER TABLE {_q(t)} RENAME TO {_q(loading)}")
+            con.execute(f"CREATE TABLE {_q(t)} ({', '.join(defs)})")
+            con.execute(f"INSERT INTO {_q(t)} SELECT * FROM {_q(loading)}")
+            con.execute(f"DROP TABLE {_q(loading)}")
+            con.commit()
+            done.add(t)
+        except duckdb.Error:
+            con.rollback()
+            refused.add(t)
+            left_out.extend(kept)
 
-    for t in tables:
+    for t in dict.fromkeys([*keys.primary, *refers]):
         build(t)
     return left_out

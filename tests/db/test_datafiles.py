@@ -267,3 +267,21 @@ def test_a_copy_without_keys_is_kept_apart_from_the_copy_with_them(folder: Path,
     with Database.open(with_keys) as a, Database.open(without) as b:
         assert a.schema().foreign_keys and a.schema().table("persons").primary_key == ("person_id",)
         assert not b.schema().foreign_keys and all(not t.primary_key for t in b.schema().tables)
+
+
+def test_keys_duckdb_refuses_leave_their_table_as_it_was_loaded(tmp_path: Path) -> None:
+    need_extra("duckdb")
+    import duckdb
+
+    from sqlweave.db.infer_keys import Keys, declare_keys
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE teams AS SELECT * FROM (VALUES (1, 'Red')) t(team_id, name)")
+    con.execute("CREATE TABLE players AS SELECT * FROM (VALUES ('p1', '1')) t(player_id, team_id)")  # text
+    keys = Keys({"teams": "team_id", "players": "player_id"}, [("players", "team_id", "teams", "team_id")])
+    assert declare_keys(con, keys) == [("players", "team_id", "teams", "team_id")]  # a text column: refused
+    assert con.execute("SELECT * FROM players").fetchall() == [("p1", "1")]
+    kinds = con.execute("SELECT table_name, constraint_type FROM duckdb_constraints() "
+                        "WHERE constraint_type = 'PRIMARY KEY' ORDER BY 1").fetchall()
+    assert kinds == [("teams", "PRIMARY KEY")]
+    assert con.execute("SHOW TABLES").fetchall() == [("players",), ("teams",)]  # no table left half-made
