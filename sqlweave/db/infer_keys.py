@@ -3,7 +3,7 @@ between them.
 
 Data files carry no keys, and much of sqlweave leans on them: the schema the model reads (``-> customers``), the
 join paths, the fan-out cautions, the rewrite that drops a needless join. What the data shows is declared on the
-DuckDB copy of the files, by two conservative rules on names and values:
+DuckDB copy of the files, by conservative rules on names and values:
 
 - **Primary key**: the table's column named ``id``, ``<table>_id`` or ``<table>id`` (the table's name as it is or in
   the singular, case ignored) whose values are all present and all different; without one, the table's first
@@ -13,9 +13,9 @@ DuckDB copy of the files, by two conservative rules on names and values:
   the 138 training ones (``benchmarks/bench_infer_keys.py``, BENCHMARKS.md).
 - **Foreign key**: a column of another table with the key's name (``orders.customer_id`` for
   ``customers.customer_id``), or named ``<table>_id`` when the key is a bare ``id`` (``orders.customer_id`` for
-  ``customers.id``), every present value of which is a key value. A column that could point at two tables points
-  at neither. This finds 66% of the declared foreign keys that point at a single-column key, on dev's databases
-  and on the training ones, and none that dev's do not declare.
+  ``customers.id``), of the key's type (integers of any width), every present value of which is a key value. A
+  column that could point at two tables points at neither. This finds 66% of the declared foreign keys that point
+  at a single-column key, on dev's databases and on the training ones, and none that dev's do not declare.
 
 A self-reference under another name (``employees.manager_id``) is not found: only names say what a column points
 at, and data alone cannot tell a manager from any other employee.
@@ -39,9 +39,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+#: Integer types: a foreign key column of one of them takes its key's type (DuckDB declares a foreign key only
+#: between columns of one type).
+_INTEGERS = ("INTEGER", "BIGINT", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT", "UINTEGER", "USMALLINT", "UTINYINT")
 #: Column types a key may have (not a float, a date or a blob).
-_KEY_TYPES = ("INTEGER", "BIGINT", "SMALLINT", "TINYINT", "HUGEINT", "UBIGINT", "UINTEGER", "USMALLINT",
-              "UTINYINT", "VARCHAR", "UUID")
+_KEY_TYPES = (*_INTEGERS, "VARCHAR", "UUID")
 
 
 @dataclass
@@ -52,9 +54,6 @@ class Keys:
     primary: dict[str, str] = field(default_factory=dict)
     foreign: list[tuple[str, str, str, str]] = field(default_factory=list)
 
-
-#: Integer types: a foreign key column of one of them takes its key's type.
-_INTEGERS = _KEY_TYPES[:9]
 
 #: The ending of a key column's name (StuID, AirportCode, service_type_code).
 _KEY_LIKE = re.compile(r"(id|code|key)$", re.IGNORECASE)
