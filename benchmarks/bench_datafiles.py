@@ -8,8 +8,12 @@ them) and read as a folder of data files twice: with the keys :mod:`sqlweave.db.
 keys at all, which is what data files give a tool that reads no keys from them. The pipeline answers every question
 on both copies, an ordinary ``sqlweave eval`` run each (``RUNS/datafiles-keys-N`` and ``RUNS/datafiles-nokeys-N``,
 checkpointed: a rerun resumes), and each answer is scored by the official rule against the gold query run on the
-same copy. Both arms run on DuckDB, so the difference between them is the keys'; the SQLite run of the same
-questions (``--sqlite RUN``, optional) is shown beside them for scale, engine and types included.
+copy, then scored again against the gold query run on the original SQLite database, which is the score shown: a
+gold query written for SQLite does not always run on DuckDB (a bare column in a ``GROUP BY`` query), so the first
+score counts some right answers wrong. Rows are compared as ``benchmarks/bench_dialects.py`` compares them (dates
+as ISO text, numbers to 4 decimals), by Spider's rule (order only when gold orders, columns in any order). Both
+arms run on DuckDB, so the difference between them is the keys'; the SQLite run of the same questions
+(``--sqlite RUN``, optional) is shown beside them for scale, engine and types included.
 """
 
 from __future__ import annotations
@@ -25,10 +29,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from bench_dialects import normal  # noqa: E402
 from bench_infer_keys import export  # noqa: E402
 from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and command)
 
+from sqlweave.db import Database  # noqa: E402
 from sqlweave.db.datafiles import data_database  # noqa: E402
+from sqlweave.errors import SqlweaveError  # noqa: E402
+from sqlweave.eval.metrics import order_matters, spider_result_eq  # noqa: E402
 from sqlweave.eval.datasets import Dataset, load_spider  # noqa: E402
 from sqlweave.eval.runner import load_results, run_eval, summarize  # noqa: E402
 from sqlweave.eval.sample import read_sample  # noqa: E402
@@ -43,6 +51,23 @@ class CopiedDataset(Dataset):
 
     def db_path(self, db_id: str) -> Path:
         return self.copies[db_id]
+
+
+def rescored(results: list, copies: dict[str, Path], dataset: Dataset) -> list:
+    """``results`` with ``match`` set by the gold query's rows on the original SQLite database."""
+    out = []
+    for r in results:
+        match = False
+        if r.prediction:
+            try:
+                with Database.open(copies[r.db_id]) as copy, Database.open(dataset.db_path(r.db_id)) as lite:
+                    pred = [tuple(normal(v) for v in row) for row in copy.execute(r.prediction).rows]
+                    gold = [tuple(normal(v) for v in row) for row in lite.execute(r.gold).rows]
+                match = spider_result_eq(gold, pred, order_matters(r.gold))
+            except SqlweaveError:
+                match = False
+        out.append(replace(r, match=match))
+    return out
 
 
 def main() -> int:
@@ -73,7 +98,7 @@ def main() -> int:
             results = run_eval(replace(copied, name=f"{dataset.name} as CSV files ({arm})"), examples,
                                build_pipeline(args.pipeline), llm, out,
                                meta={"data_files": arm, "sample": str(args.sample)})
-            rows[arm] = (out, results)
+            rows[arm] = (out, rescored(results, CopiedDataset.copies, dataset))
     table = {}
     if args.sqlite:
         ids = {e.id for e in examples}
