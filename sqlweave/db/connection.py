@@ -156,7 +156,10 @@ class Database:
             if not path.is_file():
                 raise DatabaseNotFoundError(f"no database file at {url.database!r}")
             return cls._open_sqlite(path.resolve(), timeout_s, max_rows, descriptions)
-        return cls._open_url(text, timeout_s, max_rows, descriptions, url.database or url.get_backend_name())
+        name = url.database or url.get_backend_name()
+        if url.get_backend_name() == "duckdb" and url.database:
+            name = Path(url.database).stem  # duckdb:///path/to/shop.duckdb is "shop"
+        return cls._open_url(text, timeout_s, max_rows, descriptions, name)
 
     @classmethod
     def _open_sqlite(
@@ -217,7 +220,7 @@ class Database:
             ) from err
         if backend == "postgresql":
             sa.event.listen(engine, "connect", _postgres_session_read_only)
-        db = cls(engine, name=Path(name).stem if backend == "duckdb" else name, target=url,
+        db = cls(engine, name=name, target=url,
                  timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
         try:
             with engine.connect():

@@ -63,6 +63,13 @@ def test_one_file_is_a_database_of_one_table(folder: Path, cache: Path) -> None:
     with Database.open(str(folder / "people.csv")) as db:
         assert db.name == "people" and db.schema().table_names == ("people",)
         assert db.execute("SELECT SUM(amount) FROM people").rows == ((5.5,),)
+    dotted = folder.parent / "exports.v2"  # a folder's whole name is the database's name
+    dotted.mkdir()
+    (dotted / "sales.2024.csv").write_text("region,amount\nNorth,1\n")
+    with Database.open(dotted) as db:
+        assert db.name == "exports.v2" and db.schema().table_names == ("sales_2024",)
+    with Database.open(str(folder / "people.csv")) as db:
+        assert db.execute("SELECT SUM(amount) FROM people").rows == ((5.5,),)
 
 
 def test_the_files_are_read_only_and_nothing_else_is_read(folder: Path, cache: Path) -> None:
