@@ -46,20 +46,24 @@ _KINDS = "CSV, TSV, Parquet, JSON or Excel (.xlsx)"
 _BUILD = 2
 
 
-def _reader(path: Path) -> str | None:
+#: The endings, longest first (``.csv.gz`` is tried before ``.csv``).
+_ENDINGS = sorted(READERS, key=len, reverse=True)
+
+
+def _ending(path: Path) -> str | None:
+    """The data file ending of ``path``'s name (case ignored), when the name is more than the ending."""
     name = path.name.lower()
-    for ending in sorted(READERS, key=len, reverse=True):
-        if name.endswith(ending) and len(name) > len(ending):
-            return READERS[ending]
-    return None
+    return next((e for e in _ENDINGS if name.endswith(e) and len(name) > len(e)), None)
+
+
+def _reader(path: Path) -> str | None:
+    ending = _ending(path)
+    return READERS[ending] if ending else None
 
 
 def _stem(path: Path) -> str:
-    name = path.name
-    for ending in sorted(READERS, key=len, reverse=True):
-        if name.lower().endswith(ending):
-            return name[: -len(ending)]
-    return path.stem
+    ending = _ending(path)
+    return path.name[: -len(ending)] if ending else path.stem
 
 
 def reads_as_data(source: str | Path) -> bool:
@@ -192,7 +196,10 @@ def data_database(source: str | Path, *, cache: Path | None = None, keys: bool =
         cache = cache_dir()
     folder = cache / "datafiles"
     place = hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    stats = [(str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files]
+    stats = []
+    for f in files:
+        st = f.stat()
+        stats.append((str(f), st.st_size, st.st_mtime_ns))
     state = hashlib.sha256(repr((_BUILD, keys, duckdb.__version__, stats)).encode()).hexdigest()[:16]
     variant = f"{place}-{'keys' if keys else 'nokeys'}-"  # a copy of this source, with or without keys
     built = folder / f"{variant}{state}.duckdb"
