@@ -22,6 +22,7 @@ import argparse
 import json
 import sys
 import tempfile
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -56,17 +57,24 @@ class CopiedDataset(Dataset):
 def rescored(results: list, copies: dict[str, Path], dataset: Dataset) -> list:
     """``results`` with ``match`` set by the gold query's rows on the original SQLite database."""
     out = []
-    for r in results:
-        match = False
-        if r.prediction:
-            try:
-                with Database.open(copies[r.db_id]) as copy, Database.open(dataset.db_path(r.db_id)) as lite:
-                    pred = [tuple(normal(v) for v in row) for row in copy.execute(r.prediction).rows]
-                    gold = [tuple(normal(v) for v in row) for row in lite.execute(r.gold).rows]
-                match = spider_result_eq(gold, pred, order_matters(r.gold))
-            except SqlweaveError:
-                match = False
-        out.append(replace(r, match=match))
+    with ExitStack() as stack:
+        opened: dict[Path, Database] = {}
+
+        def db(path: Path) -> Database:  # each database opened once for the whole scoring
+            if path not in opened:
+                opened[path] = stack.enter_context(Database.open(path))
+            return opened[path]
+
+        for r in results:
+            match = False
+            if r.prediction:
+                try:
+                    pred = [tuple(normal(v) for v in row) for row in db(copies[r.db_id]).execute(r.prediction).rows]
+                    gold = [tuple(normal(v) for v in row) for row in db(dataset.db_path(r.db_id)).execute(r.gold).rows]
+                    match = spider_result_eq(gold, pred, order_matters(r.gold))
+                except SqlweaveError:
+                    match = False
+            out.append(replace(r, match=match))
     return out
 
 
