@@ -2,8 +2,9 @@
 # A throwaway PostgreSQL server for sqlweave's tests and for trying sqlweave on a live database.
 #
 #   scripts/postgres.sh start            install PostgreSQL if missing, create the cluster, start it; print its URL
-#   scripts/postgres.sh load NAME FILE   (re)create database NAME from a SQLite/DuckDB file (sqlweave's loader)
-#                                        or from a .sql dump (psql -f)
+#   scripts/postgres.sh load NAME FILE   (re)create database NAME from a SQLite/DuckDB file or data files (a CSV,
+#                                        Parquet, JSON or Excel file or a folder of them; sqlweave's loader), or
+#                                        from a .sql dump (psql -f)
 #   scripts/postgres.sh url [NAME]       the SQLAlchemy URL of the server (or of database NAME)
 #   scripts/postgres.sh status           running or not
 #   scripts/postgres.sh stop             stop the server and remove its folder
@@ -132,7 +133,7 @@ cmd_load() {
   [ $# -eq 2 ] || die "usage: scripts/postgres.sh load NAME FILE"
   local name="$1" file="$2"
   [[ "$name" =~ ^[a-z_][a-z0-9_]*$ ]] || die "database name must be lower-case letters, digits and _: $name"
-  [ -f "$file" ] || die "no such file: $file"
+  [ -f "$file" ] || [ -d "$file" ] || die "no such file or folder: $file"
   pick_user
   running || cmd_start >/dev/null
   sql postgres -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" -c "CREATE DATABASE \"$name\""
