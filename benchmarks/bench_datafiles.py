@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/bench_datafiles.py [--sample benchmarks/samples/spider-dev-200.json]
         [--model local:1.5b] [--pipeline default] [--runs .eval-runs] [--out benchmarks/results/datafiles-200.json]
+        [--arms keys,nokeys,declared]
 
 Each database of the sample is written as one CSV file per table (as ``benchmarks/bench_infer_keys.py`` writes
 them) and read as a folder of data files twice: with the keys :mod:`sqlweave.db.infer_keys` declares, and with no
@@ -14,12 +15,18 @@ score counts some right answers wrong. Rows are compared as ``benchmarks/bench_d
 as ISO text, numbers to 4 decimals), by Spider's rule (order only when gold orders, columns in any order). Both
 arms run on DuckDB, so the difference between them is the keys'; the SQLite run of the same questions
 (``--sqlite RUN``, optional) is shown beside them for scale, engine and types included.
+
+A third arm, ``declared`` (``--arms keys,nokeys,declared``), reads the same CSV files and declares on the copy the
+keys the SQLite file declares (single-column primary keys, and foreign keys to them), as far as DuckDB accepts them
+(the keys it refuses are counted): the same engine and types with the keys a schema's author wrote, which parts
+what the keys cost from what the engine and types cost.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 from contextlib import ExitStack
@@ -36,6 +43,7 @@ from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and
 
 from sqlweave.db import Database  # noqa: E402
 from sqlweave.db.datafiles import data_database  # noqa: E402
+from sqlweave.db.infer_keys import Keys, declare_keys  # noqa: E402
 from sqlweave.errors import SqlweaveError  # noqa: E402
 from sqlweave.eval.metrics import order_matters, spider_result_eq  # noqa: E402
 from sqlweave.eval.datasets import Dataset, load_spider  # noqa: E402
@@ -78,6 +86,38 @@ def rescored(results: list, copies: dict[str, Path], dataset: Dataset) -> list:
     return out
 
 
+def declared_copy(sqlite_path: Path, folder: Path, target: Path) -> tuple[Path, int, int]:
+    """A DuckDB copy of ``folder``'s CSV files at ``target`` with the keys ``sqlite_path`` declares: (the copy,
+    keys declared, keys DuckDB refused)."""
+    import duckdb
+
+    shutil.copyfile(data_database(folder, keys=False), target)
+    with Database.open(sqlite_path) as db:
+        schema = db.schema()
+    with duckdb.connect(str(target)) as con:
+        names = {r[0].lower(): r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        columns = {t: {r[0].lower(): r[0] for r in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [t]).fetchall()} for t in names.values()}
+
+        def name(table: str, column: str) -> tuple[str, str]:
+            t = names[table.lower()]
+            return t, columns[t][column.lower()]
+
+        keys = Keys()
+        for t in schema.tables:
+            if len(t.primary_key) == 1:
+                table, column = name(t.name, t.primary_key[0])
+                keys.primary[table] = column
+        for f in schema.foreign_keys:
+            ref, ref_column = name(f.ref_table, f.ref_column)
+            if keys.primary.get(ref) == ref_column:
+                keys.foreign.append((*name(f.table, f.column), ref, ref_column))
+        left_out = declare_keys(con, keys)
+        refused = {t for t, *_ in left_out}
+        declared = sum(t not in refused for t in keys.primary) + len(keys.foreign) - len(left_out)
+    return target, declared, len(keys.primary) + len(keys.foreign) - declared
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data" / "spider")
@@ -87,21 +127,38 @@ def main() -> int:
     ap.add_argument("--runs", type=Path, default=ROOT / ".eval-runs")
     ap.add_argument("--sqlite", type=Path, default=None, help="a sqlweave eval run of the same questions on SQLite")
     ap.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/datafiles-N.json")
+    ap.add_argument("--arms", default="keys,nokeys",
+                    help="keys (read from the data), nokeys, declared (the SQLite file's keys), comma-separated")
     args = ap.parse_args()
     dataset = load_spider(args.data_dir, "dev")
     examples = read_sample(args.sample, dataset.examples, dataset.left_out)
     n = len(examples)
     llm = get_llm(args.model, cache=True)
-    rows = {}
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    unknown = set(arms) - {"keys", "nokeys", "declared"}
+    if unknown:
+        ap.error(f"unknown arm(s): {', '.join(sorted(unknown))}")
+    rows, refused = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         folders = {}
         for db_id in sorted({e.db_id for e in examples}):
             folders[db_id] = Path(tmp) / db_id
             folders[db_id].mkdir()
             export(dataset.db_path(db_id), folders[db_id])
-        for arm, keys in (("keys", True), ("nokeys", False)):
+        for arm in arms:
             copied = CopiedDataset(**{f: getattr(dataset, f) for f in dataset.__dataclass_fields__})
-            CopiedDataset.copies = {db_id: data_database(folder, keys=keys) for db_id, folder in folders.items()}
+            if arm == "declared":
+                CopiedDataset.copies, counts = {}, [0, 0]
+                for db_id, folder in folders.items():
+                    CopiedDataset.copies[db_id], kept, lost = declared_copy(
+                        dataset.db_path(db_id), folder, Path(tmp) / f"{db_id}.declared.duckdb")
+                    counts[0] += kept
+                    counts[1] += lost
+                refused[arm] = counts[1]
+                print(f"declared: {counts[0]} keys declared, {counts[1]} refused by DuckDB")
+            else:
+                CopiedDataset.copies = {db_id: data_database(folder, keys=arm == "keys")
+                                        for db_id, folder in folders.items()}
             out = args.runs / f"datafiles-{arm}-{n}"
             results = run_eval(replace(copied, name=f"{dataset.name} as CSV files ({arm})"), examples,
                                build_pipeline(args.pipeline), llm, out,
@@ -113,21 +170,23 @@ def main() -> int:
         table["sqlite"] = summarize([r for r in load_results(args.sqlite) if r.id in ids])
     for arm, (_, results) in rows.items():
         table[f"csv, {arm}"] = summarize(results)
-    keyed = {r.id: r.match for r in rows["keys"][1]}
-    plain = {r.id: r.match for r in rows["nokeys"][1]}
-    fixed = sorted(i for i in keyed if keyed[i] and not plain.get(i))
-    broken = sorted(i for i in keyed if plain.get(i) and not keyed[i])
+    matches = {arm: {r.id: r.match for r in results} for arm, (_, results) in rows.items()}
+    pairs = [(a, b) for a, b in (("keys", "nokeys"), ("declared", "keys")) if a in matches and b in matches]
+    differ = {f"right_only_{a}_not_{b}": sorted(i for i in matches[a] if matches[a][i] and not matches[b].get(i))
+              for a, b in pairs + [(b, a) for a, b in pairs]}
     print(f"| databases | n | EX | easy | medium | hard | extra | median s / q |\n|---|---|---|---|---|---|---|---|")
     for name, s in table.items():
         by = s.by_level
         cells = " | ".join(f"{by[h][1]:.1f}" if h in by else "-" for h in ("easy", "medium", "hard", "extra"))
         print(f"| {name} | {s.n} | {s.ex:.1f} | {cells} | {s.median_seconds:.2f} |")
-    print(f"keys against no keys: {len(fixed)} right only with keys, {len(broken)} right only without")
+    for a, b in pairs:
+        print(f"{a} against {b}: {len(differ[f'right_only_{a}_not_{b}'])} right only with {a}, "
+              f"{len(differ[f'right_only_{b}_not_{a}'])} right only with {b}")
     save(args.out or ROOT / "benchmarks" / "results" / f"datafiles-{n}.json", {
         "model": args.model, "pipeline": args.pipeline, "sample": str(args.sample),
         "runs": {arm: str(out) for arm, (out, _) in rows.items()},
         "ex": {name: round(s.ex, 1) for name, s in table.items()},
-        "right_only_with_keys": fixed, "right_only_without_keys": broken})
+        "keys_refused_by_duckdb": refused, **differ})
     return 0
 
 

@@ -266,6 +266,44 @@ def test_a_first_column_named_after_its_table_is_its_key_but_not_one_named_after
             ("routes", "AirportCode", "airports"), ("film_category", "film_id", "films")}
 
 
+def test_a_column_that_names_a_key_or_its_table_refers_to_it_when_the_values_agree(tmp_path: Path,
+                                                                                  cache: Path) -> None:
+    need_extra("duckdb")
+    (tmp_path / "staff.csv").write_text("staff_id,name\n1,Ann\n2,Bo\n")
+    (tmp_path / "campuses.csv").write_text("id,town\n1,Fresno\n2,Chico\n")
+    (tmp_path / "aircraft.csv").write_text("aircraft_id,model\n7,Jet\n8,Prop\n")
+    (tmp_path / "makers.csv").write_text("code,name\n1,Acme\n2,Bolt\n")  # keyed by a name that says no table
+    (tmp_path / "parts.csv").write_text("part_id,code\n1,1\n2,1\n")
+    (tmp_path / "visits.csv").write_text(
+        "visit_id,reported_by_staff_id,staff_id_2,campus,winning_aircraft,staff_count,other_staff_id,country_code\n"
+        "1,1,2,2,8,1,9,1\n2,2,1,1,7,2,1,2\n")
+    with Database.open(tmp_path) as db:
+        found = {(f.table, f.column, f.ref_table, f.ref_column) for f in db.schema().foreign_keys}
+    # a word before the key's name, a number after it, the table's name (with a word before it); staff_count
+    # names no key, other_staff_id holds a value (9) that is no staff member's key, and country_code is no
+    # maker's code, though its values are
+    assert found == {("visits", "reported_by_staff_id", "staff", "staff_id"),
+                     ("visits", "staff_id_2", "staff", "staff_id"), ("visits", "campus", "campuses", "id"),
+                     ("visits", "winning_aircraft", "aircraft", "aircraft_id"), ("parts", "code", "makers", "code")}
+
+
+def test_a_first_column_is_a_key_when_another_table_refers_to_it_by_its_name(tmp_path: Path, cache: Path) -> None:
+    need_extra("duckdb")
+    (tmp_path / "apartments.csv").write_text("apt_id,rooms\n10,2\n11,3\n")  # not named after its table
+    (tmp_path / "bookings.csv").write_text("booking_id,apt_id\n1,10\n2,10\n3,11\n")
+    (tmp_path / "readings.csv").write_text("sensor_no,value\n1,2.5\n2,3.5\n")  # no table refers to it
+    (tmp_path / "north.csv").write_text("unit_no,name\n1,A\n2,B\n")  # two tables keyed by one name:
+    (tmp_path / "south.csv").write_text("unit_no,name\n1,C\n2,D\n")  # which one is meant is not known
+    (tmp_path / "repairs.csv").write_text("repair_id,unit_no\n1,1\n2,2\n")
+    with Database.open(tmp_path) as db:
+        schema = db.schema()
+        keys = {t.name: t.primary_key for t in schema.tables}
+        assert keys == {"apartments": ("apt_id",), "bookings": ("booking_id",), "readings": (), "north": (),
+                        "south": (), "repairs": ("repair_id",)}
+        assert {(f.table, f.column, f.ref_table) for f in schema.foreign_keys} == {("bookings", "apt_id",
+                                                                                    "apartments")}
+
+
 def test_a_copy_without_keys_is_kept_apart_from_the_copy_with_them(folder: Path, cache: Path) -> None:
     (folder / "orders.csv").write_text("order_id,person_id\n1,1\n")
     (folder / "persons.csv").write_text("person_id,name\n1,Ann\n")
