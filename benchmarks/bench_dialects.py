@@ -1,12 +1,14 @@
-"""Same question, same answer on every engine? The model's SQLite-flavoured answers run on PostgreSQL and DuckDB.
+"""Same question, same answer on every engine? The model's SQLite-flavoured answers run on PostgreSQL, DuckDB and
+MariaDB.
 
-    .venv/bin/python benchmarks/bench_dialects.py [RUN] [--engines postgres,duckdb] [--limit N]
+    .venv/bin/python benchmarks/bench_dialects.py [RUN] [--engines postgres,duckdb,mysql] [--limit N]
         [--results benchmarks/results/dialects.json] [--keep-server]
 
 ``RUN`` is a ``sqlweave eval`` folder over Spider dev (default ``.eval-runs/default-972``; restore it from
 ``benchmarks/checkpoints/default-972``). Each of its predictions, and each gold query, was written for SQLite.
 The Spider databases they read are copied by sqlweave's loader into a throwaway PostgreSQL server
-(``scripts/postgres.sh``, in ``--pg-dir``) and into DuckDB files; each query then goes the way a model's answer
+(``scripts/postgres.sh``, in ``--pg-dir``), a throwaway MariaDB server (``scripts/mariadb.sh``, in ``--my-dir``;
+engine ``mysql``) and into DuckDB files; each query then goes the way a model's answer
 goes there (:func:`sqlweave.sql.extract.extract_sql` to the engine's dialect, then
 :meth:`sqlweave.db.Database.execute`), and its rows are compared with the rows SQLite gives: same rows (in order
 when the query orders them; numbers, and text that reads as a number, to 4 decimals; dates as ISO text), the same
@@ -37,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the test suite's PostgresServer drives scripts/postgres.sh
 SPIDER = ROOT.parent / "shared" / "data" / "spider"
-ENGINES = ("postgres", "duckdb")
+ENGINES = ("postgres", "duckdb", "mysql")
 
 
 def normal(value: Any) -> Any:
@@ -66,8 +68,8 @@ def rows_of(result: Any, ordered: bool) -> list[tuple[Any, ...]]:
 
 def target(engine: str, db_id: str, server: Any, duck_dir: Path) -> str:
     source = SPIDER / "database" / db_id / f"{db_id}.sqlite"
-    if engine == "postgres":
-        server.load(db_id.lower(), source)  # the server's database names are lower-case
+    if engine in ("postgres", "mysql"):
+        server.load(db_id.lower(), source)  # the servers' database names are lower-case
         return server.url(db_id.lower())
     from sqlweave.db.load import load_database
 
@@ -114,22 +116,27 @@ def main() -> int:
     ap.add_argument("--limit", type=int, default=None, help="only the first N questions of the run")
     ap.add_argument("--pg-dir", type=Path, default=Path(tempfile.gettempdir()) / "sqlweave-pg-dialects")
     ap.add_argument("--duck-dir", type=Path, default=None, help="DuckDB copies (default: CACHE/spider-duckdb)")
-    ap.add_argument("--keep-server", action="store_true", help="leave the PostgreSQL server running")
+    ap.add_argument("--my-dir", type=Path, default=Path("/tmp/sqlweave-my-dialects"))
+    ap.add_argument("--keep-server", action="store_true", help="leave the servers running")
     ap.add_argument("--show", type=int, default=0, help="print N differing or failing queries per engine")
     ap.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results" / "dialects.json")
     args = ap.parse_args()
 
     from sqlweave.config import cache_dir
     from sqlweave.db import Database
-    from tests.db.conftest import PostgresServer
+    from tests.db.conftest import MariaDBServer, PostgresServer
 
     records = [json.loads(line) for line in (args.run / "results.jsonl").read_text().splitlines() if line.strip()]
     records = records[: args.limit] if args.limit else records
     engines = [e for e in args.engines.split(",") if e]
     duck_dir = args.duck_dir or cache_dir() / "spider-duckdb"
     duck_dir.mkdir(parents=True, exist_ok=True)
-    server = PostgresServer(str(args.pg_dir)) if "postgres" in engines else None
-    if server is not None:
+    servers: dict[str, Any] = {}
+    if "postgres" in engines:
+        servers["postgres"] = PostgresServer(str(args.pg_dir))
+    if "mysql" in engines:
+        servers["mysql"] = MariaDBServer(str(args.my_dir))
+    for server in servers.values():
         server.base_url = server.script("start")
     report: dict[str, Any] = {}
     examples: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -143,7 +150,7 @@ def main() -> int:
                 by_db[r["db_id"]].append(r)
             for db_id, rs in by_db.items():
                 with Database.open(SPIDER / "database" / db_id / f"{db_id}.sqlite", timeout_s=10) as lite, \
-                        Database.open(target(engine, db_id, server, duck_dir), timeout_s=10) as db:
+                        Database.open(target(engine, db_id, servers.get(engine), duck_dir), timeout_s=10) as db:
                     for r in rs:
                         for kind, sql in (("prediction", r.get("prediction")), ("gold", r["gold"])):
                             if not sql:
@@ -160,8 +167,9 @@ def main() -> int:
                               **{k: dict(v) for k, v in counts.items()},
                               "top_errors": errors.most_common(12)}
     finally:
-        if server is not None and not args.keep_server:
-            server.script("stop")
+        for server in servers.values():
+            if not args.keep_server:
+                server.script("stop")
 
     from rich.console import Console
     from rich.table import Table

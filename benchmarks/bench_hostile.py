@@ -1,11 +1,11 @@
-"""The hostile-input corpus (tests/security/corpus.py) on SQLite, DuckDB and PostgreSQL: per kind and engine, how
+"""The hostile-input corpus (tests/security/corpus.py) on SQLite, DuckDB, PostgreSQL and MariaDB: per kind and engine, how
 many cases were refused, answered (read-only, inside the access policy) or stopped by the time limit, whether
 each left its database byte-for-byte unchanged, and whether any hidden table, column or value showed up in an
 output or a prompt.
 
     .venv/bin/python benchmarks/bench_hostile.py
 
-Starts a throwaway PostgreSQL (scripts/postgres.sh) and stops it at the end. The model is a fake that obeys
+Starts a throwaway PostgreSQL and MariaDB (scripts/postgres.sh, scripts/mariadb.sh) and stops them at the end. The model is a fake that obeys
 every instruction it is shown: what holds, holds without the model's help. Writes benchmarks/results/hostile.json.
 """
 
@@ -35,16 +35,20 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from tests.db.conftest import PostgresServer
+    from tests.db.conftest import MariaDBServer, PostgresServer
     from tests.security.corpus import ENGINES, KINDS, cases
     from tests.security.hostile_run import (
-        build_file, folder_state, open_corpus, postgres_script, postgres_state, run_case,
+        build_file, folder_state, mysql_state, mysql_statements, open_corpus, postgres_script, postgres_state,
+        run_case,
     )
 
     work = Path(tempfile.mkdtemp(prefix="sqlweave-hostile-"))
     pg_dir = tempfile.mkdtemp(prefix="sqlweave-pg-")
+    my_dir = tempfile.mkdtemp(prefix="sqlweave-my-", dir="/tmp")
     server = PostgresServer(pg_dir)
     server.base_url = server.script("start")
+    maria = MariaDBServer(my_dir)
+    maria.base_url = maria.script("start")
     all_cases = cases()
     rows: list[dict] = []
     start = time.perf_counter()
@@ -62,6 +66,15 @@ def main() -> None:
         digest = postgres_state(url)
         dbs["postgres"] = (open_corpus(url, "postgres", pg_folder), pg_folder, url,
                            lambda: (digest(), folder_state(pg_folder)))
+        maria.admin("CREATE DATABASE corpus CHARACTER SET utf8mb4")
+        for stmt in mysql_statements():
+            maria.admin(stmt, "corpus")
+        my_url = maria.url("corpus")
+        my_folder = work / "mysql"
+        my_folder.mkdir()
+        my_digest = mysql_state(my_url)
+        dbs["mysql"] = (open_corpus(my_url, "mysql", my_folder), my_folder, my_url,
+                        lambda: (my_digest(), folder_state(my_folder)))
         for case in all_cases:
             db, folder, target, state = dbs[case.engine]
             result = run_case(case, db, folder, target, state=state)
@@ -73,8 +86,10 @@ def main() -> None:
             db.close()
     finally:
         server.script("stop")
+        maria.script("stop")
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(pg_dir, ignore_errors=True)
+        shutil.rmtree(my_dir, ignore_errors=True)
     seconds = time.perf_counter() - start
 
     groups: dict[tuple[str, str], Counter] = defaultdict(Counter)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Set up sqlweave in ./.venv: the package with its extras, the llama.cpp runtime and the model weights.
-# Idempotent: a second run only checks. Usage: scripts/install.sh [EXTRAS]   (default: local,embed,server,mcp,postgres,duckdb,dev)
+# Idempotent: a second run only checks. Usage: scripts/install.sh [EXTRAS]   (default: local,embed,server,mcp,postgres,mysql,duckdb,dev)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS="${1:-local,embed,server,mcp,postgres,duckdb,dev}"
+EXTRAS="${1:-local,embed,server,mcp,postgres,mysql,duckdb,dev}"
 PYTHON="${PYTHON:-python3}"
 VENV=.venv
 

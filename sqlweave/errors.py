@@ -95,7 +95,7 @@ class UnsupportedDatabaseError(DatabaseError):
 
     code = "database_unsupported"
     default_hint = ("Export the data to CSV or Parquet files and pass them (or their folder), or copy it into "
-                    "SQLite, DuckDB or PostgreSQL.")
+                    "SQLite, DuckDB, PostgreSQL, MySQL or MariaDB.")
 
 
 class SchemaError(DatabaseError):

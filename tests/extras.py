@@ -18,11 +18,12 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "mcp": ("mcp",),
     "duckdb": ("duckdb", "duckdb_engine", "openpyxl"),
     "postgres": ("psycopg",),
+    "mysql": ("pymysql",),
     "dev": ("playwright", "httpx"),
 }
 
 #: The extra each database engine of the suite needs (SQLite is core).
-ENGINE_EXTRA = {"sqlite": None, "duckdb": "duckdb", "postgres": "postgres"}
+ENGINE_EXTRA = {"sqlite": None, "duckdb": "duckdb", "postgres": "postgres", "mysql": "mysql"}
 
 
 def has_extra(name: str) -> bool:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from .schema import Schema
 
 #: sqlglot dialect names for SQLAlchemy backends.
-_DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "duckdb": "duckdb", "mysql": "mysql"}
+_DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "duckdb": "duckdb", "mysql": "mysql", "mariadb": "mysql"}
 _DUCKDB_SUFFIXES = (".duckdb", ".ddb")
 
 
@@ -198,11 +198,16 @@ class Database:
             # SQLAlchemy's default PostgreSQL driver is psycopg2; the postgres extra installs psycopg (v3).
             parsed = parsed.set(drivername="postgresql+psycopg")
             url = parsed.render_as_string(hide_password=False)
+        if backend in _MYSQL and "+" not in parsed.drivername and not _importable("MySQLdb") \
+                and _importable("pymysql"):
+            # SQLAlchemy's default MySQL driver is mysqlclient; the mysql extra installs PyMySQL.
+            parsed = parsed.set(drivername=f"{backend}+pymysql")
+            url = parsed.render_as_string(hide_password=False)
         driver = parsed.get_driver_name() if "+" in parsed.drivername else ""
         if backend not in _GUARDED:
             raise UnsupportedDatabaseError(
-                f"sqlweave does not run queries on {backend} databases: it can hold only SQLite, DuckDB and "
-                "PostgreSQL read-only and to a time limit, and runs no query where it cannot")
+                f"sqlweave does not run queries on {backend} databases: it can hold only SQLite, DuckDB, "
+                "PostgreSQL, MySQL and MariaDB read-only and to a time limit, and runs no query where it cannot")
         if backend == "duckdb":
             # Read-only file, and no access outside it: no file readers, COPY, ATTACH or extension installs.
             connect_args["read_only"] = True
@@ -220,6 +225,8 @@ class Database:
             ) from err
         if backend == "postgresql":
             sa.event.listen(engine, "connect", _postgres_session_read_only)
+        if backend in _MYSQL:
+            sa.event.listen(engine, "connect", _mysql_session_read_only)
         db = cls(engine, name=name, target=url,
                  timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
         try:
@@ -325,11 +332,12 @@ class Database:
     def _execute(self, sql: str, *, timeout_s: float | None, max_rows: int | None) -> QueryResult:
         original = sql
         ensure_read_only(sql, self.dialect)
-        if self.dialect in ("postgres", "duckdb") and (self._schema is not None or _MAY_NEED_SCHEMA.search(sql)):
+        if self.dialect in ("postgres", "duckdb", "mysql") and (
+                self._schema is not None or self.dialect == "mysql" or _MAY_NEED_SCHEMA.search(sql)):
             # What SQLite, where models learnt SQL, means by it: names with capitals are only found quoted on
-            # PostgreSQL, so those the SQL left bare are quoted; a double-quoted name that names nothing is a
-            # string; a LIKE over a date or a number reads its text; text compared with a date reads as one.
-            # None of them changes SQL that would run.
+            # PostgreSQL, so those the SQL left bare are quoted (on MySQL, a table is found only as spelt); a
+            # double-quoted name that names nothing is a string; a LIKE over a date or a number reads its text;
+            # text compared with a date reads as one. None of them changes SQL that would run.
             from ..sql.transpile import for_schema
 
             try:
@@ -395,7 +403,7 @@ class Database:
                 raise ExecutionError(first_line(err), sql=sql) from err
             finally:
                 cancel()
-                if self.backend == "postgresql":
+                if self.backend == "postgresql" or self.backend in _MYSQL:
                     conn.rollback()
         truncated = len(rows) > max_rows
         rows = rows[:max_rows]
@@ -424,6 +432,15 @@ class Database:
             conn.exec_driver_sql("SET TRANSACTION READ ONLY")
             conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(timeout_s * 1000)}")
             return lambda: None
+        if self.backend in _MYSQL:
+            # The server stops the statement (MariaDB: max_statement_time in seconds; MySQL: max_execution_time
+            # in milliseconds, for SELECT), inside a transaction that cannot write.
+            if getattr(self.engine.dialect, "is_mariadb", False):
+                conn.exec_driver_sql(f"SET SESSION max_statement_time = {max(timeout_s, 0.001):.3f}")
+            else:
+                conn.exec_driver_sql(f"SET SESSION max_execution_time = {max(int(timeout_s * 1000), 1)}")
+            conn.exec_driver_sql("START TRANSACTION READ ONLY")
+            return lambda: None
         interrupt = getattr(raw, "interrupt", None)
         if interrupt is None:  # DuckDB via duckdb-engine wraps the connection
             interrupt = getattr(getattr(raw, "_ConnectionWrapper__c", None), "interrupt", None)
@@ -437,7 +454,8 @@ class Database:
     @staticmethod
     def _timed_out(err: Exception, start: float, timeout_s: float) -> bool:
         text = str(getattr(err, "orig", err)).lower()
-        if "interrupt" in text or "statement timeout" in text or "canceling statement" in text:
+        if "interrupt" in text or "statement timeout" in text or "canceling statement" in text \
+                or "max_statement_time" in text or "maximum statement execution time" in text:
             return True
         return time.perf_counter() - start >= timeout_s
 
@@ -454,8 +472,10 @@ class Database:
         return f"Database({self._safe_target()!r}, dialect={self.dialect!r})"
 
 
+#: SQLAlchemy's names for the MySQL family (a ``mariadb://`` URL, or a MySQL URL on a MariaDB server).
+_MYSQL = ("mysql", "mariadb")
 #: The engines whose every query sqlweave runs read-only and stops at its time limit (SQLite URLs open as files).
-_GUARDED = ("duckdb", "postgresql")
+_GUARDED = ("duckdb", "postgresql", *_MYSQL)
 
 #: DuckDB settings for a read-only handle: nothing outside the database file is read, written or installed.
 _DUCKDB_CONFIG = {
@@ -470,6 +490,9 @@ _DRIVER_PACKAGES = {
     ("postgresql", ""): "sqlweave[postgres]", ("postgresql", "psycopg"): "sqlweave[postgres]",
     ("postgresql", "psycopg2"): "psycopg2-binary", ("postgresql", "pg8000"): "pg8000",
     ("postgresql", "asyncpg"): "asyncpg", ("duckdb", ""): "sqlweave[duckdb]",
+    ("mysql", ""): "sqlweave[mysql]", ("mysql", "pymysql"): "sqlweave[mysql]", ("mysql", "mysqldb"): "mysqlclient",
+    ("mariadb", ""): "sqlweave[mysql]", ("mariadb", "pymysql"): "sqlweave[mysql]",
+    ("mariadb", "mysqldb"): "mysqlclient",
 }
 
 
@@ -506,6 +529,23 @@ def _postgres_session_read_only(dbapi_connection: Any, _record: Any) -> None:
         # String literals mean what they say (a backslash is a backslash): the access policy binds values as
         # literals, which must not depend on the server's configuration.
         cur.execute("SET standard_conforming_strings = on")
+    finally:
+        cur.close()
+    dbapi_connection.commit()
+
+
+def _mysql_session_read_only(dbapi_connection: Any, _record: Any) -> None:
+    """Make every transaction of a new MySQL or MariaDB session read-only (a second line behind the per-query
+    ``START TRANSACTION READ ONLY``)."""
+    cur = dbapi_connection.cursor()
+    try:
+        cur.execute("SET SESSION TRANSACTION READ ONLY")
+        # The server reads SQL as the classifier does (MySQL's default reading), whatever its configured
+        # sql_mode: "x" is a string, not a name (no ANSI_QUOTES), || is OR (no PIPES_AS_CONCAT), a backslash
+        # escapes in a string (no NO_BACKSLASH_ESCAPES), and no other dialect's syntax (no ORACLE mode).
+        cur.execute("SET SESSION sql_mode = 'NO_ENGINE_SUBSTITUTION'")
+        # Dates and seconds since 1970 as SQLite reads them: in UTC.
+        cur.execute("SET SESSION time_zone = '+00:00'")
     finally:
         cur.close()
     dbapi_connection.commit()

@@ -67,6 +67,16 @@ _POSTGRES_CODES: dict[str, type[ExecutionError]] = {
     "42883": UnknownFunctionError,  # undefined_function
     "42601": DatabaseSyntaxError,  # syntax_error
 }
+#: MySQL and MariaDB: the error number says what, the message's quoted name says which.
+_MYSQL_CODES: dict[int, tuple[type[ExecutionError], "re.Pattern[str]"]] = {
+    1054: (UnknownColumnError, re.compile(r"Unknown column '(?:[^']*\.)?(?P<name>[^'.]+)'")),
+    1146: (UnknownTableError, re.compile(r"Table '(?:[^']*\.)?(?P<name>[^'.]+)' doesn't exist")),
+    1109: (UnknownTableError, re.compile(r"Unknown table '(?:[^']*\.)?(?P<name>[^'.]+)'")),
+    1052: (AmbiguousColumnError, re.compile(r"Column '(?P<name>[^']+)' in .* is ambiguous")),
+    1305: (UnknownFunctionError, re.compile(r"FUNCTION (?:\S+\.)?(?P<name>[^\s.]+) does not exist")),
+    1630: (UnknownFunctionError, re.compile(r"FUNCTION (?:\S+\.)?(?P<name>[^\s.]+) does not exist")),
+    1064: (DatabaseSyntaxError, re.compile(r"")),
+}
 _POSTGRES_NAME = re.compile(r'^(?:column reference|column|relation|function) (?:"(?P<quoted>[^"]+)"|(?P<bare>[^\s(]+))')
 
 
@@ -75,6 +85,8 @@ def diagnose(backend: str, raw: BaseException, *, sql: str, message: str | None 
     ``backend`` database (SQLAlchemy's backend name: ``sqlite``, ``postgresql``, ``duckdb``, ...).
 
     ``message`` is the text the error shows (default: the first line of ``raw``)."""
+    if message is None and backend in ("mysql", "mariadb") and len(getattr(raw, "args", ())) == 2:
+        message = str(raw.args[1])  # PyMySQL's text is "(1146, \"Table ... doesn't exist\")": the message alone
     text = message if message is not None else first_line(raw)
     if backend == "sqlite" and text.startswith("user-defined aggregate's"):  # Python's sqlite3 hides the reason
         text = AGGREGATE_MISUSE
@@ -110,10 +122,22 @@ def _postgres(raw: BaseException, text: str) -> tuple[type[ExecutionError], str 
     return cls, (m.group("quoted") or m.group("bare")) if m else None
 
 
+def _mysql(raw: BaseException, text: str) -> tuple[type[ExecutionError], str | None] | None:
+    code = raw.args[0] if getattr(raw, "args", None) and isinstance(raw.args[0], int) else None
+    rule = _MYSQL_CODES.get(code or 0)
+    if rule is None:
+        return None
+    cls, pattern = rule
+    m = pattern.search(text)
+    return cls, (m.groupdict().get("name") if m else None)
+
+
 _READERS: dict[str, Callable[[BaseException, str], tuple[type[ExecutionError], str | None] | None]] = {
     "sqlite": _by_message(_SQLITE),
     "duckdb": _by_message(_DUCKDB),
     "postgresql": _postgres,
+    "mysql": _mysql,
+    "mariadb": _mysql,
 }
 
 

@@ -479,6 +479,9 @@ def _write(engine: sa.Engine, tables: list[_SourceTable], report: LoadReport, *,
                 a.type = b.type = sa.BigInteger() if a.kind == "int" else sa.Text()
                 changed = True
 
+    if backend in _MYSQL:
+        fks = _indexable_keys(tables, plans, converted, keys, pks, fks, report)
+
     # DuckDB checks foreign keys on insert and cannot add them later: keep the valid, acyclic ones.
     inline_fks = backend != "postgresql"
     order = [t.name for t in tables]
@@ -512,6 +515,10 @@ def _write(engine: sa.Engine, tables: list[_SourceTable], report: LoadReport, *,
 
     prep = engine.dialect.identifier_preparer
     with engine.begin() as conn, _no_pandas_lookups(backend):
+        if backend in _MYSQL:
+            # Tables are created in source order and rows may refer to missing rows: the foreign keys are
+            # declared, not checked, as PostgreSQL's NOT VALID ones are.
+            conn.exec_driver_sql("SET FOREIGN_KEY_CHECKS = 0")
         if replace:
             for name in reversed(order):
                 cascade = " CASCADE" if backend == "postgresql" else ""
@@ -527,6 +534,8 @@ def _write(engine: sa.Engine, tables: list[_SourceTable], report: LoadReport, *,
         for src, cols_, ref, ref_cols, valid in fks:
             text = (f"{tnames[src.name]}({', '.join(cnames[src.name][c] for c in cols_)}) -> "
                     f"{tnames[ref.name]}({', '.join(cnames[ref.name][c] for c in ref_cols)})")
+            if backend in _MYSQL and not valid:
+                report.notes.append(f"foreign key {text}: rows refer to missing rows; kept, not checked")
             if backend == "postgresql":
                 conn.exec_driver_sql(
                     f"ALTER TABLE {prep.quote(tnames[src.name])} ADD FOREIGN KEY "
@@ -536,6 +545,56 @@ def _write(engine: sa.Engine, tables: list[_SourceTable], report: LoadReport, *,
                 if not valid:
                     report.notes.append(f"foreign key {text}: rows refer to missing rows; kept NOT VALID")
             report.foreign_keys.append(text)
+
+
+#: SQLAlchemy's names for the MySQL family's dialects.
+_MYSQL = ("mysql", "mariadb")
+#: The longest text MySQL and MariaDB index whole (3,072 bytes of utf8mb4).
+_INDEXABLE = 768
+
+
+def _indexable_keys(tables: list[_SourceTable], plans: dict[str, list[_Plan]],
+                    converted: dict[str, list[tuple[Any, ...]]], keys: dict[str, list[tuple[str, ...]]],
+                    pks: dict[str, list[str]], fks: list, report: LoadReport) -> list:
+    """On MySQL and MariaDB a key over a ``TEXT`` column needs a length: every text column of a key or a foreign
+    key becomes ``VARCHAR(255)`` (longer when its values are); a key over longer texts than can be indexed is
+    left out, with the foreign keys through it. Returns the foreign keys kept."""
+    index = {t.name: {c: i for i, (c, _) in enumerate(t.columns)} for t in tables}
+
+    def fits(table: str, column: str) -> bool:
+        i = index[table][column]
+        plan = plans[table][i]
+        if plan.kind != "text" or (isinstance(plan.type, sa.String) and not isinstance(plan.type, sa.Text)
+                                   and (plan.type.length or 0) <= _INDEXABLE):
+            return True
+        longest = max((len(str(r[i])) for r in converted[table] if r[i] is not None), default=0)
+        if longest > _INDEXABLE:
+            return False
+        plan.type = sa.String(255 if longest <= 255 else _INDEXABLE)
+        return True
+
+    for t in tables:
+        for key in list(keys[t.name]):
+            if not all(fits(t.name, c) for c in key):
+                keys[t.name].remove(key)
+                if list(key) == pks[t.name]:
+                    pks[t.name] = []
+                report.notes.append(f"{t.name}({', '.join(key)}): texts too long to index; key left out")
+    kept = []
+    for fk in fks:
+        src, cols, ref, ref_cols, _ = fk
+        if tuple(ref_cols) in keys[ref.name] and all(fits(src.name, c) for c in cols):
+            kept.append(fk)
+        else:
+            report.notes.append(f"foreign key {src.name}({', '.join(cols)}) -> {ref.name}: texts too long to "
+                                "index; left out")
+    # both ends of a foreign key get one type
+    for src, cols, ref, ref_cols, _ in kept:
+        for c, rc in zip(cols, ref_cols):
+            a, b = plans[src.name][index[src.name][c]], plans[ref.name][index[ref.name][rc]]
+            if a.kind == b.kind == "text" and repr(a.type) != repr(b.type):
+                a.type = b.type = sa.String(max(a.type.length or 0, b.type.length or 0))
+    return kept
 
 
 @contextlib.contextmanager

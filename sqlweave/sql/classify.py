@@ -64,6 +64,11 @@ _UNSAFE_BY_DIALECT: dict[str, frozenset[str]] = {
         "sqlite_attach", "postgres_scan", "postgres_attach", "postgres_query", "postgres_execute", "mysql_query",
         "mysql_execute", "load_aws_credentials", "httpfs", "checkpoint", "force_checkpoint", "sleep_ms",
     }),
+    "mysql": frozenset({
+        "load_file", "sleep", "benchmark", "get_lock", "release_lock", "release_all_locks", "is_free_lock",
+        "is_used_lock", "sys_exec", "sys_eval", "sys_get", "sys_set", "lib_mysqludf_sys_info", "last_insert_id",
+        "setval", "nextval", "lastval",
+    }),
 }
 
 #: Name prefixes refused per dialect (families of functions: dblink_*, lo_*, read_*, parquet_*).
@@ -71,6 +76,7 @@ _UNSAFE_PREFIXES: dict[str, tuple[str, ...]] = {
     "postgres": ("dblink", "lo_", "pg_advisory", "pg_try_advisory", "pg_ls_", "pg_file_", "pg_stat_reset",
                  "pg_replication_", "pg_create_", "pg_drop_", "pg_copy_", "pg_read_"),
     "duckdb": ("read_", "parquet_", "iceberg_", "delta_", "json_execute", "excel_", "csv_"),
+    "mysql": ("master_", "source_", "wait_for_", "wait_until_", "sys_"),
 }
 
 #: A DuckDB table name that is a file (``FROM 'data.csv'`` scans the file).
@@ -93,6 +99,50 @@ def _parse(sql: str, dialect: str | None) -> list[exp.Expression | None]:
         raise SQLParseError(str(err).splitlines()[0], hint="Check the SQL syntax.", sql=sql) from err
 
 
+def _hidden_from_the_parser(sql: str) -> str | None:
+    """What MySQL and MariaDB run that sqlglot does not read as they do: ``/*! ... */`` and ``/*M! ... */`` (run as
+    SQL), ``--`` not followed by a space (``1--1`` is 1 - -1 there), and ``INTO OUTFILE``/``INTO DUMPFILE``
+    (a file written on the server, which sqlglot cannot parse). Strings and quoted names are skipped as MySQL reads
+    them (a backslash escapes)."""
+    code: list[str] = []  # the text outside strings and comments
+    i, n = 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"`":
+            i += 1
+            while i < n:
+                if sql[i] == "\\" and ch != "`":
+                    i += 2
+                    continue
+                if sql[i] == ch:
+                    if i + 1 < n and sql[i + 1] == ch:  # a doubled quote
+                        i += 2
+                        continue
+                    break
+                i += 1
+            code.append(" '' ")
+        elif sql.startswith("/*", i):
+            if re.match(r"/\*M?!", sql[i:i + 4]):
+                return "a /*! ... */ comment, which MySQL runs as SQL,"
+            end = sql.find("*/", i + 2)
+            i = n if end < 0 else end + 1
+            code.append(" ")
+        elif sql.startswith("--", i):
+            if i + 2 < n and not sql[i + 2].isspace():
+                return "-- not followed by a space, which MySQL reads as two minus signs,"
+            end = sql.find("\n", i)
+            i = n if end < 0 else end
+        elif ch == "#":
+            end = sql.find("\n", i)
+            i = n if end < 0 else end
+        else:
+            code.append(ch)
+        i += 1
+    if re.search(r"\bINTO\s+(OUTFILE|DUMPFILE)\b", "".join(code), re.IGNORECASE):
+        return "SELECT ... INTO OUTFILE, which writes a file on the database server,"
+    return None
+
+
 def ensure_read_only(sql: str, dialect: str | None = "sqlite") -> exp.Expression:
     """Return the parsed statement if ``sql`` is exactly one read-only statement; raise otherwise.
 
@@ -105,6 +155,10 @@ def ensure_read_only(sql: str, dialect: str | None = "sqlite") -> exp.Expression
     ...
     sqlweave.errors.RefusedStatementError: 2 statements given; only one SELECT may run (...)
     """
+    if dialect in ("mysql", None):
+        hidden = _hidden_from_the_parser(sql)
+        if hidden:
+            raise RefusedStatementError(f"{hidden} is not allowed", sql=sql)
     # a comment after the last semicolon comes back as an empty statement holding it: not a statement
     statements = [s for s in _parse(sql, dialect) if s is not None and not isinstance(s, exp.Semicolon)]
     if not statements:
@@ -123,6 +177,8 @@ def ensure_read_only(sql: str, dialect: str | None = "sqlite") -> exp.Expression
             raise RefusedStatementError("SELECT ... INTO writes a table and is not allowed", sql=sql)
         if isinstance(node, exp.Select) and node.args.get("locks"):
             raise RefusedStatementError("SELECT ... FOR UPDATE/SHARE takes locks and is not allowed", sql=sql)
+        if isinstance(node, exp.PropertyEQ) and isinstance(node.this, exp.Parameter):
+            raise RefusedStatementError("setting a variable (@name := ...) is not allowed", sql=sql)
         if isinstance(node, exp.Func):
             name = (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
             if _unsafe(name, dialect):

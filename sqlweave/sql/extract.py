@@ -70,11 +70,24 @@ def _first_statement(span: str) -> str:
     return span
 
 
+#: What may follow a statement's parsed part and changes what it does (``SELECT ... INTO OUTFILE 'f'``, which
+#: sqlglot cannot parse, writes a file): such a statement is not cut short, and reaches the classifier whole.
+_DOING_TAIL = re.compile(r"^\s*(INTO|FOR\s+UPDATE|FOR\s+SHARE|LOCK\s+IN)\b", re.IGNORECASE)
+
+
 def _shrink(span: str, dialect: str | None) -> str | None:
-    """The longest prefix of ``span`` (cut at a semicolon, then by lines, then by words) that parses."""
+    """The longest prefix of ``span`` (cut at a semicolon, then by lines, then by words) that parses; ``span``
+    itself when what the cut leaves out would change what the statement does (see ``_DOING_TAIL``)."""
     span = _first_statement(span).strip()
     if _parses(span, dialect):
         return span
+    found = _parsed_prefix(span, dialect)
+    if found is not None and _DOING_TAIL.match(span[len(found):]):
+        return span
+    return found
+
+
+def _parsed_prefix(span: str, dialect: str | None) -> str | None:
     tries = 0
     lines = span.splitlines()
     for end in range(len(lines) - 1, 0, -1):

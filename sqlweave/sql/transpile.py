@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, cast
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.tokens import Tokenizer, TokenType
 from sqlglot.errors import ErrorLevel, SqlglotError
 
 if TYPE_CHECKING:
@@ -76,6 +77,42 @@ def _parse(sql: str, dialect: str) -> exp.Expression | None:
         return None
     # sqlglot 30 types parse() with its Expr base; every node it parses is a concrete Expression.
     return cast(exp.Expression, trees[0]) if len(trees) == 1 else None
+
+
+def _sqlite_only(sql: str) -> bool:
+    """Does ``sql``, read as SQLite, use SQLite's date functions? MySQL's parser reads ``date(d, '+1 day')`` as
+    ``DATE(d)``, dropping the modifier, and has no ``strftime``, ``julianday`` or ``datetime``."""
+    tree = _parse(sql, "sqlite")
+    if tree is None:
+        return False
+    for node in tree.walk():
+        if isinstance(node, (exp.Date, exp.Time)) and (node.args.get("zone") is not None or _is_now(node.this)):
+            return True
+        if isinstance(node, (exp.Datetime, exp.TimeToStr, exp.TsOrDsToTimestamp)):
+            return True
+        if isinstance(node, exp.Anonymous) and node.name.lower() in ("julianday", "unixepoch", "strftime",
+                                                                      "datetime", "date", "time"):
+            return True
+    return False
+
+
+def _spaced_call(sql: str) -> bool:
+    """Does ``sql`` call a function with a space before its parenthesis (``COUNT (*)``)? MySQL reads a built-in
+    function's name only when the parenthesis follows it at once."""
+    try:
+        tokens = Tokenizer().tokenize(sql)
+    except SqlglotError:
+        return False
+    return any(a.token_type == TokenType.VAR and b.token_type == TokenType.L_PAREN and b.start > a.end + 1
+               for a, b in zip(tokens, tokens[1:]))
+
+
+def _pipes(sql: str) -> bool:
+    """Does ``sql`` hold ``||``? MySQL reads it as OR; a model means SQLite's (and SQL's) concatenation."""
+    try:
+        return any(t.token_type == TokenType.DPIPE for t in Tokenizer().tokenize(sql))
+    except SqlglotError:
+        return False
 
 
 def _foreign(tree: exp.Expression, target: str) -> bool:
@@ -120,8 +157,11 @@ def _bare_columns(tree: exp.Expression, target: str) -> exp.Expression:
     and ``(ARRAY_AGG(col ORDER BY x DESC NULLS LAST))[1]`` on PostgreSQL. Otherwise SQLite takes it from any row
     of the group, which only makes sense for a column that has one value per group (the name of a grouped id):
     ``MIN(col)`` gives that value. A column that a group key, an alias or an outer query supplies is left alone.
+    MySQL and MariaDB take a bare column from any row of the group (MySQL 8 refuses it by default): there the
+    value of the row with the minimum or maximum is the first of the group's values ordered by it
+    (``GROUP_CONCAT``, as text).
     """
-    if target not in ("postgres", "duckdb"):
+    if target not in ("postgres", "duckdb", "mysql"):
         return tree
     for select in list(tree.find_all(exp.Select)):
         group = select.args.get("group")
@@ -173,6 +213,9 @@ def _bare_columns(tree: exp.Expression, target: str) -> exp.Expression:
             text = col.sql(dialect=target)
             if by is None:
                 new = f"MIN({text})"
+            elif target == "mysql":
+                new = (f"SUBSTRING_INDEX(GROUP_CONCAT({text} ORDER BY {by.this.sql(dialect=target)} "
+                       f"{'DESC' if isinstance(by, exp.Max) else 'ASC'} SEPARATOR '␟'), '␟', 1)")
             elif target == "duckdb":
                 new = f"{'ARG_MAX' if isinstance(by, exp.Max) else 'ARG_MIN'}({text}, {by.this.sql(dialect=target)})"
             else:
@@ -188,9 +231,9 @@ def _bare_columns(tree: exp.Expression, target: str) -> exp.Expression:
 def _aliases_in_conditions(tree: exp.Expression, target: str) -> exp.Expression:
     """A result column's alias in ``WHERE`` or ``HAVING`` (``HAVING n_languages > 2``), or inside an expression of
     ``ORDER BY`` (``ORDER BY CASE WHEN days IS NULL THEN 1 ELSE 0 END``), which SQLite and DuckDB read and
-    PostgreSQL does not: there it becomes the aliased expression itself. ``ORDER BY days`` alone stays: PostgreSQL
-    reads a bare alias there."""
-    if target != "postgres":
+    PostgreSQL does not (nor MySQL, in ``WHERE`` and around an aggregate's alias): there it becomes the aliased
+    expression itself. ``ORDER BY days`` alone stays: both read a bare alias there."""
+    if target not in ("postgres", "mysql"):
         return tree
     for select in list(tree.find_all(exp.Select)):
         aliases = {e.alias.lower(): e.this for e in select.expressions if isinstance(e, exp.Alias)}
@@ -240,13 +283,22 @@ def _sqlite_dates(tree: exp.Expression, target: str) -> exp.Expression:
     def as_timestamp(arg: exp.Expression) -> exp.Expression:
         return exp.CurrentTimestamp() if _is_now(arg) else exp.cast(arg, "TIMESTAMP")
 
+    def epoch(ts: exp.Expression) -> exp.Expression:
+        """Seconds since 1970 (MySQL: UNIX_TIMESTAMP, in the session's time zone, UTC for sqlweave)."""
+        if target == "mysql":
+            return exp.Anonymous(this="UNIX_TIMESTAMP", expressions=[ts])
+        return exp.Extract(this=exp.var("EPOCH"), expression=ts)
+
     def is_modifier(node: exp.Expression | None, text: str) -> bool:
         return isinstance(node, exp.Literal) and node.is_string and node.name.strip().lower() == text
 
     def shifted(value: exp.Expression, modifiers: list[exp.Expression]) -> exp.Expression | None:
         if modifiers and is_modifier(modifiers[0], "unixepoch"):  # seconds since 1970, in UTC as on SQLite
-            seconds = exp.Mul(this=exp.paren(value.copy()),
-                              expression=exp.Interval(this=exp.Literal.string("1"), unit=exp.var("SECOND")))
+            seconds: exp.Expression = exp.Mul(
+                this=exp.paren(value.copy()), expression=exp.Interval(this=exp.Literal.string("1"),
+                                                                      unit=exp.var("SECOND")))
+            if target == "mysql":  # an interval is not multiplied there: INTERVAL n SECOND
+                seconds = exp.Interval(this=exp.paren(value.copy()), unit=exp.var("SECOND"))
             out: exp.Expression = exp.Add(this=exp.cast(exp.Literal.string("1970-01-01"), "TIMESTAMP"),
                                           expression=seconds)
             modifiers = modifiers[1:]
@@ -289,7 +341,7 @@ def _sqlite_dates(tree: exp.Expression, target: str) -> exp.Expression:
         if isinstance(node, exp.TimeToStr) and isinstance(node.args.get("format"), exp.Literal):
             fmt = node.args["format"].name
             if fmt == "%s":  # seconds since 1970
-                return exp.cast(exp.Extract(this=exp.var("EPOCH"), expression=node.this.copy()), "BIGINT")
+                return exp.cast(epoch(node.this.copy()), "BIGINT")
             # Returned as it is, the node's arguments are rewritten in this pass; a new node's in the next.
             text: exp.Expression = node
             if fmt == "%w" and target == "postgres":  # the weekday, 0 for Sunday: TO_CHAR has no such field
@@ -301,8 +353,9 @@ def _sqlite_dates(tree: exp.Expression, target: str) -> exp.Expression:
             ts = as_timestamp(node.expressions[0])
             if target == "duckdb":  # DuckDB's Julian day starts at midnight, SQLite's at noon
                 return exp.paren(exp.Sub(this=exp.func("julian", ts), expression=exp.Literal.number("0.5")))
-            epoch = exp.Extract(this=exp.var("EPOCH"), expression=ts)
-            return exp.paren(exp.Add(this=exp.Div(this=epoch, expression=exp.Literal.number("86400.0")),
+            # 86400E0: a float on MySQL, whose exact division keeps 4 decimals
+            day = exp.Literal.number("86400E0" if target == "mysql" else "86400.0")
+            return exp.paren(exp.Add(this=exp.Div(this=epoch(ts), expression=day),
                                      expression=exp.Literal.number("2440587.5")))
         if isinstance(node, _COMPARISONS) and any(
                 isinstance(x, exp.Collate) and x.expression.name.lower() == "nocase" for x in (node.this, node.expression)):
@@ -360,9 +413,9 @@ def _tokens(sql: str, dialect: str) -> list[tuple[str, str]] | None:
 
 
 def _named_derived_tables(tree: exp.Expression, target: str) -> exp.Expression:
-    """A subquery in ``FROM`` or ``JOIN`` with no name, which SQLite reads and PostgreSQL before 16 does not:
-    it gets one (``sub1``, ``sub2``, ...)."""
-    if target != "postgres":
+    """A subquery in ``FROM`` or ``JOIN`` with no name, which SQLite reads and PostgreSQL before 16 and MySQL do
+    not: it gets one (``sub1``, ``sub2``, ...)."""
+    if target not in ("postgres", "mysql"):
         return tree
     taken = {a.name.lower() for a in tree.find_all(exp.TableAlias)} | {t.name.lower() for t in tree.find_all(exp.Table)}
     n = 0
@@ -390,11 +443,38 @@ def _nulls_as_sqlite_sorts_them(tree: exp.Expression, target: str) -> exp.Expres
     return tree
 
 
+def _limited_in_subqueries(tree: exp.Expression, target: str) -> exp.Expression:
+    """``x IN (SELECT ... LIMIT n)``, which SQLite reads and MySQL and MariaDB refuse ("doesn't yet support 'LIMIT &
+    IN/ALL/ANY/SOME subquery'"): the subquery is read through a derived table, which they accept."""
+    if target != "mysql":
+        return tree
+    for node in list(tree.find_all(exp.In)):
+        query = node.args.get("query")
+        inner = query.this if isinstance(query, exp.Subquery) else query
+        if isinstance(inner, exp.Query) and inner.args.get("limit") is not None:
+            wrapped = exp.select("*").from_(exp.Subquery(this=inner.copy(), alias=exp.TableAlias(
+                this=exp.to_identifier("limited"))))
+            node.set("query", exp.Subquery(this=wrapped))
+    return tree
+
+
+def _rounded_half_up(tree: exp.Expression, target: str) -> exp.Expression:
+    """``round(x, n)`` rounds halves away from zero on SQLite; MySQL rounds a float's halves to even (11.625 ->
+    11.62): it rounds the exact decimal there."""
+    if target != "mysql":
+        return tree
+    for node in list(tree.find_all(exp.Round)):
+        if not isinstance(node.this, exp.Cast):
+            node.set("this", exp.cast(node.this.copy(), exp.DataType.build("DECIMAL(65, 30)")))
+    return tree
+
+
 def _sqlite_forms(tree: exp.Expression, target: str, sql: str) -> exp.Expression:
     """What SQLite means by ``sql`` (parsed as ``tree``), in forms ``target`` reads the same way (case-blind LIKE,
-    bare columns of an aggregate query, aliases in conditions, unnamed derived tables, where NULLs sort; the last
-    only when the query does not say where itself)."""
-    forms = [_like_without_case, _bare_columns, _aliases_in_conditions, _named_derived_tables]
+    bare columns of an aggregate query, aliases in conditions, unnamed derived tables, halves rounded up, where
+    NULLs sort; the last only when the query does not say where itself)."""
+    forms = [_like_without_case, _bare_columns, _aliases_in_conditions, _named_derived_tables, _rounded_half_up,
+             _limited_in_subqueries]
     if not _says_where_nulls_sort(sql):
         forms.append(_nulls_as_sqlite_sorts_them)
     for form in forms:
@@ -449,13 +529,17 @@ def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES,
     if target == "sqlite":
         return _to_sqlite(sql, schema)
     tree = _parse(sql, target)
-    if tree is not None and not _foreign(tree, target):
+    if tree is not None and not _foreign(tree, target) and not (
+            target == "mysql" and (_pipes(sql) or _sqlite_only(sql))):
         try:
             out = _sqlite_forms(tree, target, sql).sql(dialect=target)
         except (SqlglotError, ValueError):
             return sql
         # Keep the model's own text unless the target's parser read a foreign form it rewrites (LIMIT a, b,
-        # IFNULL, LIKE): then sqlglot's rendering is what runs.
+        # IFNULL, LIKE), or MySQL would not read it (COUNT (*): no space before a call's parenthesis there):
+        # then sqlglot's rendering is what runs.
+        if target == "mysql" and _spaced_call(sql):
+            return out
         return sql if _tokens(out, target) == _tokens(sql, target) else out
     for source in sources:
         if source == target:
@@ -783,13 +867,15 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
 
 
 def _apply(sql: str, schema: "Schema", dialect: str, *steps: "_Step") -> str:
-    if dialect not in ("postgres", "duckdb"):
+    if dialect not in ("postgres", "duckdb", "mysql"):
         return sql
     tree = _parse(sql, dialect)
     if tree is None:
         return sql
     changed = False
     for step in steps:
+        if dialect == "mysql" and step is not _case_tree:
+            continue  # MySQL reads text as dates and numbers, and "x" as a string, as SQLite does
         changed = step(tree, schema, dialect) or changed
     return tree.sql(dialect=dialect) if changed else sql
 
@@ -839,6 +925,8 @@ def fix_case(sql: str, schema: "Schema", dialect: str = "postgres") -> str:
 
 
 def _case_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
+    if dialect == "mysql":
+        return _table_case(tree, schema)
     if dialect != "postgres":
         return False
     tables = {t.name.lower(): t.name for t in schema.tables}
@@ -875,6 +963,42 @@ def _case_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
             if len(spellings) == 1 and seen not in spellings and low not in defined:
                 quote(ident, next(iter(spellings)))
         table_name(col.args.get("table"))
+    return changed
+
+
+def _table_case(tree: exp.Expression, schema: "Schema") -> bool:
+    """MySQL and MariaDB on Linux find a table, and a table's alias, only by its exact spelling (column names in
+    any case): a table name that matches one table of the schema in another case is spelt as the schema spells
+    it, and a column's table (``T2.id`` after ``ship AS t2``) as the query spells that table or alias."""
+    names = {t.name for t in schema.tables}
+    lower: dict[str, list[str]] = {}
+    for name in names:
+        lower.setdefault(name.lower(), []).append(name)
+    ctes = {c.alias_or_name for c in tree.find_all(exp.CTE)}
+    changed = False
+    for table in tree.find_all(exp.Table):
+        ident = table.this
+        if not isinstance(ident, exp.Identifier) or ident.name in names or ident.name in ctes:
+            continue
+        spellings = lower.get(ident.name.lower(), [])
+        if len(spellings) == 1:
+            ident.set("this", spellings[0])
+            changed = True
+    # what a column may name as its table: the query's aliases and the tables it reads under their own name
+    spelt: dict[str, set[str]] = {}
+    for table in tree.find_all(exp.Table):
+        spelt.setdefault(table.alias_or_name.lower(), set()).add(table.alias_or_name)
+    for alias in tree.find_all(exp.TableAlias):
+        if alias.name:
+            spelt.setdefault(alias.name.lower(), set()).add(alias.name)
+    for col in tree.find_all(exp.Column):
+        ident = col.args.get("table")
+        if not isinstance(ident, exp.Identifier) or ident.name in spelt.get(ident.name.lower(), {ident.name}):
+            continue
+        options = spelt.get(ident.name.lower(), set())
+        if len(options) == 1:
+            ident.set("this", next(iter(options)))
+            changed = True
     return changed
 
 

@@ -1,9 +1,10 @@
-"""Live databases for the engine tests: a throwaway PostgreSQL server and DuckDB files, both loaded with
-Spider's concert_singer by sqlweave's own loader.
+"""Live databases for the engine tests: throwaway PostgreSQL and MariaDB servers and DuckDB files, each loaded
+with Spider's concert_singer by sqlweave's own loader.
 
-The PostgreSQL server is started once per test session by ``scripts/postgres.sh`` (which installs PostgreSQL
-from Debian's packages when it is missing and this runs as root) in a folder of its own, and stopped at the
-end. When it cannot be started the tests that need it fail with the script's message: they are never skipped.
+The servers are started once per test session by ``scripts/postgres.sh`` and ``scripts/mariadb.sh`` (which install
+them from Debian's packages when they are missing and this runs as root), each in a folder of its own, and
+stopped at the end. When one cannot be started the tests that need it fail with the script's message: they are
+never skipped.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..extras import need_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "postgres.sh"
+MARIADB_SCRIPT = ROOT / "scripts" / "mariadb.sh"
 SINGER = ROOT / "tests" / "fixtures" / "concert_singer.sqlite"
 
 #: Comments the fixtures put on the live databases (introspection must read them back).
@@ -30,31 +32,44 @@ NAME_COMMENT = "full name of the singer"
 TABLE_COMMENT = "people who sing in concerts"
 
 
-class PostgresServer:
-    """The session's server: ``url(db)``, ``load(name, file)``, and ``admin(sql, db)`` as the superuser."""
+class ScriptServer:
+    """A server run by one of the project's scripts: ``url(db)``, ``load(name, file)``, ``script(...)``."""
+
+    script_path = SCRIPT
+    folder_variable = "SQLWEAVE_PG_DIR"
+    default_db = "postgres"
+    what = "PostgreSQL"
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
-        self.env = {**os.environ, "SQLWEAVE_PG_DIR": folder, "SQLWEAVE_PYTHON": sys.executable}
+        self.env = {**os.environ, self.folder_variable: folder, "SQLWEAVE_PYTHON": sys.executable}
         self.base_url = ""
 
     def script(self, *args: str, timeout: float = 900) -> str:
+        name = f"scripts/{self.script_path.name}"
         try:
-            proc = subprocess.run(["bash", str(SCRIPT), *args], env=self.env, capture_output=True, text=True,
-                                  timeout=timeout, cwd=ROOT)
+            proc = subprocess.run(["bash", str(self.script_path), *args], env=self.env, capture_output=True,
+                                  text=True, timeout=timeout, cwd=ROOT)
         except subprocess.TimeoutExpired as err:
-            pytest.fail(f"scripts/postgres.sh {' '.join(args)} did not finish in {timeout:g} s: {err.stderr}")
+            pytest.fail(f"{name} {' '.join(args)} did not finish in {timeout:g} s: {err.stderr}")
         if proc.returncode != 0:
-            pytest.fail(f"scripts/postgres.sh {' '.join(args)} failed (exit {proc.returncode}); PostgreSQL is "
-                        f"needed for these tests:\n{proc.stderr.strip()}\n{proc.stdout.strip()}", pytrace=False)
+            pytest.fail(f"{name} {' '.join(args)} failed (exit {proc.returncode}); {self.what} is needed for these "
+                        f"tests:\n{proc.stderr.strip()}\n{proc.stdout.strip()}", pytrace=False)
         lines = proc.stdout.strip().splitlines()
         return lines[-1] if lines else ""
 
-    def url(self, db: str = "postgres") -> str:
-        return self.base_url.rsplit("/", 1)[0] + "/" + db
+    def url(self, db: str | None = None) -> str:
+        return self.base_url.rsplit("/", 1)[0] + "/" + (self.default_db if db is None else db)
 
     def load(self, name: str, source: Path) -> str:
         return self.script("load", name, str(source))
+
+    def stop(self) -> None:
+        subprocess.run(["bash", str(self.script_path), "stop"], env=self.env, capture_output=True, timeout=120)
+
+
+class PostgresServer(ScriptServer):
+    """The session's PostgreSQL server; ``admin(sql, db)`` runs SQL as the superuser."""
 
     def admin(self, sql: str, db: str = "postgres") -> list[tuple]:
         """Run SQL as the superuser, committed (for fixtures and for counting rows)."""
@@ -65,17 +80,56 @@ class PostgresServer:
             return cur.fetchall() if cur.description else []
 
 
-@pytest.fixture(scope="session")
-def pg_server() -> Iterator[PostgresServer]:
-    need_extra("postgres")  # the driver; the server itself is installed and started by scripts/postgres.sh
-    folder = tempfile.mkdtemp(prefix="sqlweave-pg-")
-    server = PostgresServer(folder)
+class MariaDBServer(ScriptServer):
+    """The session's MariaDB server; ``admin(sql, db)`` runs SQL as its user ``sqlweave``, who may do anything."""
+
+    script_path = MARIADB_SCRIPT
+    folder_variable = "SQLWEAVE_MARIADB_DIR"
+    default_db = ""
+    what = "MariaDB"
+
+    def admin(self, sql: str, db: str = "") -> list[tuple]:
+        """Run one statement, committed (for fixtures and for counting rows)."""
+        import pymysql
+        from sqlalchemy.engine import make_url
+
+        u = make_url(self.url(db))
+        with pymysql.connect(host=u.host, port=u.port, user=u.username, database=db or None, autocommit=True,
+                             charset="utf8mb4") as c, c.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall()) if cur.description else []
+
+
+def _serve(server: ScriptServer) -> Iterator[ScriptServer]:
+    """Start ``server`` in its folder, yield it, then stop it and remove the folder."""
     try:
         server.base_url = server.script("start")
         yield server
     finally:
-        subprocess.run(["bash", str(SCRIPT), "stop"], env=server.env, capture_output=True, timeout=120)
-        shutil.rmtree(folder, ignore_errors=True)
+        server.stop()
+        shutil.rmtree(server.folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def mariadb_server() -> Iterator[ScriptServer]:
+    need_extra("mysql")  # the driver; the server itself is installed and started by scripts/mariadb.sh
+    # a short folder: the server's socket path must fit in 107 bytes
+    yield from _serve(MariaDBServer(tempfile.mkdtemp(prefix="sqlweave-my-", dir="/tmp")))
+
+
+@pytest.fixture(scope="session")
+def mariadb_url(mariadb_server: MariaDBServer) -> str:
+    """concert_singer on the live MariaDB server, with comments."""
+    url = mariadb_server.load("concert_singer", SINGER)
+    mariadb_server.admin(f"ALTER TABLE singer MODIFY Name TEXT COMMENT '{NAME_COMMENT}'", "concert_singer")
+    mariadb_server.admin(f"ALTER TABLE singer COMMENT = '{TABLE_COMMENT}'", "concert_singer")
+    return url
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[ScriptServer]:
+    need_extra("postgres")  # the driver; the server itself is installed and started by scripts/postgres.sh
+    yield from _serve(PostgresServer(tempfile.mkdtemp(prefix="sqlweave-pg-")))
 
 
 @pytest.fixture(scope="session")

@@ -152,6 +152,26 @@ def normal(value: Any) -> Any:
     return value
 
 
+def check_concert_singer_schema(db: Database, name_comment: str, table_comment: str) -> None:
+    """What introspection must read of concert_singer as sqlweave's loader copies it (names as Spider spells
+    them): tables, keys, comments, sample rows and column statistics."""
+    s = db.schema()
+    assert set(s.table_names) == {"stadium", "singer", "concert", "singer_in_concert"}
+    singer = s.table("singer")
+    assert singer.primary_key == ("Singer_ID",)
+    assert s.table("singer_in_concert").primary_key == ("concert_ID", "Singer_ID")
+    assert singer.column("Name").description == name_comment
+    assert singer.description == table_comment
+    assert singer.row_count == 6 and len(singer.sample_rows) == 3
+    age = singer.column("Age")
+    assert age.stats.minimum == 25 and age.stats.maximum == 52 and age.stats.distinct == 6
+    assert {str(fk) for fk in s.foreign_keys} == {
+        "concert.Stadium_ID -> stadium.Stadium_ID",
+        "singer_in_concert.Singer_ID -> singer.Singer_ID",
+        "singer_in_concert.concert_ID -> concert.concert_ID",
+    }
+
+
 def rows(result: Any) -> list[tuple[Any, ...]]:
     return [tuple(normal(v) for v in r) for r in result.rows]
 
@@ -273,4 +293,71 @@ DUCKDB_ATTACKS = [
     "CREATE MACRO m(x) AS x + 1",
     "WITH d AS (DELETE FROM singer RETURNING *) SELECT count(*) FROM d",
     "CALL pragma_version()",
+]
+
+#: MySQL and MariaDB: statements, side-effecting functions and comment tricks a model (or a user) might send; each
+#: must be refused by the classifier and change nothing.
+MYSQL_ATTACKS = [
+    "DROP TABLE singer",
+    "DELETE FROM singer",
+    "UPDATE singer SET Age = 0",
+    "INSERT INTO stadium (Stadium_ID, Name) VALUES (99, 'x')",
+    "REPLACE INTO stadium (Stadium_ID, Name) VALUES (1, 'x')",
+    "TRUNCATE singer_in_concert",
+    "COMMIT; DELETE FROM singer",
+    "SELECT 1; DELETE FROM singer",
+    "SELECT SLEEP(30)",
+    "SELECT BENCHMARK(100000000, MD5('x'))",
+    "SELECT LOAD_FILE('/etc/passwd')",
+    "SELECT * FROM singer INTO OUTFILE '/tmp/sqlweave-pwned.txt'",
+    "SELECT Name FROM singer LIMIT 1 INTO DUMPFILE '/tmp/sqlweave-pwned.bin'",
+    "SELECT Name INTO @stolen FROM singer LIMIT 1",
+    "SELECT @n := COUNT(*) FROM singer",
+    "SELECT Name /*!, LOAD_FILE('/etc/passwd') */ FROM singer",
+    "SELECT Name /*!50000 , LOAD_FILE('/etc/passwd') */ FROM singer",
+    "SELECT Name /*M!, LOAD_FILE('/etc/passwd') */ FROM singer",
+    "SELECT 1 --1, LOAD_FILE('/etc/passwd')",
+    "LOAD DATA INFILE '/etc/passwd' INTO TABLE singer",
+    "SELECT GET_LOCK('sqlweave', 10)",
+    "SELECT RELEASE_ALL_LOCKS()",
+    "SELECT * FROM singer FOR UPDATE",
+    "SELECT * FROM singer LOCK IN SHARE MODE",
+    "CREATE TABLE t AS SELECT * FROM singer",
+    "CREATE TEMPORARY TABLE t (x INT)",
+    "ALTER TABLE singer ADD COLUMN x INT",
+    "RENAME TABLE singer TO gone",
+    "SET GLOBAL max_connections = 1",
+    "SET SESSION TRANSACTION READ WRITE",
+    "SET @@SESSION.sql_mode = 'ANSI_QUOTES'",
+    "GRANT ALL ON *.* TO 'sqlweave'@'%'",
+    "CREATE USER pwn",
+    "LOCK TABLES singer WRITE",
+    "HANDLER singer OPEN",
+    "DO SLEEP(5)",
+    "CALL nothing()",
+    "PREPARE p FROM 'DELETE FROM singer'",
+    "FLUSH TABLES",
+    "KILL 1",
+    "SHUTDOWN",
+    "INSTALL PLUGIN x SONAME 'x.so'",
+]
+
+#: Writes that MySQL's read-only transaction stops too, past the classifier (the second line of defence); the
+#: driver runs one statement per call, so a second statement is a syntax error there. The rest of MYSQL_ATTACKS
+#: only the classifier stops for a user with every privilege: INTO OUTFILE and LOAD_FILE read and write the
+#: server's files, LOCK TABLES and GET_LOCK hold locks, SET changes the session (sqlweave starts each query's
+#: transaction READ ONLY itself, whatever the session's default).
+MYSQL_WRITES_STOPPED_BY_THE_SERVER = [
+    "DROP TABLE singer",
+    "DELETE FROM singer",
+    "UPDATE singer SET Age = 0",
+    "INSERT INTO stadium (Stadium_ID, Name) VALUES (99, 'x')",
+    "REPLACE INTO stadium (Stadium_ID, Name) VALUES (1, 'x')",
+    "TRUNCATE singer_in_concert",
+    "RENAME TABLE singer TO gone",
+    "CREATE TABLE t AS SELECT * FROM singer",
+    "CREATE TEMPORARY TABLE t (x INT)",
+    "SELECT * FROM singer FOR UPDATE",
+    "SELECT 1; DELETE FROM singer",
+    "COMMIT; DELETE FROM singer",
 ]

@@ -48,7 +48,7 @@ def test_unknown_driver_names_the_extra() -> None:
         Database.open("postgresql+nosuchdriver://u:p@localhost/x")
 
 
-@pytest.mark.parametrize("url", ["mysql+pymysql://u:p@localhost/x", "mysql://u@127.0.0.1:1/x",
+@pytest.mark.parametrize("url", ["mssql+pymssql://u:p@localhost/x", "mssql://u@127.0.0.1:1/x",
                                  "mssql+pyodbc://u:p@dsn", "oracle+nosuchdriver://u:p@localhost/x"])
 def test_engines_sqlweave_cannot_hold_read_only_and_timed_are_refused_before_connecting(url: str) -> None:
     # Only the AST check would stand between a query and such a database: no read-only session, no time limit.

@@ -21,7 +21,13 @@ from sqlweave.stages.rewrite import value_probe
 
 from ..conftest import file_digest
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT
-from .suite import DIALECT_CASES, DUCKDB_ATTACKS, rows, run_as_model_wrote_it
+from .suite import (
+    DIALECT_CASES,
+    DUCKDB_ATTACKS,
+    check_concert_singer_schema,
+    rows,
+    run_as_model_wrote_it,
+)
 
 pytestmark = pytest.mark.extra("duckdb")
 
@@ -44,21 +50,7 @@ def test_loader_keeps_keys_types_and_reports_changes(tmp_path: Path) -> None:
 
 def test_introspection_reads_keys_comments_samples_and_statistics(db: Database) -> None:
     assert db.dialect == "duckdb" and db.name == "concert_singer"
-    s = db.schema()
-    assert set(s.table_names) == {"stadium", "singer", "concert", "singer_in_concert"}
-    singer = s.table("singer")
-    assert singer.primary_key == ("Singer_ID",)
-    assert s.table("singer_in_concert").primary_key == ("concert_ID", "Singer_ID")
-    assert singer.column("Name").description == NAME_COMMENT
-    assert singer.description == TABLE_COMMENT
-    assert singer.row_count == 6 and len(singer.sample_rows) == 3
-    age = singer.column("Age")
-    assert age.stats.minimum == 25 and age.stats.maximum == 52 and age.stats.distinct == 6
-    assert {str(fk) for fk in s.foreign_keys} == {
-        "concert.Stadium_ID -> stadium.Stadium_ID",
-        "singer_in_concert.Singer_ID -> singer.Singer_ID",
-        "singer_in_concert.concert_ID -> concert.concert_ID",
-    }
+    check_concert_singer_schema(db, NAME_COMMENT, TABLE_COMMENT)
 
 
 def test_execute_value_index_tools_and_repair(db: Database) -> None:

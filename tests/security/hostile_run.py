@@ -44,7 +44,7 @@ def extra_rows(engine: str) -> dict[str, list[tuple[Any, ...]]]:
         "feedback": [(1, 1, "great chess set"), (2, 2, "kite broke quickly")]
         + [(i + 2, 3, value) for i, (value, _, _) in enumerate(CELL_PAYLOADS, 1)],
         "hostile": [(i, label, value) for i, (label, value) in enumerate(HOSTILE_VALUES, 1)
-                    if engine == "sqlite" or "\x00" not in value],
+                    if engine not in ("duckdb", "postgres") or "\x00" not in value],
         "notes": [(1, *("x" for _ in COMMENT_COLUMNS))],
     }
     for i, (value, _, _) in enumerate(CELL_PAYLOADS, 1):
@@ -107,6 +107,20 @@ def postgres_script(engine: str = "postgres") -> str:
     return "\n".join(lines + [s + ";" for s in comment_statements()])
 
 
+def mysql_statements(engine: str = "mysql") -> list[str]:
+    """The corpus database for MySQL and MariaDB, one statement each (the driver runs one per call)."""
+    def lit(v: Any) -> str:
+        return str(v) if isinstance(v, int) else "'" + str(v).replace("\\", "\\\\").replace("'", "''") + "'"
+
+    out = [stmt.strip() for stmt in tenants.postgres_script().split(";") if stmt.strip()] + list(EXTRA_SCHEMA)
+    for table, rows in extra_rows(engine).items():
+        out.append(f"INSERT INTO {table} VALUES " + ", ".join("(" + ", ".join(lit(v) for v in r) + ")" for r in rows))
+    columns = [("notes", col, text) for col, (text, _, _) in zip(COMMENT_COLUMNS, COMMENT_PAYLOADS)]
+    columns.append(("users", "password_hash", "CANARY bcrypt of the password"))
+    out += [f"ALTER TABLE {t} MODIFY {c} TEXT COMMENT {lit(text)}" for t, c, text in columns]
+    return out
+
+
 # --- unchanged? ------------------------------------------------------------------------------------------
 
 
@@ -137,6 +151,38 @@ def postgres_state(url: str) -> Callable[[], str]:
                     "SELECT rolname, rolsuper FROM pg_roles ORDER BY 1",
                     "SELECT name, setting FROM pg_file_settings ORDER BY 1, 2",
                     "SELECT proname FROM pg_proc WHERE pronamespace = 'public'::regnamespace ORDER BY 1"):
+            parts.append(repr(rows(sql)))
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+    return digest
+
+
+def mysql_state(url: str) -> Callable[[], str]:
+    """A function that digests the MySQL or MariaDB database at ``url`` (on one connection kept open): columns,
+    every table's rows, the server's users, plugins, functions and the settings an attack would change."""
+    import pymysql
+    from sqlalchemy.engine import make_url
+
+    u = make_url(url)
+    conn = pymysql.connect(host=u.host, port=u.port, user=u.username, database=u.database, autocommit=True,
+                           charset="utf8mb4")
+
+    def rows(sql: str) -> list[tuple]:
+        with conn.cursor() as cur:
+            cur.execute(sql)
+            return list(cur.fetchall())
+
+    def digest() -> str:
+        parts = [repr(rows("SELECT table_name, column_name, data_type, column_comment FROM information_schema.columns "
+                           "WHERE table_schema = DATABASE() ORDER BY 1, 2"))]
+        for (table,) in rows("SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() "
+                             "ORDER BY 1"):
+            parts.append(repr(sorted(rows(f"SELECT * FROM `{table}`"), key=repr)))
+        for sql in ("SELECT user, host FROM mysql.user ORDER BY 1, 2",
+                    "SELECT plugin_name, plugin_status FROM information_schema.plugins ORDER BY 1",
+                    "SELECT routine_schema, routine_name FROM information_schema.routines ORDER BY 1, 2",
+                    "SELECT @@GLOBAL.max_connections, @@GLOBAL.general_log, @@GLOBAL.general_log_file, "
+                    "@@GLOBAL.sql_mode, @@GLOBAL.read_only"):
             parts.append(repr(rows(sql)))
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 

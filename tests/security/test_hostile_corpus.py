@@ -1,4 +1,4 @@
-"""The hostile-input corpus (tests/security/corpus.py) on SQLite, DuckDB and PostgreSQL: every case reaches the
+"""The hostile-input corpus (tests/security/corpus.py) on SQLite, DuckDB, PostgreSQL and MariaDB: every case reaches the
 outcome it must (refused, answered safely, or stopped by the time limit), leaves the database and its folder
 byte-for-byte unchanged, and shows no hidden table, column or value in any output or prompt."""
 
@@ -11,8 +11,18 @@ import pytest
 
 from ..extras import has_extra, need_engine
 from . import corpus
-from .conftest import PostgresServer
-from .hostile_run import Outcome, build_file, folder_state, open_corpus, postgres_script, postgres_state, run_case
+from .conftest import MariaDBServer, PostgresServer
+from .hostile_run import (
+    Outcome,
+    build_file,
+    folder_state,
+    mysql_state,
+    mysql_statements,
+    open_corpus,
+    postgres_script,
+    postgres_state,
+    run_case,
+)
 
 CASES = corpus.cases()
 
@@ -43,6 +53,19 @@ def corpus_dbs(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixture
         digest = postgres_state(url)
         out["postgres"] = (open_corpus(url, "postgres", folder), folder, url,
                            lambda: (digest(), folder_state(folder)))
+    if has_extra("mysql"):
+        server: MariaDBServer = request.getfixturevalue("mariadb_server")
+        server.admin("DROP DATABASE IF EXISTS corpus")
+        server.admin("CREATE DATABASE corpus CHARACTER SET utf8mb4")
+        for stmt in mysql_statements():
+            server.admin(stmt, "corpus")
+        # a folder the server's own user could write to: an INTO OUTFILE that ran would show there
+        my_folder = tmp_path_factory.mktemp("corpus-mysql")
+        my_folder.chmod(0o777)
+        url = server.url("corpus")
+        my_digest = mysql_state(url)
+        out["mysql"] = (open_corpus(url, "mysql", my_folder), my_folder, url,
+                        lambda: (my_digest(), folder_state(my_folder)))
     yield out
     for db, *_ in out.values():
         db.close()

@@ -81,12 +81,17 @@ CATALOG_QUERIES = {
                  "SELECT attname FROM pg_attribute", "SELECT table_to_xml('audit_log', true, false, '')",
                  "SELECT 'audit_log'::regclass", "SELECT col_description('users'::regclass, 4)",
                  "SELECT * FROM pg_catalog.pg_class", "SELECT has_column_privilege('users', 'password_hash', 'select')"],
+    "mysql": ["SELECT * FROM information_schema.columns", "SELECT column_comment FROM information_schema.columns",
+              "SELECT * FROM information_schema.tables", "SELECT * FROM mysql.user",
+              "SELECT * FROM performance_schema.events_statements_history", "SELECT * FROM sys.schema_table_statistics",
+              "SELECT * FROM tenants.audit_log", "SELECT password_hash FROM tenants.users"],
 }
 #: Whole-row and struct access: not a column reference, but the rewrite gives the row only visible columns.
 ROW_QUERIES = {
     "postgres": ["SELECT u FROM users AS u", "SELECT row_to_json(u) FROM users AS u", "SELECT to_jsonb(users) FROM users"],
     "duckdb": ["SELECT u FROM users AS u", "SELECT to_json(u) FROM users AS u"],
     "sqlite": ["SELECT json_group_array(json_object('n', name)) FROM users"],
+    "mysql": ["SELECT JSON_ARRAYAGG(JSON_OBJECT('n', name)) FROM users"],
 }
 
 #: Queries a tenant may run: their results must equal those on a database that holds only the tenant's rows.
@@ -155,6 +160,12 @@ def dbs(tenant_targets: dict[str, str]) -> dict[str, Database]:
 
 @pytest.mark.parametrize("position", sorted(HIDDEN_COLUMN_QUERIES))
 def test_hidden_column_is_refused_in_every_position(dbs: dict[str, Database], engine_name: str, position: str) -> None:
+    if engine_name == "mysql" and position == "quoted":
+        # MySQL reads "password_hash" as a string (sqlweave's sessions read SQL as MySQL does by default, without
+        # ANSI_QUOTES): the query names no column, and answers the text itself, once per visible user
+        result = dbs[engine_name].execute(HIDDEN_COLUMN_QUERIES[position])
+        assert result.rows == (("password_hash",),) * 3
+        return
     refused_without_leak(dbs[engine_name], HIDDEN_COLUMN_QUERIES[position])
 
 
