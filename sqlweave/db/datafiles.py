@@ -43,7 +43,7 @@ READERS = {
 }
 _KINDS = "CSV, TSV, Parquet, JSON or Excel (.xlsx)"
 #: How the copies are built: a copy built another way (an earlier sqlweave) is built again.
-_BUILD = 3
+_BUILD = 4
 
 
 #: The endings, longest first (``.csv.gz`` is tried before ``.csv``).

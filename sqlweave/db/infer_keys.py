@@ -75,12 +75,12 @@ def _q(name: str) -> str:
 
 
 def _forms(table: str) -> set[str]:
-    """The table's name, lower case, as it is and in the singular (``categories`` -> ``category``; ``coaches`` ->
-    ``coach`` and ``coache``, either being possible after ``-es``)."""
+    """The table's name, lower case, as it is and in the singular (``categories`` -> ``category``; ``movies`` ->
+    ``movie``; ``coaches`` -> ``coach`` and ``coache``: either is possible after ``-ies`` and ``-es``)."""
     t = table.lower()
     forms = {t}
     if t.endswith("ies") and len(t) > 4:
-        forms.add(t[:-3] + "y")
+        forms |= {t[:-3] + "y", t[:-1]}
     elif t.endswith("s") and not t.endswith("ss") and len(t) > 3:
         forms.add(t[:-1])
         if t.endswith("es"):

@@ -287,6 +287,16 @@ def test_a_column_that_names_a_key_or_its_table_refers_to_it_when_the_values_agr
                      ("visits", "winning_aircraft", "aircraft", "aircraft_id"), ("parts", "code", "makers", "code")}
 
 
+def test_a_plural_in_ies_names_its_key_in_either_singular(tmp_path: Path, cache: Path) -> None:
+    need_extra("duckdb")
+    (tmp_path / "movies.csv").write_text("id,title\nm1,Up\nm2,Heat\n")
+    (tmp_path / "categories.csv").write_text("id,name\nc1,drama\n")
+    (tmp_path / "ratings.csv").write_text("rating_id,movie_id,category_id,stars\n1,m1,c1,4\n2,m2,c1,5\n")
+    with Database.open(tmp_path) as db:
+        found = {(f.column, f.ref_table) for f in db.schema().foreign_keys}
+    assert found == {("movie_id", "movies"), ("category_id", "categories")}
+
+
 def test_a_first_column_is_a_key_when_another_table_refers_to_it_by_its_name(tmp_path: Path, cache: Path) -> None:
     need_extra("duckdb")
     (tmp_path / "apartments.csv").write_text("apt_id,rooms\n10,2\n11,3\n")  # not named after its table
