@@ -204,6 +204,10 @@ class Database:
             parsed = parsed.set(drivername=f"{backend}+pymysql")
             url = parsed.render_as_string(hide_password=False)
         driver = parsed.get_driver_name() if "+" in parsed.drivername else ""
+        if backend in _MYSQL and not parsed.database:
+            raise DatabaseNotFoundError(
+                f"{parsed.render_as_string(hide_password=True)} names no database",
+                hint="Add the database's name to the URL: mysql://user@host/shop")
         if backend not in _GUARDED:
             raise UnsupportedDatabaseError(
                 f"sqlweave does not run queries on {backend} databases: it can hold only SQLite, DuckDB, "

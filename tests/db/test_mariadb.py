@@ -254,3 +254,14 @@ def test_a_url_without_the_driver_names_the_extra(mariadb_url: str, monkeypatch:
     with pytest.raises(MissingDependencyError) as info:
         Database.open(mariadb_url.replace("mysql+pymysql://", "mysql+nosuchdriver://"))
     assert "pip install" in info.value.hint
+
+
+def test_a_url_without_a_database_or_with_an_unknown_one_gets_a_clear_error(mariadb_url: str) -> None:
+    from sqlweave.errors import DatabaseNotFoundError
+
+    server = mariadb_url.rsplit("/", 1)[0]
+    with pytest.raises(DatabaseNotFoundError, match="names no database") as info:
+        Database.open(server.replace("sqlweave@", "sqlweave:hunter2@") + "/")
+    assert "hunter2" not in str(info.value) and "mysql://user@host/shop" in info.value.hint
+    with pytest.raises(DatabaseNotFoundError, match="Unknown database 'nope'"):
+        Database.open(server + "/nope")
