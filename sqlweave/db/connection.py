@@ -1,8 +1,10 @@
 """Open a database read-only, by file path or SQLAlchemy URL.
 
 SQLite files open with the ``mode=ro`` URI and ``PRAGMA query_only``; PostgreSQL
-sessions are read-only transactions with a ``statement_timeout``; DuckDB files
-open with ``read_only``. Nothing sqlweave runs can write to the user's database.
+sessions are read-only transactions with a ``statement_timeout``; MySQL and MariaDB
+queries run in ``START TRANSACTION READ ONLY`` with the server's statement time
+limit; DuckDB files open with ``read_only``. Nothing sqlweave runs can write to the
+user's database.
 
 >>> from sqlweave.db.demo import demo_database_path
 >>> db = Database.open(demo_database_path())

@@ -94,3 +94,32 @@ def test_commands_sqlglot_keeps_whole_are_refused_by_their_own_name(sql: str, ki
 
     with pytest.raises(RefusedStatementError, match=f"^{kind} statements are not allowed"):
         ensure_read_only(sql, "sqlite")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT name /*!, LOAD_FILE('/etc/passwd') */ FROM singer",
+    "SELECT name /*!50000 , LOAD_FILE('/etc/passwd') */ FROM singer",
+    "SELECT name /*M!100000 , @@version */ FROM singer",
+    "SELECT 1 --1, LOAD_FILE('/etc/passwd')",
+    "SELECT name FROM singer INTO OUTFILE '/tmp/x'",
+    "SELECT name FROM singer LIMIT 1 into   dumpfile '/tmp/x'",
+    "SELECT @n := COUNT(*) FROM singer",
+    "SELECT LOAD_FILE('/etc/passwd')",
+    "SELECT SLEEP(5)",
+    "SELECT GET_LOCK('x', 10)",
+])
+def test_what_mysql_runs_past_a_parser_is_refused(sql: str) -> None:
+    with pytest.raises(RefusedStatementError):
+        ensure_read_only(sql, "mysql")
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT '/*! not code */', '--x', 'INTO OUTFILE' FROM singer",
+    "SELECT name FROM singer -- a comment, with a space",
+    "SELECT name FROM singer # a comment",
+    "SELECT 'it''s', \"a \\\" /*! quoted */ b\" FROM singer",
+    "SELECT 1 - -1",
+    "SELECT name FROM singer /* an ordinary comment */",
+])
+def test_their_lookalikes_in_strings_and_comments_run(sql: str) -> None:
+    ensure_read_only(sql, "mysql")
