@@ -19,7 +19,9 @@ arms run on DuckDB, so the difference between them is the keys'; the SQLite run 
 A third arm, ``declared`` (``--arms keys,nokeys,declared``), reads the same CSV files and declares on the copy the
 keys the SQLite file declares (single-column primary keys, and foreign keys to them), as far as DuckDB accepts them
 (the keys it refuses are counted): the same engine and types with the keys a schema's author wrote, which parts
-what the keys cost from what the engine and types cost.
+what the keys cost from what the engine and types cost. A fourth, ``knowledge``, is the keys arm with a knowledge
+file per database whose ``joins`` are the SQLite file's foreign keys the data did not show: what a user who writes
+them down gets.
 """
 
 from __future__ import annotations
@@ -54,12 +56,31 @@ from sqlweave.presets import build_pipeline  # noqa: E402
 
 
 class CopiedDataset(Dataset):
-    """A dataset whose databases are the DuckDB copies of its CSV exports."""
+    """A dataset whose databases are the DuckDB copies of its CSV exports (with a knowledge file each in the
+    ``knowledge`` arm)."""
 
     copies: dict[str, Path] = {}
+    knowledge: dict[str, Path] = {}
 
     def db_path(self, db_id: str) -> Path:
         return self.copies[db_id]
+
+    def descriptions_path(self, db_id: str) -> Path | None:
+        return self.knowledge.get(db_id)
+
+
+def knowledge_file(sqlite_path: Path, copy: Path, target: Path) -> tuple[Path, int]:
+    """A knowledge file at ``target`` whose ``joins`` are the foreign keys ``sqlite_path`` declares and the copy's
+    keys read from the data miss (what a user would write down for sqlweave): (the file, joins written)."""
+    with Database.open(sqlite_path) as db:
+        schema = db.schema()
+    with Database.open(copy) as db:
+        found = {(f.table.lower(), f.column.lower()) for f in db.schema().foreign_keys}
+    keyed = {t.name.lower(): t.primary_key for t in schema.tables}
+    joins = [f"{f.table}.{f.column} = {f.ref_table}.{f.ref_column}" for f in schema.foreign_keys
+             if (f.table.lower(), f.column.lower()) not in found and keyed.get(f.ref_table.lower()) == (f.ref_column,)]
+    target.write_text("joins:\n" + "".join(f"  - {json.dumps(j)}\n" for j in joins) if joins else "notes: []\n")
+    return target, len(joins)
 
 
 def rescored(results: list, copies: dict[str, Path], dataset: Dataset) -> list:
@@ -128,14 +149,15 @@ def main() -> int:
     ap.add_argument("--sqlite", type=Path, default=None, help="a sqlweave eval run of the same questions on SQLite")
     ap.add_argument("--out", type=Path, default=None, help="default: benchmarks/results/datafiles-N.json")
     ap.add_argument("--arms", default="keys,nokeys",
-                    help="keys (read from the data), nokeys, declared (the SQLite file's keys), comma-separated")
+                    help="keys (read from the data), nokeys, declared (the SQLite file's keys), knowledge (keys read "
+                         "and a knowledge file's joins), comma-separated")
     args = ap.parse_args()
     dataset = load_spider(args.data_dir, "dev")
     examples = read_sample(args.sample, dataset.examples, dataset.left_out)
     n = len(examples)
     llm = get_llm(args.model, cache=True)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    unknown = set(arms) - {"keys", "nokeys", "declared"}
+    unknown = set(arms) - {"keys", "nokeys", "declared", "knowledge"}
     if unknown:
         ap.error(f"unknown arm(s): {', '.join(sorted(unknown))}")
     rows, refused = {}, {}
@@ -147,7 +169,16 @@ def main() -> int:
             export(dataset.db_path(db_id), folders[db_id])
         for arm in arms:
             copied = CopiedDataset(**{f: getattr(dataset, f) for f in dataset.__dataclass_fields__})
-            if arm == "declared":
+            CopiedDataset.knowledge = {}
+            if arm == "knowledge":
+                CopiedDataset.copies = {db_id: data_database(folder) for db_id, folder in folders.items()}
+                written = 0
+                for db_id in folders:
+                    CopiedDataset.knowledge[db_id], n = knowledge_file(
+                        dataset.db_path(db_id), CopiedDataset.copies[db_id], Path(tmp) / f"{db_id}.yaml")
+                    written += n
+                print(f"knowledge: {written} joins written down")
+            elif arm == "declared":
                 CopiedDataset.copies, counts = {}, [0, 0]
                 for db_id, folder in folders.items():
                     CopiedDataset.copies[db_id], kept, lost = declared_copy(
@@ -171,7 +202,8 @@ def main() -> int:
     for arm, (_, results) in rows.items():
         table[f"csv, {arm}"] = summarize(results)
     matches = {arm: {r.id: r.match for r in results} for arm, (_, results) in rows.items()}
-    pairs = [(a, b) for a, b in (("keys", "nokeys"), ("declared", "keys")) if a in matches and b in matches]
+    pairs = [(a, b) for a, b in (("keys", "nokeys"), ("declared", "keys"), ("knowledge", "keys"))
+             if a in matches and b in matches]
     differ = {f"right_only_{a}_not_{b}": sorted(i for i in matches[a] if matches[a][i] and not matches[b].get(i))
               for a, b in pairs + [(b, a) for a, b in pairs]}
     print(f"| databases | n | EX | easy | medium | hard | extra | median s / q |\n|---|---|---|---|---|---|---|---|")

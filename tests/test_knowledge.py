@@ -430,3 +430,47 @@ def test_evidence_addon_needs_a_generate_stage() -> None:
         build_pipeline("agent+evidence")
     assert [s.name for s in build_pipeline("rag+evidence", examples="x.json").stages][-4:-2] == \
         ["generate_evidence", "generate"]
+
+
+def _keyless(path: Path) -> Path:
+    """Two tables that declare no keys, as a data file or a careless schema gives them."""
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        conn.executescript("""
+            CREATE TABLE car_names (MakeId INTEGER PRIMARY KEY, Model TEXT);
+            CREATE TABLE cars_data (Id INTEGER, Horsepower INTEGER, secret TEXT);
+            CREATE TABLE makers (maker_id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE models (model_id INTEGER PRIMARY KEY, maker INTEGER REFERENCES makers(maker_id));
+            INSERT INTO car_names VALUES (1, 'chevrolet'), (2, 'buick');
+            INSERT INTO cars_data VALUES (1, 130, 'x'), (2, 165, 'y');
+        """)
+    return path
+
+
+def test_preferred_joins_are_keys_where_the_database_declares_none(tmp_path: Path) -> None:
+    db_path = _keyless(tmp_path / "cars.sqlite")
+    (tmp_path / "cars.yaml").write_text(
+        "joins:\n"
+        "  - car_names.MakeId = cars_data.Id\n"  # written from the key's side: it is still the side referred to
+        "  - models.maker = makers.name\n"  # the column already has a declared key: that one stays
+        "  - cars_data.nope = car_names.MakeId\n"  # no such column: nothing
+        "  - cars_data.secret = car_names.Model\n")
+    with Database.open(db_path) as plain:
+        assert [str(fk) for fk in plain.schema().foreign_keys] == ["models.maker -> makers.maker_id"]
+    engine = sqlweave.connect(db_path, llm=FakeLLM(["SELECT 1"]), knowledge=tmp_path / "cars.yaml")
+    keys = [str(fk) for fk in engine.db.schema().foreign_keys]
+    assert keys == ["models.maker -> makers.maker_id", "cars_data.Id -> car_names.MakeId",
+                    "cars_data.secret -> car_names.Model"]
+    assert "FOREIGN KEY (Id) REFERENCES car_names(MakeId)" in render_create_table(engine.db.schema())
+    from sqlweave.agent.tools import Toolkit
+
+    assert Toolkit(engine.db).find_shortest_path("cars_data.Horsepower", "car_names.Model").tables == (
+        "cars_data", "car_names")
+    engine.close()
+    # under an access policy, a join that names a hidden column adds no key
+    policy = {"hidden_columns": ["cars_data.secret"]}
+    hidden = sqlweave.connect(db_path, llm=FakeLLM(["SELECT 1"]), knowledge=tmp_path / "cars.yaml", policy=policy)
+    assert [str(fk) for fk in hidden.db.schema().foreign_keys] == ["models.maker -> makers.maker_id",
+                                                                   "cars_data.Id -> car_names.MakeId"]
+    hidden.close()

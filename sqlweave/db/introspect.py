@@ -101,7 +101,35 @@ def introspect(db: "Database") -> Schema:
             tables.append(_with_data(db, table, explicit=policy is not None and len(cols) < len(all_columns[name])))
     if policy is not None:
         policy.validate({**all_columns, **{t: [] for t in hidden_tables}})
+    fks += _joins_as_keys(db, fks, tables)
     return Schema(name=db.name, tables=tuple(tables), foreign_keys=_resolve_fks(fks, tables), dialect=db.dialect)
+
+
+def _joins_as_keys(db: "Database", fks: list[ForeignKey], tables: list[Table]) -> list[ForeignKey]:
+    """The preferred joins of the database's knowledge file as foreign keys, where the database declares none
+    on that column: the keys a data file, or a database that declares none, cannot show (``orders.customer_id =
+    customers.id``). The side that is its table's primary key is the one referred to (either may come first);
+    a join whose columns are not both in the schema, or that names what an access policy hides, adds nothing."""
+    from ..knowledge import knowledge_for
+
+    known = knowledge_for(db)  # under an access policy, without what names a hidden part
+    if known is None or not known.joins:
+        return []
+    by_name = {t.name.lower(): t for t in tables}
+    keyed = {(f.table.lower(), f.column.lower()) for f in fks}
+    out: list[ForeignKey] = []
+    for j in known.joins:
+        left, right = by_name.get(j.table.lower()), by_name.get(j.ref_table.lower())
+        if left is None or right is None or not left.has_column(j.column) or not right.has_column(j.ref_column):
+            continue
+        key = ForeignKey(j.table, j.column, j.ref_table, j.ref_column)
+        if right.primary_key != (right.column(j.ref_column).name,) and \
+                left.primary_key == (left.column(j.column).name,):
+            key = ForeignKey(j.ref_table, j.ref_column, j.table, j.column)
+        if (key.table.lower(), key.column.lower()) not in keyed:
+            keyed.add((key.table.lower(), key.column.lower()))
+            out.append(key)
+    return out
 
 
 def _duckdb_keys(db: "Database") -> dict[str, tuple[set[str], list[dict[str, Any]]]]:

@@ -46,6 +46,10 @@ class Dataset:
     def db_path(self, db_id: str) -> Path:
         return self.db_dir / db_id / f"{db_id}.sqlite"
 
+    def descriptions_path(self, db_id: str) -> Path | None:
+        """A descriptions or knowledge file for ``db_id``'s database (none for Spider's own)."""
+        return None
+
     def missing_note(self, ids: Iterable[str] | None = None) -> str | None:
         """What the questions ``ids`` (default: every question of the file) lose to missing databases, or None.
 

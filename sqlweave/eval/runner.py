@@ -238,7 +238,8 @@ class DatabasePool:
     def get(self, db_id: str) -> Database:
         with self._lock:
             if db_id not in self._dbs:
-                self._dbs[db_id] = Database.open(self.dataset.db_path(db_id), timeout_s=EVAL_TIMEOUT_S)
+                self._dbs[db_id] = Database.open(self.dataset.db_path(db_id), timeout_s=EVAL_TIMEOUT_S,
+                                                 descriptions=self.dataset.descriptions_path(db_id))
             return self._dbs[db_id]
 
     def __enter__(self) -> "DatabasePool":
