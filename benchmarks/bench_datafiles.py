@@ -174,9 +174,9 @@ def main() -> int:
                 CopiedDataset.copies = {db_id: data_database(folder) for db_id, folder in folders.items()}
                 written = 0
                 for db_id in folders:
-                    CopiedDataset.knowledge[db_id], n = knowledge_file(
+                    CopiedDataset.knowledge[db_id], joins = knowledge_file(
                         dataset.db_path(db_id), CopiedDataset.copies[db_id], Path(tmp) / f"{db_id}.yaml")
-                    written += n
+                    written += joins
                 print(f"knowledge: {written} joins written down")
             elif arm == "declared":
                 CopiedDataset.copies, counts = {}, [0, 0]
