@@ -1,4 +1,4 @@
-"""Checks shared by the live PostgreSQL and DuckDB tests (and SQLite, the reference)."""
+"""Checks shared by the live PostgreSQL, DuckDB and MariaDB tests (and SQLite, the reference)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,13 @@ import datetime as dt
 from decimal import Decimal
 from typing import Any
 
+from sqlweave.agent.tools import Toolkit
 from sqlweave.db import Database
+from sqlweave.retrieval.values import ValueIndex
 from sqlweave.sql.extract import extract_sql
+from sqlweave.sql.repair import repair_schema_links
+from sqlweave.sql.rewrite import relink_values
+from sqlweave.stages.rewrite import value_probe
 
 #: SQL a model writes in SQLite's (or MySQL's, or T-SQL's) dialect, and the SQLite query that gives the expected
 #: answer (None: the same text). Each runs on every engine after the extract stage's transpilation and must
@@ -172,6 +177,22 @@ def check_concert_singer_schema(db: Database, name_comment: str, table_comment: 
     }
 
 
+def check_tools_and_repair(db: Database) -> None:
+    """The value index, the agent's tools, schema repair and value relinking on concert_singer as the loader copies
+    it (names as Spider spells them)."""
+    hit = ValueIndex.build(db, persist=False).search("Frence", k=1)[0]
+    assert (hit.table, hit.column, hit.value) == ("singer", "Country", "France")
+    kit = Toolkit(db)
+    assert kit.search_value("nederland")[0].value == "Netherlands"
+    path = kit.find_shortest_path("singer.Name", "stadium.Name")
+    assert path.tables == ("singer", "singer_in_concert", "concert", "stadium")
+    assert kit.execute_sql(f"SELECT count(*) {path.from_clause}").rows[0][0] > 0
+    fixed = repair_schema_links("SELECT concert_Name FROM singer WHERE Name = 'Timbaland'", db.schema(), db.dialect)
+    assert fixed.changed and sorted(db.execute(fixed.sql).rows) == [("Auditions",), ("Week 2",)]
+    relinked = relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), value_probe(db), db.dialect)
+    assert relinked.sql == "SELECT Name FROM singer WHERE Country = 'France'" and db.execute(relinked.sql).row_count == 4
+
+
 def rows(result: Any) -> list[tuple[Any, ...]]:
     return [tuple(normal(v) for v in r) for r in result.rows]
 
@@ -295,53 +316,6 @@ DUCKDB_ATTACKS = [
     "CALL pragma_version()",
 ]
 
-#: MySQL and MariaDB: statements, side-effecting functions and comment tricks a model (or a user) might send; each
-#: must be refused by the classifier and change nothing.
-MYSQL_ATTACKS = [
-    "DROP TABLE singer",
-    "DELETE FROM singer",
-    "UPDATE singer SET Age = 0",
-    "INSERT INTO stadium (Stadium_ID, Name) VALUES (99, 'x')",
-    "REPLACE INTO stadium (Stadium_ID, Name) VALUES (1, 'x')",
-    "TRUNCATE singer_in_concert",
-    "COMMIT; DELETE FROM singer",
-    "SELECT 1; DELETE FROM singer",
-    "SELECT SLEEP(30)",
-    "SELECT BENCHMARK(100000000, MD5('x'))",
-    "SELECT LOAD_FILE('/etc/passwd')",
-    "SELECT * FROM singer INTO OUTFILE '/tmp/sqlweave-pwned.txt'",
-    "SELECT Name FROM singer LIMIT 1 INTO DUMPFILE '/tmp/sqlweave-pwned.bin'",
-    "SELECT Name INTO @stolen FROM singer LIMIT 1",
-    "SELECT @n := COUNT(*) FROM singer",
-    "SELECT Name /*!, LOAD_FILE('/etc/passwd') */ FROM singer",
-    "SELECT Name /*!50000 , LOAD_FILE('/etc/passwd') */ FROM singer",
-    "SELECT Name /*M!, LOAD_FILE('/etc/passwd') */ FROM singer",
-    "SELECT 1 --1, LOAD_FILE('/etc/passwd')",
-    "LOAD DATA INFILE '/etc/passwd' INTO TABLE singer",
-    "SELECT GET_LOCK('sqlweave', 10)",
-    "SELECT RELEASE_ALL_LOCKS()",
-    "SELECT * FROM singer FOR UPDATE",
-    "SELECT * FROM singer LOCK IN SHARE MODE",
-    "CREATE TABLE t AS SELECT * FROM singer",
-    "CREATE TEMPORARY TABLE t (x INT)",
-    "ALTER TABLE singer ADD COLUMN x INT",
-    "RENAME TABLE singer TO gone",
-    "SET GLOBAL max_connections = 1",
-    "SET SESSION TRANSACTION READ WRITE",
-    "SET @@SESSION.sql_mode = 'ANSI_QUOTES'",
-    "GRANT ALL ON *.* TO 'sqlweave'@'%'",
-    "CREATE USER pwn",
-    "LOCK TABLES singer WRITE",
-    "HANDLER singer OPEN",
-    "DO SLEEP(5)",
-    "CALL nothing()",
-    "PREPARE p FROM 'DELETE FROM singer'",
-    "FLUSH TABLES",
-    "KILL 1",
-    "SHUTDOWN",
-    "INSTALL PLUGIN x SONAME 'x.so'",
-]
-
 #: Writes that MySQL's read-only transaction stops too, past the classifier (the second line of defence); the
 #: driver runs one statement per call, so a second statement is a syntax error there. The rest of MYSQL_ATTACKS
 #: only the classifier stops for a user with every privilege: INTO OUTFILE and LOAD_FILE read and write the
@@ -360,4 +334,39 @@ MYSQL_WRITES_STOPPED_BY_THE_SERVER = [
     "SELECT * FROM singer FOR UPDATE",
     "SELECT 1; DELETE FROM singer",
     "COMMIT; DELETE FROM singer",
+]
+
+#: MySQL and MariaDB: statements, side-effecting functions and comment tricks a model (or a user) might send; each
+#: must be refused by the classifier and change nothing (the writes above, and what only the classifier stops).
+MYSQL_ATTACKS = MYSQL_WRITES_STOPPED_BY_THE_SERVER + [
+    "SELECT SLEEP(30)",
+    "SELECT BENCHMARK(100000000, MD5('x'))",
+    "SELECT LOAD_FILE('/etc/passwd')",
+    "SELECT * FROM singer INTO OUTFILE '/tmp/sqlweave-pwned.txt'",
+    "SELECT Name FROM singer LIMIT 1 INTO DUMPFILE '/tmp/sqlweave-pwned.bin'",
+    "SELECT Name INTO @stolen FROM singer LIMIT 1",
+    "SELECT @n := COUNT(*) FROM singer",
+    "SELECT Name /*!, LOAD_FILE('/etc/passwd') */ FROM singer",
+    "SELECT Name /*!50000 , LOAD_FILE('/etc/passwd') */ FROM singer",
+    "SELECT Name /*M!, LOAD_FILE('/etc/passwd') */ FROM singer",
+    "SELECT 1 --1, LOAD_FILE('/etc/passwd')",
+    "LOAD DATA INFILE '/etc/passwd' INTO TABLE singer",
+    "SELECT GET_LOCK('sqlweave', 10)",
+    "SELECT RELEASE_ALL_LOCKS()",
+    "SELECT * FROM singer LOCK IN SHARE MODE",
+    "ALTER TABLE singer ADD COLUMN x INT",
+    "SET GLOBAL max_connections = 1",
+    "SET SESSION TRANSACTION READ WRITE",
+    "SET @@SESSION.sql_mode = 'ANSI_QUOTES'",
+    "GRANT ALL ON *.* TO 'sqlweave'@'%'",
+    "CREATE USER pwn",
+    "LOCK TABLES singer WRITE",
+    "HANDLER singer OPEN",
+    "DO SLEEP(5)",
+    "CALL nothing()",
+    "PREPARE p FROM 'DELETE FROM singer'",
+    "FLUSH TABLES",
+    "KILL 1",
+    "SHUTDOWN",
+    "INSTALL PLUGIN x SONAME 'x.so'",
 ]

@@ -9,15 +9,10 @@ from pathlib import Path
 import pytest
 
 import sqlweave
-from sqlweave.agent.tools import Toolkit
 from sqlweave.db import Database
 from sqlweave.db.load import load_database
 from sqlweave.errors import ExecutionError, QueryTimeoutError, RefusedStatementError, SQLParseError
 from sqlweave.llm import FakeLLM
-from sqlweave.retrieval.values import ValueIndex
-from sqlweave.sql.repair import repair_schema_links
-from sqlweave.sql.rewrite import relink_values
-from sqlweave.stages.rewrite import value_probe
 
 from ..conftest import file_digest
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT
@@ -25,6 +20,7 @@ from .suite import (
     DIALECT_CASES,
     DUCKDB_ATTACKS,
     check_concert_singer_schema,
+    check_tools_and_repair,
     rows,
     run_as_model_wrote_it,
 )
@@ -57,17 +53,7 @@ def test_execute_value_index_tools_and_repair(db: Database) -> None:
     assert db.execute("SELECT name, age FROM singer ORDER BY age DESC").rows[0] == ("Joe Sharp", 52)
     with pytest.raises(ExecutionError):
         db.execute("SELECT nme FROM singer")
-    hit = ValueIndex.build(db, persist=False).search("Frence", k=1)[0]
-    assert (hit.table, hit.column, hit.value) == ("singer", "Country", "France")
-    kit = Toolkit(db)
-    assert kit.search_value("nederland")[0].value == "Netherlands"
-    path = kit.find_shortest_path("singer.Name", "stadium.Name")
-    assert path.tables == ("singer", "singer_in_concert", "concert", "stadium")
-    assert kit.execute_sql(f"SELECT count(*) {path.from_clause}").rows[0][0] > 0
-    fixed = repair_schema_links("SELECT concert_Name FROM singer WHERE Name = 'Timbaland'", db.schema(), db.dialect)
-    assert fixed.changed and sorted(db.execute(fixed.sql).rows) == [("Auditions",), ("Week 2",)]
-    relinked = relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), value_probe(db), db.dialect)
-    assert relinked.sql == "SELECT Name FROM singer WHERE Country = 'France'" and db.execute(relinked.sql).row_count == 4
+    check_tools_and_repair(db)
 
 
 def test_default_pipeline_answers_how_many_singers(duck_path: Path) -> None:

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import sqlweave
-from sqlweave.agent.tools import Toolkit
 from sqlweave.db import Database
 from sqlweave.db.load import load_database
 from sqlweave.errors import (
@@ -27,10 +26,6 @@ from sqlweave.errors import (
     UnknownTableError,
 )
 from sqlweave.llm import FakeLLM
-from sqlweave.retrieval.values import ValueIndex
-from sqlweave.sql.repair import repair_schema_links
-from sqlweave.sql.rewrite import relink_values
-from sqlweave.stages.rewrite import value_probe
 
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT, MariaDBServer
 from .suite import (
@@ -38,6 +33,7 @@ from .suite import (
     MYSQL_ATTACKS,
     MYSQL_WRITES_STOPPED_BY_THE_SERVER,
     check_concert_singer_schema,
+    check_tools_and_repair,
     rows,
     run_as_model_wrote_it,
 )
@@ -88,17 +84,7 @@ def test_execute_returns_rows_caps_them_and_types_errors(db: Database) -> None:
 
 
 def test_value_index_tools_and_repair(db: Database) -> None:
-    hit = ValueIndex.build(db, persist=False).search("Frence", k=1)[0]
-    assert (hit.table, hit.column, hit.value) == ("singer", "Country", "France")
-    kit = Toolkit(db)
-    assert kit.search_value("nederland")[0].value == "Netherlands"
-    path = kit.find_shortest_path("singer.Name", "stadium.Name")
-    assert path.tables == ("singer", "singer_in_concert", "concert", "stadium")
-    assert kit.execute_sql(f"SELECT count(*) {path.from_clause}").rows[0][0] > 0
-    fixed = repair_schema_links("SELECT concert_Name FROM singer WHERE Name = 'Timbaland'", db.schema(), db.dialect)
-    assert fixed.changed and sorted(db.execute(fixed.sql).rows) == [("Auditions",), ("Week 2",)]
-    relinked = relink_values("SELECT Name FROM singer WHERE Name = 'France'", db.schema(), value_probe(db), db.dialect)
-    assert relinked.sql == "SELECT Name FROM singer WHERE Country = 'France'" and db.execute(relinked.sql).row_count == 4
+    check_tools_and_repair(db)
 
 
 def test_default_pipeline_answers_in_mysql_and_brings_sqlite_sql_over(mariadb_url: str) -> None:
