@@ -90,6 +90,16 @@ def _trace_facts(trace: Sequence[Any]) -> tuple[bool, int, bool, bool]:
     return first_failed, issues, repaired, corrected
 
 
+def _before_names(sql: str, trace: Sequence[Any]) -> str:
+    """The query whose shape is measured: ``sql`` as it was before the ``name_keys`` stage followed its keys with
+    names (a join added to show a name changes no row, and says nothing of how likely the answer is right)."""
+    for entry in trace:
+        notes = _field(entry, "notes") or {}
+        if _field(entry, "stage") == "name_keys" and notes.get("changed") and notes.get("sql") == sql:
+            return str(notes.get("named_from") or sql)
+    return sql
+
+
 def _sql_facts(sql: str, dialect: str | None) -> tuple[dict[str, float], set[str]]:
     """The query's shape, and the tables it reads."""
     from .errors import SQLParseError
@@ -134,7 +144,7 @@ def signals(question: str, sql: str | None, result: "QueryResult | None", trace:
     out["question_words_log"] = math.log1p(len(question.split()))
     out["negation"] = float(bool(_NEGATION.search(question)))
     if sql:
-        facts, tables = _sql_facts(sql, dialect)
+        facts, tables = _sql_facts(_before_names(sql, trace), dialect)
         out.update(facts)
         asked = _words(question)
         out["unnamed_tables"] = float(sum(1 for t in tables if not (_words(t) & asked)))

@@ -485,6 +485,10 @@ class Pipeline:
         raise PipelineError(f"pipeline {self.name!r} has no stage {name!r}",
                             hint=f"Its stages are: {', '.join(s.name for s in self.stages)}.")
 
+    def stage(self, name: str) -> Stage:
+        """The stage called ``name`` (:class:`~sqlweave.errors.PipelineError` naming the stages if none is)."""
+        return self.stages[self._index(name)]
+
     def replace_stage(self, name: str, stage: Stage) -> "Pipeline":
         i = self._index(name)
         return replace(self, stages=self.stages[:i] + (stage,) + self.stages[i + 1:])

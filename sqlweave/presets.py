@@ -32,6 +32,7 @@ from .stages.generate_evidence import GenerateEvidence
 from .stages.link_schema import LinkSchema
 from .stages.readings import SecondReadings
 from .stages.revise import RevisionChain
+from .stages.name_keys import NameKeys
 from .stages.rewrite import RewriteQuery
 from .stages.select_examples import SelectExamples, default_pool_path
 from .stages.vote import SelfConsistency
@@ -137,9 +138,9 @@ ENSEMBLE_VARIANTS = ("pruned+repair", "rag-simplify+repair")
 #: needless joins dropped, name groupings keyed), then voting
 #: on the answers whose calibrated confidence is below 0.6 (about one in five: the median question still costs
 #: one call), each result group weighed by the likelihood of the question given its query (reviewer reranking)
-#: and by its size.
+#: and by its size; last, a key shown where the question asks for no ids is followed by the name of its row.
 PRESETS: dict[str, "Recipe | str"] = {
-    "default": "zero-shot+repair+correct-failed+rewrite+vote-if-unsure",
+    "default": "zero-shot+repair+correct-failed+rewrite+vote-if-unsure+name-keys",
     "zero-shot": Recipe(zero_shot),
     "zero-shot-compact": Recipe(zero_shot, {"style": "compact"}),
     # XiYan-SQL's M-Schema: one line per column, with its type, key and example values.
@@ -379,6 +380,8 @@ ADDONS: dict[str, "Stage | Callable[..., Pipeline]"] = {
     # BENCHMARKS.md: weighing the groups).
     "vote-if-unsure": SelfConsistency(n=4, only_below=VOTE_BELOW, rewrite=True, select="review", margin=None,
                                       support=VOTE_SUPPORT, name="vote_if_unsure"),
+    # After any vote: a key shown where the question asks for no ids is followed by the name of its row.
+    "name-keys": NameKeys(),
     "values": _add_values,
     "evidence": _add_evidence,
     "link": _add_links,
@@ -429,13 +432,13 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
     ``vote_below`` moves the confidence below which ``default``'s and ``best``'s vote is spent (0.6 and 0.9):
     higher votes on more answers, at more model calls (BENCHMARKS.md, EX against calls).
 
-    >>> build_pipeline("best", vote_below=0.95).stages[-1].only_below
+    >>> build_pipeline("best", vote_below=0.95).stage("vote_if_unsure").only_below
     0.95
 
     ``vote`` sets options of every vote stage (:class:`~sqlweave.stages.vote.SelfConsistency`: ``n``,
     ``temperature``, ``seed``, ``support``, ...), for measuring a preset's vote with other settings:
 
-    >>> build_pipeline("best", vote={"temperature": 1.0, "n": 8}).stages[-1].temperature
+    >>> build_pipeline("best", vote={"temperature": 1.0, "n": 8}).stage("vote_if_unsure").temperature
     1.0
     """
     unknown = sorted(set(options) - set(OPTIONS))

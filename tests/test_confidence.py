@@ -87,7 +87,7 @@ def test_every_answer_has_a_confidence_and_a_failed_one_has_zero(singer_db: Path
     engine = sqlweave.connect(singer_db, llm=FakeLLM([fenced(COUNT)]))
     answer = engine.ask("How many singers are there?")
     assert 0.5 < answer.confidence < 1.0 and not answer.unsure and answer.readings == ()
-    assert [e.stage for e in answer.trace][-1] == "vote_if_unsure"  # no readings stage when none was asked for
+    assert [e.stage for e in answer.trace][-1] == "name_keys"  # no readings stage when none was asked for
     # the live trace and its stored form give the same signals
     assert signals(answer.question, answer.sql, answer.result, answer.trace) == \
         signals(answer.question, answer.sql, answer.result, [e.as_dict() for e in answer.trace])

@@ -219,21 +219,25 @@ def test_presets_are_data_base_recipes_or_a_preset_with_stages() -> None:
         built = build_pipeline(name, examples="train.json")
         same = build_pipeline(spelling, examples="train.json")
         assert built.name == name and built.stages == same.stages, name
-    assert build_pipeline("default").stages == build_pipeline("zero-shot+repair+correct-failed+rewrite+vote-if-unsure").stages
+    assert build_pipeline("default").stages == build_pipeline(
+        "zero-shot+repair+correct-failed+rewrite+vote-if-unsure+name-keys").stages
+    # a key shown in place of a name is named last, after the vote has chosen the answer
+    assert [s.name for s in build_pipeline("default").stages][-2:] == ["vote_if_unsure", "name_keys"]
 
 
 def test_best_is_default_voting_on_more_answers_with_a_few_shot_view() -> None:
     best, default, more = build_pipeline("best"), build_pipeline("default"), build_pipeline("vote-more")
-    assert best.stages[:-1] == default.stages[:-1] == more.stages[:-1]
-    assert (best.stages[-1].name, best.stages[-1].only_below) == ("vote_if_unsure", 0.9)
-    assert default.stages[-1].only_below == 0.6 and more.stages[-1].only_below == 0.9
+    assert best.stages[:-2] == default.stages[:-2] == more.stages[:-2]
+    assert best.stages[-1] == default.stages[-1] == more.stages[-1] == build_pipeline("zero-shot+name-keys").stages[-1]
+    best_vote, default_vote, more_vote = (p.stage("vote_if_unsure") for p in (best, default, more))
+    assert (best_vote.name, best_vote.only_below) == ("vote_if_unsure", 0.9)
+    assert default_vote.only_below == 0.6 and more_vote.only_below == 0.9
     # best's vote also asks with 4 pairs of the bundled pool; vote-more's and default's do not
-    assert (best.stages[-1].examples, Path(best.stages[-1].examples_pool).name) == (4, "spider-train-pool.json.gz")
-    assert more.stages[-1].examples == default.stages[-1].examples == 0
-    assert replace(best.stages[-1], examples=0, examples_pool=None, view_samples=more.stages[-1].view_samples) \
-        == more.stages[-1]
+    assert (best_vote.examples, Path(best_vote.examples_pool).name) == (4, "spider-train-pool.json.gz")
+    assert more_vote.examples == default_vote.examples == 0
+    assert replace(best_vote, examples=0, examples_pool=None, view_samples=more_vote.view_samples) == more_vote
     # both weigh every result group by the question's likelihood and by its size
-    for vote in (best.stages[-1], default.stages[-1]):
+    for vote in (best_vote, default_vote):
         assert (vote.select, vote.margin, vote.support) == ("review", None, 2.0)
 
 
@@ -281,18 +285,19 @@ def test_a_schema_budget_reaches_every_stage_that_shows_the_schema() -> None:
 
 
 def test_vote_below_moves_every_vote_spent_below_a_confidence() -> None:
-    assert build_pipeline("best", vote_below=0.9).stages[-1].only_below == 0.9
-    assert build_pipeline("default", vote_below=0.3).stages[-1].only_below == 0.3
-    assert build_pipeline("default").stages[-1].only_below == 0.6  # untouched without it
+    assert build_pipeline("best", vote_below=0.9).stage("vote_if_unsure").only_below == 0.9
+    assert build_pipeline("default", vote_below=0.3).stage("vote_if_unsure").only_below == 0.3
+    assert build_pipeline("default").stage("vote_if_unsure").only_below == 0.6  # untouched without it
     with pytest.raises(ConfigurationError, match="no vote spent below"):
         build_pipeline("vote", vote_below=0.5)  # votes on every answer: no floor to move
 
 
 def test_vote_options_set_every_vote_stage_and_are_checked() -> None:
-    vote = build_pipeline("best", vote={"temperature": 1.0, "n": 8, "select": "majority"}).stages[-1]
+    vote = build_pipeline("best", vote={"temperature": 1.0, "n": 8, "select": "majority"}).stage("vote_if_unsure")
     assert (vote.temperature, vote.n, vote.select, vote.only_below) == (1.0, 8, "majority", 0.9)
-    assert build_pipeline("best", vote={"temperature": 1}).stages[-1].temperature == 1  # a whole number is a float
-    assert build_pipeline("best").stages[-1].temperature == 0.8  # untouched without it
+    warm = build_pipeline("best", vote={"temperature": 1}).stage("vote_if_unsure")
+    assert warm.temperature == 1  # a whole number is a float
+    assert build_pipeline("best").stage("vote_if_unsure").temperature == 0.8  # untouched without it
     with pytest.raises(ConfigurationError, match="unknown vote option 'views'"):
         build_pipeline("best", vote={"views": "compact"})
     with pytest.raises(ConfigurationError, match="vote option n takes a whole number"):

@@ -142,7 +142,7 @@ def test_default_pipeline_transpiles_and_repairs(pg_url: str) -> None:
     assert first.trace[3].notes["written"].startswith("SELECT `name`") and "LIMIT 1 OFFSET 0" in first.sql
     second = engine.ask("Which singers older than 40 sang in a concert?")
     assert second.ok and second.result.rows and "T1.name" in second.sql
-    assert [e.stage for e in second.trace][-4:] == ["repair", "correct", "rewrite", "vote_if_unsure"]
+    assert [e.stage for e in second.trace][-5:] == ["repair", "correct", "rewrite", "vote_if_unsure", "name_keys"]
     assert "JOIN singer_in_concert" in second.sql  # the question names the joined table: the rewrite keeps it
     engine.close()
 

@@ -15,7 +15,8 @@ def test_a_pipeline_spec_names_a_preset_and_options_of_its_vote(singer_db: Path)
     name, vote = bench.parse_spec("best?examples_prompt=zero_shot_examples&n=2&support=1.5")
     assert (name, vote) == ("best", {"examples_prompt": "zero_shot_examples", "n": 2, "support": 1.5})
     pipe = build_pipeline(name, vote=vote)
-    assert pipe.stages[-1].examples_prompt == "zero_shot_examples" and pipe.stages[-1].n == 2
+    stage = pipe.stage("vote_if_unsure")
+    assert stage.examples_prompt == "zero_shot_examples" and stage.n == 2
     assert bench.parse_spec("default+grammar") == ("default+grammar", {})
     # a vote held counts as voted; a vote skipped (a confident answer) does not
     sql = "SELECT count(*) FROM singer"

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sqlweave.db.connection import Database
-from sqlweave.sql.rewrite import relink_values, rewrite_query
+from sqlweave.sql.rewrite import name_keys, relink_values, rewrite_query
 from sqlweave.stages.rewrite import value_probe
 from sqlweave.sql.validate import parse_one, schema_issues
 
@@ -58,7 +58,7 @@ def test_a_needless_join_is_dropped(db, question: str, sql: str, expected: str) 
     # Grouped aggregates over the joined rows.
     ("Average age per country of performers", f"SELECT T1.Country, avg(T1.Age) FROM singer AS T1 {JOIN_SIC} GROUP BY T1.Country"),
     # The joined table's columns are used.
-    ("Which shows had what artists?", f"SELECT T1.Name, T2.concert_ID FROM singer AS T1 {JOIN_SIC}"),
+    ("Which show ids had what artists?", f"SELECT T1.Name, T2.concert_ID FROM singer AS T1 {JOIN_SIC}"),
     ("Artists of show 1", f"SELECT T1.Name FROM singer AS T1 {JOIN_SIC} WHERE T2.concert_ID = 1"),
     # A bridge between two tables the query needs.
     ("Artists and the shows they played",
@@ -399,3 +399,84 @@ def test_only_set_operations_reads_but_not_and_keeps_every_join(db) -> None:
     dropped = rewrite_query(plain, db.schema(), question)
     assert dropped.sql == "SELECT T1.Name FROM singer AS T1 WHERE T1.Country = 'France'"
     assert not rewrite_query(plain, db.schema(), question, only_set_operations=True).changed
+
+
+# --- a key shown where the question asks for no ids: the name of the row it refers to ----------------------
+
+def test_a_key_shown_where_no_id_is_asked_is_followed_by_the_name_of_its_row(db) -> None:
+    sql = f"SELECT T1.Name, T2.concert_ID FROM singer AS T1 {JOIN_SIC}"
+    rewrite = name_keys(sql, db.schema(), "Which shows had what artists?")
+    assert rewrite.sql == (f"SELECT T1.Name, T2.concert_ID, concert.concert_Name AS concert_Name FROM singer AS T1 "
+                           f"{JOIN_SIC} LEFT JOIN concert ON concert.concert_ID = T2.concert_ID")
+    assert rewrite.changes == ["named the rows the keys T2.concert_ID (concert_Name of concert) refer to "
+                               "(the question asks for no ids)"]
+    before, after = db.execute(sql).rows, db.execute(rewrite.sql).rows
+    assert [row[:2] for row in after] == list(before)  # the same rows, in the same order, each with its name
+    names = dict(db.execute("SELECT concert_ID, concert_Name FROM concert").rows)
+    assert all(name == names[key] for _, key, name in after)
+
+
+def test_a_key_to_its_own_table_names_the_row_and_keeps_rows_without_one(tmp_path: Path) -> None:
+    from sqlweave.db.demo import demo_database_path
+
+    with Database.open(demo_database_path()) as shop:
+        sql = "SELECT e.manager_id, e.first_name, e.last_name FROM employees e"
+        rewrite = name_keys(sql, shop.schema(), "Who is the manager of each employee?")
+        assert rewrite.sql == (
+            "SELECT e.manager_id, manager.first_name AS manager_first_name, manager.last_name AS manager_last_name, "
+            "e.first_name, e.last_name FROM employees AS e LEFT JOIN employees AS manager ON "
+            "manager.employee_id = e.manager_id")
+        rows = shop.execute(rewrite.sql).rows
+        assert len(rows) == len(shop.execute(sql).rows)
+        assert (None, None, None) in {row[:3] for row in rows}  # the store manager has none: kept, not dropped
+
+
+def test_names_need_quoting_where_an_engine_reserves_them(tmp_path: Path) -> None:
+    path = tmp_path / "orders.sqlite"
+    with sqlite3.connect(path) as con:
+        con.executescript("""
+            CREATE TABLE "user" (id INTEGER PRIMARY KEY, name TEXT);
+            CREATE TABLE "order" (id INTEGER PRIMARY KEY, user_id INTEGER REFERENCES "user"(id), total REAL);
+            INSERT INTO "user" VALUES (1, 'Ada'), (2, 'Grace');
+            INSERT INTO "order" VALUES (10, 1, 5.0), (11, 2, 7.5), (12, 1, 1.0);
+        """)
+    with Database.open(path) as shop:
+        rewrite = name_keys('SELECT total, user_id FROM "order" WHERE total > 2', shop.schema(),
+                                "Who placed the orders over 2?")
+        assert rewrite.sql == ('SELECT "order".total, "order".user_id, "user".name AS user_name FROM "order" '
+                               'LEFT JOIN "user" ON "user".id = "order".user_id WHERE "order".total > 2')
+        assert shop.execute(rewrite.sql).rows == ((5.0, 1, "Ada"), (7.5, 2, "Grace"))
+
+
+@pytest.mark.parametrize(("question", "sql"), [
+    # The question asks for ids, in any words.
+    ("Which show ids had what artists?", f"SELECT T1.Name, T2.concert_ID FROM singer AS T1 {JOIN_SIC}"),
+    ("List the concert ID of each appearance", "SELECT concert_ID FROM singer_in_concert"),
+    ("Quels identifiants de concert ?", "SELECT concert_ID FROM singer_in_concert"),
+    # A key that labels groups, or an aggregate: the count is what is asked.
+    ("How many singers did each show have?", "SELECT concert_ID, count(*) FROM singer_in_concert GROUP BY concert_ID"),
+    ("Highest show", "SELECT max(concert_ID) FROM singer_in_concert"),
+    # The key of the selected row itself, and a column that is no key.
+    ("Which singers are there?", "SELECT Singer_ID, Name FROM singer"),
+    ("Which stadiums?", "SELECT Name, Capacity FROM stadium"),
+    # Positional ordering, subqueries, stars, set operations: left alone.
+    ("Shows of each appearance", "SELECT concert_ID, Singer_ID FROM singer_in_concert ORDER BY 2"),
+    ("Shows of the oldest",
+     "SELECT concert_ID FROM singer_in_concert WHERE Singer_ID IN (SELECT Singer_ID FROM singer)"),
+    ("Everything", "SELECT * FROM singer_in_concert"),
+    ("Shows", "SELECT concert_ID FROM singer_in_concert UNION SELECT concert_ID FROM concert"),
+])
+def test_other_keys_are_left_alone(db, question: str, sql: str) -> None:
+    rewrite = name_keys(sql, db.schema(), question)
+    assert not rewrite.changed and rewrite.sql == sql
+
+
+def test_only_the_keys_of_a_table_with_names_are_named() -> None:
+    from sqlweave.db.demo import demo_database_path
+
+    with Database.open(demo_database_path()) as shop:  # orders has no name or title column
+        sql = "SELECT order_id, product_id, quantity FROM order_items"
+        rewrite = name_keys(sql, shop.schema(), "What was bought in each order?")
+        assert rewrite.sql == ("SELECT order_items.order_id, order_items.product_id, product.name AS product_name, "
+                               "order_items.quantity FROM order_items LEFT JOIN products AS product ON "
+                               "product.product_id = order_items.product_id")

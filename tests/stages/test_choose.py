@@ -192,9 +192,10 @@ def test_a_vote_asks_again_in_each_prompt_view_named(singer_db: Path) -> None:
     (generation, _), (view, options) = llm.calls[0], llm.calls[2]
     assert view[0].content == generation[0].content and options.temperature == 0.0
     assert view[1].content.startswith(generation[1].content) and 'one line "Tables:"' in view[1].content
-    built = build_pipeline("best", vote={"prompt_views": ["zero_shot_link_first"]}).stages[-1]
-    assert built.prompt_views == ("zero_shot_link_first",) == build_pipeline("best+link-first").stages[-1].prompt_views
-    assert build_pipeline("best+link-first").stages[-1].examples == build_pipeline("best").stages[-1].examples == 4
+    built = build_pipeline("best", vote={"prompt_views": ["zero_shot_link_first"]}).stage("vote_if_unsure")
+    link_first = build_pipeline("best+link-first").stage("vote_if_unsure")
+    assert built.prompt_views == ("zero_shot_link_first",) == link_first.prompt_views
+    assert link_first.examples == build_pipeline("best").stage("vote_if_unsure").examples == 4
     with pytest.raises(ConfigurationError, match="no vote stage"):
         build_pipeline("zero-shot+link-first")
     for bad in ({"prompt_views": "zero_shot_link_first"}, {"prompt_views": [1]}):

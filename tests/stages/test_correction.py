@@ -234,7 +234,7 @@ def test_vote_if_unsure_leaves_a_confident_answer_alone(singer_db: Path) -> None
     pipe = build_pipeline("default").replace_stage(
         "vote_if_unsure", SelfConsistency(n=4, only_below=0.0, rewrite=True, name="vote_if_unsure"))
     answer, llm = run(pipe, singer_db, ["SELECT count(*) FROM singer", "SELECT count(*) FROM stadium"])
-    notes = answer.trace[-1].notes
+    notes = next(e for e in answer.trace if e.stage == "vote_if_unsure").notes
     assert answer.sql == "SELECT count(*) FROM singer" and len(llm.calls) == 1
     assert notes["skipped"] is True and 0.0 < notes["confidence"] < 1.0
 
@@ -247,7 +247,7 @@ def test_vote_if_unsure_samples_below_the_floor_and_rewrites_each_candidate(sing
     pipe = build_pipeline("default").replace_stage(
         "vote_if_unsure", SelfConsistency(n=4, only_below=1.0, rewrite=True, name="vote_if_unsure"))
     answer, llm = run(pipe, singer_db, answers)
-    notes = answer.trace[-1].notes
+    notes = next(e for e in answer.trace if e.stage == "vote_if_unsure").notes
     # The two joined samples lose their needless join, so they agree with the third: 3 of 5 say Joe Sharp.
     assert answer.result.rows == (("Joe Sharp",),) and notes["groups"][0] == 3 and notes["changed"] is True
     assert answer.sql == "SELECT T1.Name FROM singer AS T1 ORDER BY T1.Age DESC LIMIT 1"
@@ -383,8 +383,8 @@ def test_a_finishing_turn_that_fails_keeps_the_answer_as_it_was(singer_db: Path)
 
 
 def test_finish_is_a_vote_option() -> None:
-    assert build_pipeline("best", vote={"finish": 128}).stages[-1].finish == 128
-    assert build_pipeline("best").stages[-1].finish == 0
+    assert build_pipeline("best", vote={"finish": 128}).stage("vote_if_unsure").finish == 128
+    assert build_pipeline("best").stage("vote_if_unsure").finish == 0
     with pytest.raises(ConfigurationError, match="finish"):
         build_pipeline("best", vote={"finish": -1})
     with pytest.raises(ConfigurationError, match="finish"):
@@ -403,7 +403,7 @@ def test_fenced_holds_sampled_answers_to_a_code_block(singer_db: Path) -> None:
     free = type("NoGrammar", (FakeLLM,), {"supports_grammar": False})(answers)
     pipe.run("How many singers are there?", Database.open(singer_db), free)
     assert all(o.grammar is None for _, o in free.calls)
-    assert build_pipeline("best", vote={"fenced": True}).stages[-1].fenced is True
+    assert build_pipeline("best", vote={"fenced": True}).stage("vote_if_unsure").fenced is True
     for bad in ("yes", 1):
         with pytest.raises(ConfigurationError, match="fenced takes true or false"):
             build_pipeline("best", vote={"fenced": bad})

@@ -308,5 +308,5 @@ def test_the_few_shot_view_matches_pairs_by_the_skeleton_s_shape_when_asked(trai
     assert answer.trace[-1].notes["examples"] == ["List the names of students older than 20."]
     with pytest.raises(ConfigurationError, match="examples_by"):
         SelfConsistency(examples_by="words")
-    vote = build_pipeline("best", examples=str(train), vote={"examples_by": "shape"}).stages[-1]
+    vote = build_pipeline("best", examples=str(train), vote={"examples_by": "shape"}).stage("vote_if_unsure")
     assert isinstance(vote, SelfConsistency) and vote.examples_by == "shape"
