@@ -29,7 +29,8 @@ valid YAML, has a key sqlweave does not know, or a value of the wrong type raise
 Table and column descriptions reach the schema the way a descriptions file's do (pass the YAML file as
 ``descriptions=`` or ``knowledge=``); generation prompts show, just before the question, the business
 terms that fit the question (BM25 over their names and definitions), the preferred joins between the
-tables the prompt shows, the notes, and up to two sample questions of this database that fit. defog's JSON
+tables the prompt shows that its schema does not already show as foreign keys (a join the database does not
+declare becomes one), the notes, and up to two sample questions of this database that fit. defog's JSON
 metadata (``{"table_metadata": ..., "glossary": ...}``) and the descriptions files sqlweave reads
 (:func:`load_descriptions`) load into the same model.
 
@@ -331,12 +332,36 @@ class Knowledge:
             return self.joins
         return tuple(j for j in self.joins if schema.has_table(j.table) and schema.has_table(j.ref_table))
 
+    def joins_to_state(self, schema: "Schema | None" = None) -> tuple[Join, ...]:
+        """The preferred joins a prompt over ``schema`` still has to state: those between its tables that it
+        does not already show as a foreign key (either way round). A join the database does not declare becomes
+        a foreign key of the schema (:func:`sqlweave.db.introspect.introspect`), so a line repeating it would say
+        the same thing twice.
+
+        >>> from sqlweave.db.schema import Schema, Table, Column, ForeignKey
+        >>> k = Knowledge(joins=(Join.parse("orders.customer_id = customers.id"),
+        ...                      Join.parse("orders.ref = customers.code")))
+        >>> s = Schema("x", (Table("orders", (Column("customer_id"), Column("ref"))),
+        ...                  Table("customers", (Column("id"), Column("code")))),
+        ...            foreign_keys=(ForeignKey("orders", "customer_id", "customers", "id"),))
+        >>> [str(j) for j in k.joins_to_state(s)]
+        ['orders.ref = customers.code']
+        """
+        joins = self.joins_for(schema)
+        if schema is None:
+            return joins
+        keys = {frozenset({(f.table.lower(), f.column.lower()), (f.ref_table.lower(), f.ref_column.lower())})
+                for f in schema.foreign_keys}
+        return tuple(j for j in joins if frozenset({(j.table.lower(), j.column.lower()),
+                                                    (j.ref_table.lower(), j.ref_column.lower())}) not in keys)
+
     def prompt_block(self, question: str, schema: "Schema | None" = None) -> str:
         """What generation prompts show of this knowledge for ``question`` (``""`` when nothing fits): the
-        terms that fit it, the preferred joins between ``schema``'s tables, the notes, sample pairs that fit."""
+        terms that fit it, the preferred joins between ``schema``'s tables it does not show as foreign keys
+        (:meth:`joins_to_state`), the notes, sample pairs that fit."""
         terms = self.relevant_terms(question)
         lines = [t.line() for t in terms]
-        lines += [f"- Preferred join: {j}" for j in self.joins_for(schema)]
+        lines += [f"- Preferred join: {j}" for j in self.joins_to_state(schema)]
         lines += [f"- {' '.join(n.split())}" for n in self.notes]
         examples = self.relevant_examples(question)
         if not lines and not examples:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -258,7 +259,8 @@ def test_business_terms_reach_the_prompt_only_when_relevant(shop: tuple[Path, Pa
     text = user("How many active customers are there?")
     assert '- "active customer" means: a customer who ordered in the last 90 days' in text
     assert "churned" not in text and "revenue" not in text
-    assert "- Preferred join: orders.customer_id = customers.customer_id" in text
+    # Both preferred joins are keys the schema shows: a line would say it twice.
+    assert "Preferred join" not in text and "REFERENCES customers(customer_id)" in render_create_table(s)
     assert "- Prices are in US dollars." in text
     assert text.index("Domain knowledge for this database:") < text.index("Question: How many active")
     text = user("What was the revenue last month?")
@@ -269,6 +271,13 @@ def test_business_terms_reach_the_prompt_only_when_relevant(shop: tuple[Path, Pa
     assert "SELECT COUNT(*) FROM customers WHERE country = 'Canada'" in text
     # Joins only between tables the prompt shows.
     assert knowledge.joins_for(s.subset({"orders": None})) == ()
+    # A preferred join that is no key of the schema is stated, either way round it is written.
+    for join in ("orders.order_date = customers.signup_date", "customers.signup_date = orders.order_date"):
+        state = State("How many active customers are there?", db, FakeLLM([]), s, s,
+                      knowledge=replace(knowledge, joins=knowledge.joins + (Join.parse(join),)))
+        state.rendered_schema = RenderedSchema("create_table", "CREATE TABLE t (a INT);", 10, False)
+        text = _prompt(state)[1]
+        assert f"- Preferred join: {join}\n" in text and text.count("Preferred join") == 1
 
 
 def test_the_demo_catalog_serves_the_shop_with_its_knowledge_file() -> None:
