@@ -30,9 +30,9 @@ from .stages.dac import DecomposedCorrection
 from .stages.ensemble import PromptEnsemble
 from .stages.generate_evidence import GenerateEvidence
 from .stages.link_schema import LinkSchema
+from .stages.name_keys import NameKeys
 from .stages.readings import SecondReadings
 from .stages.revise import RevisionChain
-from .stages.name_keys import NameKeys
 from .stages.rewrite import RewriteQuery
 from .stages.select_examples import SelectExamples, default_pool_path
 from .stages.vote import SelfConsistency
