@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
-from datetime import date
 from pathlib import Path
 
-from sqlweave.db import Database
-from sqlweave.eval.runner import load_results
-from sqlweave.sql.rewrite import name_keys
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and command)
+
+from sqlweave.db import Database  # noqa: E402
+from sqlweave.eval.runner import load_results  # noqa: E402
+from sqlweave.sql.rewrite import name_keys  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,10 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  [{n.get('id', 'gold')} {'right' if n.get('right') else 'wrong' if 'right' in n else ''}] "
               f"{n['question']}")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({
-            "date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-            "command": "python " + " ".join(sys.argv), "question": args.question, "runs": table, "named": named}, indent=1) + "\n")
+        save(args.out, {"question": args.question, "runs": table, "named": named})
     return 0
 
 

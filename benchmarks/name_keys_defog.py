@@ -15,11 +15,7 @@ the stage changes and what that does to the score. Prints the table, writes ever
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
-from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_defog import read_checkpoint  # noqa: E402
 from defog_setup import DATA, DEFAULT_PG_DIR, DefogDatabases, default_cache  # noqa: E402
+from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and command)
 
 from sqlweave.db import Database  # noqa: E402
 from sqlweave.errors import SqlweaveError  # noqa: E402
@@ -92,10 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  [{c['preset']} {c['engine']} {c['id']}] {'right' if c['right_before'] else 'wrong'} -> "
               f"{'right' if c['right_after'] else 'wrong'}: {c['question']}")
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({
-            "date": date.today().isoformat(), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-            "command": "python " + " ".join(sys.argv), "runs": table, "changed": changed}, indent=1) + "\n")
+        save(args.out, {"runs": table, "changed": changed})
     return 0
 
 

@@ -387,9 +387,10 @@ def _name_keys(tree: exp.Expression, schema: Schema, question: str) -> str | Non
         return None  # ORDER BY 2 would point at another column once names are added
     taken = {a.lower() for a in sel.tables} | {t.name.lower() for t in sel.tables.values()}
     outputs = {e.alias_or_name.lower() for e in tree.expressions}
+    shown_columns = list(tree.expressions)  # with the names inserted after their keys; set on the tree at the end
     named: list[str] = []
-    for position in range(len(tree.expressions) - 1, -1, -1):
-        col = tree.expressions[position]
+    for position in range(len(shown_columns) - 1, -1, -1):
+        col = shown_columns[position]
         alias = sel.owner.get(id(col)) if isinstance(col, exp.Column) else None
         if alias is None or not _KEY_NAME.search(col.name) or _KEY_NAME.fullmatch(col.name):
             continue  # a key of its own table ("id") names the row selected, not another one
@@ -411,7 +412,7 @@ def _name_keys(tree: exp.Expression, schema: Schema, question: str) -> str | Non
         outputs.update(label.lower() for label in labels if label)
         for offset, (name, label) in enumerate(zip(shown, labels), start=1):
             column = exp.column(_ident(name), table=_ident(join_alias))
-            tree.expressions.insert(position + offset, exp.alias_(column, _ident(str(label))))
+            shown_columns.insert(position + offset, exp.alias_(column, _ident(str(label))))
         on = exp.EQ(this=exp.column(_ident(key.ref_column), table=_ident(join_alias)),
                     expression=exp.column(col.this.copy(), table=_qualifier(sel.written[alias])))
         source: exp.Expr = exp.Table(this=_ident(target.name))
@@ -425,8 +426,7 @@ def _name_keys(tree: exp.Expression, schema: Schema, question: str) -> str | Non
         owner = sel.owner.get(id(c))
         if owner is not None and not c.table:
             c.set("table", _qualifier(sel.written[owner]))
-    for e in tree.expressions:  # the args list was edited in place: keep parents pointing right
-        e.parent, e.arg_key = tree, "expressions"
+    tree.set("expressions", shown_columns)
     return "named the rows the keys " + ", ".join(reversed(named)) + " refer to (the question asks for no ids)"
 
 
