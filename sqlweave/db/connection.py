@@ -320,7 +320,10 @@ class Database:
 
         ``read`` names the dialect the SQL is written in when it is not the database's (``"postgres"`` for a query
         brought from PostgreSQL to a SQLite file): it is translated first (:func:`~sqlweave.sql.transpile.
-        from_dialect`), and the result's ``sql`` is what ran.
+        from_dialect`), and the result's ``sql`` is what ran. So it is when an engine other than SQLite refuses
+        ``x = (SELECT ...)`` because the subquery returned several rows: the query runs once more as
+        ``x IN (SELECT ...)`` (:func:`~sqlweave.sql.transpile.subqueries_as_sets`); SQLite answers it from the
+        subquery's first row, and its SQL is not changed.
 
         Raises:
             ConfigurationError: ``read`` names no dialect sqlglot knows (nothing runs).
@@ -343,7 +346,8 @@ class Database:
             # What SQLite, where models learnt SQL, means by it: names with capitals are only found quoted on
             # PostgreSQL, so those the SQL left bare are quoted (on MySQL, a table is found only as spelt); a
             # double-quoted name that names nothing is a string; a LIKE over a date or a number reads its text;
-            # text compared with a date reads as one. None of them changes SQL that would run.
+            # text compared with a date reads as one, text summed or compared with a number as a number. None of
+            # them changes SQL that would run.
             from ..sql.transpile import for_schema
 
             try:
@@ -359,12 +363,30 @@ class Database:
                     sql = fixed
         limit = self.timeout_s if timeout_s is None else timeout_s
         rows = self.max_rows if max_rows is None else max_rows
+        try:
+            return self._run(sql, original, timeout_s=limit, max_rows=rows)
+        except ExecutionError as err:
+            # ``x = (SELECT ...)`` whose subquery returned several rows: SQLite answers from the first row, the
+            # others refuse; what the query means is ``x IN (SELECT ...)`` (run after that error only).
+            from ..sql.transpile import MANY_ROWS, subqueries_as_sets
+
+            if self.dialect == "sqlite" or not MANY_ROWS.search(err.message):
+                raise
+            as_sets = subqueries_as_sets(sql, self.dialect)
+            if as_sets == sql:
+                raise
+            ensure_read_only(as_sets, self.dialect)
+            return self._run(as_sets, as_sets, timeout_s=limit, max_rows=rows)
+
+    def _run(self, sql: str, original: str, *, timeout_s: float, max_rows: int) -> QueryResult:
+        """Run ``sql`` (under the access policy, if any); ``original`` is the caller's SQL, which errors and the
+        result show when the policy rewrote it."""
         if self.policy is None:
-            return self._exec(sql, timeout_s=limit, max_rows=rows)
+            return self._exec(sql, timeout_s=timeout_s, max_rows=max_rows)
         # The access policy: refuse what reads a hidden part, read protected tables through filtered subqueries.
         sql = self.policy.enforce(sql, self.schema(), self.dialect, self.params)
         try:
-            result = self._exec(sql, timeout_s=limit, max_rows=rows)
+            result = self._exec(sql, timeout_s=timeout_s, max_rows=max_rows)
         except DatabaseError as err:
             # The SQL that ran holds the filters and their values: errors keep the caller's SQL, and a message
             # that names a hidden part is withheld.
@@ -502,9 +524,9 @@ _DRIVER_PACKAGES = {
 }
 
 
-#: SQL that a schema-aware form may change (LIKE, a double-quoted name, a date): only then is a schema that was
-#: not read yet introspected before the query runs.
-_MAY_NEED_SCHEMA = re.compile(r'like|"|date|time|now\(|interval', re.IGNORECASE)
+#: SQL that a schema-aware form may change (LIKE, a double-quoted name, a date, a sum or a number a text column
+#: may be compared with): only then is a schema that was not read yet introspected before the query runs.
+_MAY_NEED_SCHEMA = re.compile(r'like|"|date|time|now\(|interval|avg|sum|\d', re.IGNORECASE)
 
 
 def _driver_hint(backend: str, driver: str) -> str:

@@ -20,8 +20,12 @@ What SQLite means by a query is kept, so a question gets the same answer on ever
 - NULLs sort first in ascending order on SQLite and last on the other two: ``ORDER BY`` says SQLite's order.
 - With the schema at hand (:meth:`sqlweave.db.Database.execute` does this with :func:`for_schema`), a
   double-quoted name that names nothing is a string (:func:`sqlite_strings`), a date or number under ``LIKE`` is
-  read as text (:func:`text_patterns`), and a date kept as text is read as a timestamp where the query compares it
-  with a date (:func:`text_dates`).
+  read as text (:func:`text_patterns`), a date kept as text is read as a timestamp where the query compares it
+  with a date (:func:`text_dates`), and a number kept as text as a number where the query sums it or compares it
+  with one (:func:`text_numbers`; SQLite would read ``'n/a'`` as 0 and compare text).
+- ``x = (SELECT ...)`` whose subquery returns several rows is answered by SQLite from the first row and refused by
+  the others; after that error, :meth:`sqlweave.db.Database.execute` runs it as ``x IN (SELECT ...)``
+  (:func:`subqueries_as_sets`).
 
 ``benchmarks/bench_dialects.py`` measures how many of a Spider run's queries give SQLite's rows on each engine.
 
@@ -851,9 +855,10 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
     (:func:`sqlite_strings`, skipped with ``strings=False``), names are spelt as the schema spells them
     (:func:`fix_case`, PostgreSQL only), a date or number under ``LIKE`` is read as text (:func:`text_patterns`), and
     a text column compared with a date or time is read as a timestamp (:func:`text_dates`), a boolean column
-    reads 1 and 0 as true and false (:func:`boolean_numbers`, PostgreSQL only), and a number column compared with
-    a date field written as text compares with it as a number (:func:`numbered_fields`). SQL that would run is
-    never changed; on other engines, or when the SQL does not parse, it comes back as it is.
+    reads 1 and 0 as true and false (:func:`boolean_numbers`, PostgreSQL only), a number column compared with
+    a date field written as text compares with it as a number (:func:`numbered_fields`), and a text column summed,
+    averaged or compared with a number is read as a number (:func:`text_numbers`). SQL that would run is never
+    changed; on other engines, or when the SQL does not parse, it comes back as it is.
 
     >>> from sqlweave.db.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("Event", (Column("name", "TEXT"), Column("day", "TEXT"))),), dialect="postgres")
@@ -862,7 +867,7 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
     SELECT name FROM "Event" WHERE CAST(day AS TIMESTAMP) >= CURRENT_DATE - 7 AND name = 'Fair'
     """
     steps = ([_strings_tree] if strings else []) + [_case_tree, _patterns_tree, _dates_tree, _booleans_tree,
-                                                    _fields_tree]
+                                                    _fields_tree, _numbers_tree]
     return _apply(sql, schema, dialect, *steps)
 
 
@@ -1206,6 +1211,138 @@ def _fields_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
                 cmp.set(side, exp.cast(number.copy(), "INTEGER"))
                 changed = True
     return changed
+
+
+# --- numbers kept as text ---------------------------------------------------------------------------------
+
+#: A text that spells a number (spaces around it allowed), as PostgreSQL's regular expressions read it.
+_NUMBER_TEXT = r"^\s*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?\s*$"
+
+
+def text_numbers(sql: str, schema: "Schema", dialect: str) -> str:
+    """Read a text column as a number where the query uses it as one: summed or averaged, compared with a
+    number, or in arithmetic with one.
+
+    Data loaded from files often keeps numbers as text, because a few rows hold ``'null'``, ``'n/a'`` or nothing
+    (Spider's ``cars_data.Horsepower``). PostgreSQL and DuckDB refuse ``AVG(horsepower)`` and ``horsepower >
+    150`` on a text column (``function avg(text) does not exist``); the column is read as a number there, and a
+    text that spells none as NULL, so ``AVG`` skips it. SQLite would run both, reading ``'null'`` as 0 in a sum
+    and comparing the text ``'98'`` above ``'150'``; MySQL and MariaDB compare as numbers too (reading ``'null'``
+    as 0). Read as numbers, the answer is the one the question means. Only columns of a known text type are read so, and only where the SQL would
+    fail: SQL that would run is never changed (on DuckDB, ``text = 85`` runs while every value spells a number,
+    and gives what this gives).
+
+    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("car", (Column("id", "INTEGER"), Column("hp", "TEXT"), Column("name", "TEXT"))),),
+    ...            dialect="duckdb")
+    >>> text_numbers("SELECT AVG(hp) FROM car WHERE hp > 150 AND name = 'ford' AND id = 1", s, "duckdb")
+    "SELECT AVG(TRY_CAST(hp AS DOUBLE)) FROM car WHERE TRY_CAST(hp AS DOUBLE) > 150 AND name = 'ford' AND id = 1"
+    """
+    return _apply(sql, schema, dialect, _numbers_tree)
+
+
+def _as_number(node: exp.Expression, dialect: str) -> exp.Expression:
+    """``node`` (text) as a number, NULL where it spells none."""
+    if dialect == "duckdb":
+        return exp.TryCast(this=node.copy(), to=exp.DataType.build("double"))
+    # NUMERIC, not a double: a long text of digits would overflow a double and fail the query
+    return exp.Case().when(exp.RegexpLike(this=node.copy(), expression=exp.Literal.string(_NUMBER_TEXT)),
+                           exp.cast(node.copy(), "NUMERIC"))
+
+
+def _numbers_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
+    if dialect not in ("postgres", "duckdb"):
+        return False
+    uses = list(tree.find_all(exp.Sum, exp.Avg, exp.In, exp.Between, exp.Add, exp.Sub, exp.Mul, exp.Div,
+                              *_COMPARISONS))
+    if not uses:
+        return False
+    read = _tables_read(tree, schema)
+
+    def is_text(node: exp.Expression | None) -> bool:
+        return _column_is(node, schema, read, _TEXT_TYPE.search)
+
+    def is_number(node: exp.Expression | None) -> bool:
+        node = _unparen(node)
+        if isinstance(node, exp.Literal):
+            return not node.is_string
+        if isinstance(node, exp.Neg):
+            return is_number(node.this)
+        if isinstance(node, (exp.Count, exp.Sum, exp.Avg)):
+            return True
+        if isinstance(node, (exp.Max, exp.Min)):
+            return is_number(node.this)
+        if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select) and len(node.this.expressions) == 1:
+            return is_number(node.this.expressions[0].unalias())  # (SELECT avg(x) FROM ...)
+        if isinstance(node, (exp.Cast, exp.TryCast)):
+            return node.to.is_type(*exp.DataType.NUMERIC_TYPES)
+        if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
+            return is_number(node.this) and is_number(node.expression)
+        return _column_is(node, schema, read,
+                          lambda ty: _NUMBER_TYPE.search(ty) and not _TEXT_TYPE.search(ty) and not _DATE_TYPE.search(ty)
+                          and not re.search("interval|point", ty, re.IGNORECASE))
+
+    targets: list[exp.Expression] = []
+    for use in uses:
+        if isinstance(use, (exp.Sum, exp.Avg)):
+            arg = use.this
+            if isinstance(arg, exp.Distinct) and len(arg.expressions) == 1:
+                arg = arg.expressions[0]
+            sides = [_unparen(arg)]
+        elif isinstance(use, exp.In):
+            values = use.expressions
+            sides = [_unparen(use.this)] if values and all(is_number(v) for v in values) else []
+        elif isinstance(use, exp.Between):
+            ends = [use.args.get("low"), use.args.get("high")]
+            sides = [_unparen(use.this)] if all(is_number(e) for e in ends) else []
+        elif isinstance(use, exp.Like):
+            sides = []
+        else:
+            left, right = _unparen(use.this), _unparen(use.expression)
+            sides = [s for s, other in ((left, right), (right, left)) if is_number(other)]
+        targets += [s for s in sides if s is not None and is_text(s)]
+    done: set[int] = set()
+    for node in targets:
+        if id(node) not in done:  # a column both compared and in arithmetic is read once
+            done.add(id(node))
+            node.replace(_as_number(node, dialect))
+    return bool(targets)
+
+
+# --- a subquery compared with = that returns several rows ---------------------------------------------------
+
+#: What PostgreSQL, DuckDB, MySQL and MariaDB say when a subquery used as one value returns several rows.
+MANY_ROWS = re.compile(r"more than one row returned by a subquery|subquery returns more than 1 row", re.IGNORECASE)
+
+
+def subqueries_as_sets(sql: str, dialect: str) -> str:
+    """``x = (SELECT ...)`` as ``x IN (SELECT ...)``, and ``x <> (SELECT ...)`` as ``NOT x IN (SELECT ...)``.
+
+    A model asked "the employees of the sales departments" writes ``dept_id = (SELECT id FROM dept WHERE name
+    LIKE '%sales%')``. SQLite answers it from the subquery's first row alone; PostgreSQL, DuckDB and MySQL refuse
+    it once the subquery returns several rows (``more than one row returned by a subquery used as an expression``).
+    :meth:`sqlweave.db.Database.execute` runs this form after that error only, so SQL that runs is never
+    changed; comparisons other than ``=`` and ``<>`` with such a subquery are left to fail. Comes back unchanged
+    when it holds no such comparison or does not parse.
+
+    >>> subqueries_as_sets("SELECT name FROM emp WHERE dept = (SELECT id FROM dept WHERE name LIKE 'S%')", "postgres")
+    "SELECT name FROM emp WHERE dept IN (SELECT id FROM dept WHERE name LIKE 'S%')"
+    >>> subqueries_as_sets("SELECT name FROM emp WHERE (SELECT id FROM boss) <> dept", "duckdb")
+    'SELECT name FROM emp WHERE NOT dept IN (SELECT id FROM boss)'
+    """
+    tree = _parse(sql, dialect)
+    if tree is None:
+        return sql
+    changed = False
+    for cmp in list(tree.find_all(exp.EQ, exp.NEQ)):
+        left, right = _unparen(cmp.this), _unparen(cmp.expression)
+        for value, query in ((left, right), (right, left)):
+            if isinstance(query, exp.Subquery) and value is not None and not isinstance(value, exp.Subquery):
+                member = exp.In(this=value.copy(), query=query.copy())
+                cmp.replace(member if isinstance(cmp, exp.EQ) else exp.Not(this=member))
+                changed = True
+                break
+    return tree.sql(dialect=dialect) if changed else sql
 
 
 # --- double-quoted strings ---------------------------------------------------------------------------------

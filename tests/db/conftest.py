@@ -173,6 +173,10 @@ def events_sqlite(path: Path) -> Path:
           (2, 'summer fair', 'Lyon', '2020-07-01', '2020-07-03 18:00:00', 'outdoor', 8.0, '2020-06-25', 1593799200, 0),
           (3, 'Autumn Show', 'Paris', '2020-10-31', '2020-11-01 01:15:00', NULL, 20.25, '2020-10-30', 1604193300, 1),
           (4, 'winter market', 'Nice', '2021-12-20', '2021-12-24 20:00:00', 'indoor', 5.75, '2021-11-01', 1640376000, 1);
+        -- numbers kept as text, as files loaded without a schema keep them: a few rows spell none
+        CREATE TABLE stall (id INTEGER PRIMARY KEY, event_id INTEGER, visitors TEXT, rating TEXT);
+        INSERT INTO stall VALUES (1, 1, '120', '4.5'), (2, 1, ' 85', 'n/a'), (3, 3, 'null', '3'),
+                                 (4, 3, '1000', '4.75'), (5, 4, '', '2.5');
     """)
     conn.commit()
     conn.close()

@@ -89,6 +89,32 @@ DIALECT_CASES: list[tuple[str, str | None]] = [
 ]
 
 
+#: SQL that uses numbers kept as text as numbers (``stall.visitors``, ``stall.rating``), and a SQLite query that
+#: gives what it means: the text read as a number, a text that spells none as NULL. PostgreSQL and DuckDB refuse
+#: the SQL as written (``function avg(text) does not exist``); SQLite would read ``'n/a'`` as 0 and compare text.
+TEXT_NUMBER_CASES: list[tuple[str, str]] = [
+    ("SELECT round(avg(visitors), 2), sum(rating) FROM stall",
+     "SELECT 401.67, 14.75"),
+    ("SELECT id FROM stall WHERE visitors > 100 ORDER BY id", "VALUES (1), (4)"),
+    ("SELECT T2.name, count(*) FROM stall AS T1 JOIN event AS T2 ON T1.event_id = T2.id "
+     "WHERE T1.rating BETWEEN 3 AND 5 OR T1.visitors IN (85, 1000) GROUP BY T2.name ORDER BY T2.name",
+     "VALUES ('Autumn Show', 2), ('Spring Gala', 2)"),
+    ("SELECT id, visitors * 2, rating - 1 FROM stall WHERE rating < (SELECT avg(rating) FROM stall) ORDER BY id",
+     "VALUES (3, NULL, 2), (5, NULL, 1.5)"),
+    ("SELECT count(*) FROM stall AS s JOIN event AS e ON s.event_id = e.id WHERE s.rating > e.price / 5",
+     "SELECT 3"),
+]
+
+#: A subquery compared with ``=`` or ``<>`` that returns several rows: SQLite answers from its first row, the
+#: other engines refuse it; it means membership (``IN``, ``NOT IN``), which they then answer.
+MANY_ROW_CASES: list[tuple[str, str]] = [
+    ("SELECT name FROM event WHERE city = (SELECT city FROM event WHERE price > 6) ORDER BY id",
+     "SELECT name FROM event WHERE city IN ('Paris', 'Lyon') ORDER BY id"),
+    ("SELECT name FROM event WHERE (SELECT event_id FROM stall WHERE rating <> 'n/a') <> id ORDER BY id",
+     "SELECT name FROM event WHERE id = 2"),
+]
+
+
 #: PostgreSQL's own SQL that SQLite lacks (a median and percentiles, month names read as dates), and a SQLite query
 #: giving what it means: on SQLite through the transpiler, and on PostgreSQL as it is, both must give those rows.
 POSTGRES_ON_SQLITE: list[tuple[str, str]] = [

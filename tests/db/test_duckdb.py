@@ -19,6 +19,8 @@ from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT
 from .suite import (
     DIALECT_CASES,
     DUCKDB_ATTACKS,
+    MANY_ROW_CASES,
+    TEXT_NUMBER_CASES,
     check_concert_singer_schema,
     check_tools_and_repair,
     rows,
@@ -88,6 +90,33 @@ def test_sqlite_dialect_sql_gives_sqlite_answers(duck_events: Database, events_d
         expected = rows(reference.execute(expected_sql or sql))
     ran, got = run_as_model_wrote_it(duck_events, sql)
     assert got == expected, f"ran on DuckDB: {ran}"
+
+
+@pytest.mark.parametrize("sql,meant", TEXT_NUMBER_CASES + MANY_ROW_CASES)
+def test_numbers_kept_as_text_and_subqueries_of_several_rows_mean_what_they_say(
+        duck_events: Database, events_db: Path, sql: str, meant: str) -> None:
+    with Database.open(events_db) as reference:
+        expected = rows(reference.execute(meant))
+        assert rows(reference.execute(sql)) != expected  # SQLite's own reading differs, and stays SQLite's
+    ran, got = run_as_model_wrote_it(duck_events, sql)
+    assert got == expected, f"ran on DuckDB: {ran}"
+
+
+def test_a_subquery_of_several_rows_runs_as_a_set_and_says_so(duck_events: Database) -> None:
+    from sqlweave.policy import AccessPolicy
+
+    sql = "SELECT name FROM event WHERE city = (SELECT city FROM event WHERE price > 6) ORDER BY id"
+    result = duck_events.execute(sql)
+    assert result.sql == "SELECT name FROM event WHERE city IN (SELECT city FROM event WHERE price > 6) ORDER BY id"
+    assert len(result.rows) == 3
+    with pytest.raises(ExecutionError, match="More than one row"):  # no set answers '>': the error stands
+        duck_events.execute("SELECT name FROM event WHERE price > (SELECT price FROM event WHERE price > 6)")
+    # under an access policy the row filter holds in the query run again, and the result shows the caller's form
+    policy = AccessPolicy.from_mapping({"row_filters": {"event": "id <> 3"}})
+    with Database.open(duck_events.target, policy=policy) as guarded:
+        result = guarded.execute(sql)
+        assert result.sql == "SELECT name FROM event WHERE city IN (SELECT city FROM event WHERE price > 6) ORDER BY id"
+        assert [r[0] for r in result.rows] == ["Spring Gala", "summer fair"]
 
 
 @pytest.mark.parametrize("sql,expected_sql", DIALECT_CASES)

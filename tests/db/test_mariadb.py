@@ -30,6 +30,7 @@ from sqlweave.llm import FakeLLM
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT, MariaDBServer
 from .suite import (
     DIALECT_CASES,
+    MANY_ROW_CASES,
     MYSQL_ATTACKS,
     MYSQL_WRITES_STOPPED_BY_THE_SERVER,
     check_concert_singer_schema,
@@ -114,6 +115,15 @@ def test_sqlite_dialect_sql_gives_sqlite_answers(mariadb_events: Database, event
                                                  expected_sql: str | None) -> None:
     with Database.open(events_db) as reference:
         expected = rows(reference.execute(expected_sql or sql))
+    ran, got = run_as_model_wrote_it(mariadb_events, sql)
+    assert got == expected, f"ran on MariaDB: {ran}"
+
+
+@pytest.mark.parametrize("sql,meant", MANY_ROW_CASES)
+def test_subqueries_of_several_rows_mean_membership(mariadb_events: Database, events_db: Path, sql: str,
+                                                    meant: str) -> None:
+    with Database.open(events_db) as reference:
+        expected = rows(reference.execute(meant))
     ran, got = run_as_model_wrote_it(mariadb_events, sql)
     assert got == expected, f"ran on MariaDB: {ran}"
 

@@ -32,9 +32,11 @@ from sqlweave.stages.rewrite import value_probe
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT, PostgresServer
 from .suite import (
     DIALECT_CASES,
+    MANY_ROW_CASES,
     PG_ATTACKS,
     PG_WRITES_STOPPED_BY_THE_SERVER,
     POSTGRES_ON_SQLITE,
+    TEXT_NUMBER_CASES,
     rows,
     run_as_model_wrote_it,
 )
@@ -159,6 +161,15 @@ def test_sqlite_dialect_sql_gives_sqlite_answers(pg_events: Database, events_db:
                                                  expected_sql: str | None) -> None:
     with Database.open(events_db) as reference:
         expected = rows(reference.execute(expected_sql or sql))
+    ran, got = run_as_model_wrote_it(pg_events, sql)
+    assert got == expected, f"ran on PostgreSQL: {ran}"
+
+
+@pytest.mark.parametrize("sql,meant", TEXT_NUMBER_CASES + MANY_ROW_CASES)
+def test_numbers_kept_as_text_and_subqueries_of_several_rows_mean_what_they_say(
+        pg_events: Database, events_db: Path, sql: str, meant: str) -> None:
+    with Database.open(events_db) as reference:
+        expected = rows(reference.execute(meant))
     ran, got = run_as_model_wrote_it(pg_events, sql)
     assert got == expected, f"ran on PostgreSQL: {ran}"
 

@@ -8,7 +8,16 @@ from sqlweave.db.schema import Column, Schema, Table
 from sqlweave.errors import RefusedStatementError
 from sqlweave.sql.classify import ensure_read_only, is_read_only
 from sqlweave.sql.extract import extract_sql
-from sqlweave.sql.transpile import fix_case, for_schema, numbered_fields, text_dates, to_dialect
+from sqlweave.sql.transpile import (
+    MANY_ROWS,
+    fix_case,
+    for_schema,
+    numbered_fields,
+    subqueries_as_sets,
+    text_dates,
+    text_numbers,
+    to_dialect,
+)
 
 SQLITE_TEXTS = [
     "SELECT strftime('%Y', d) FROM t",
@@ -119,6 +128,93 @@ def test_text_dates_leaves_what_would_run_or_is_unknown(sql: str) -> None:
 def test_numbered_fields_compare_a_date_field_with_a_number_column(sql: str, expected: str | None) -> None:
     assert numbered_fields(sql, VISITS, "postgres") == (expected or sql)
     assert numbered_fields(sql, VISITS, "sqlite") == sql
+
+
+CARS = Schema("cars", (
+    Table("car", (Column("id", "INTEGER"), Column("hp", "TEXT"), Column("mpg", "character varying"),
+                  Column("weight", "REAL"), Column("made", "DATE"), Column("name", "TEXT"))),
+), dialect="postgres")
+
+
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT AVG(hp) FROM car", "SELECT AVG(TRY_CAST(hp AS DOUBLE)) FROM car"),
+    ("SELECT SUM(DISTINCT mpg) FROM car", "SELECT SUM(DISTINCT TRY_CAST(mpg AS DOUBLE)) FROM car"),
+    ("SELECT id FROM car WHERE hp > 150", "SELECT id FROM car WHERE TRY_CAST(hp AS DOUBLE) > 150"),
+    ("SELECT id FROM car WHERE -5 < (hp)", "SELECT id FROM car WHERE -5 < (TRY_CAST(hp AS DOUBLE))"),
+    ("SELECT id FROM car WHERE weight / 20 >= mpg", "SELECT id FROM car WHERE weight / 20 >= TRY_CAST(mpg AS DOUBLE)"),
+    ("SELECT id FROM car WHERE hp BETWEEN 100 AND 200", "SELECT id FROM car WHERE TRY_CAST(hp AS DOUBLE) BETWEEN 100 AND 200"),
+    ("SELECT id FROM car WHERE mpg IN (18, 20)", "SELECT id FROM car WHERE TRY_CAST(mpg AS DOUBLE) IN (18, 20)"),
+    ("SELECT hp * 2 FROM car", "SELECT TRY_CAST(hp AS DOUBLE) * 2 FROM car"),
+    ("SELECT id FROM car WHERE hp > (SELECT MAX(weight) FROM car)",
+     "SELECT id FROM car WHERE TRY_CAST(hp AS DOUBLE) > (SELECT MAX(weight) FROM car)"),
+    ("SELECT id FROM car WHERE hp > (SELECT AVG(hp) FROM car)",  # both sides: the average is a number once read
+     "SELECT id FROM car WHERE TRY_CAST(hp AS DOUBLE) > (SELECT AVG(TRY_CAST(hp AS DOUBLE)) FROM car)"),
+])
+def test_text_numbers_reads_text_used_as_a_number_as_one(sql: str, expected: str) -> None:
+    assert text_numbers(sql, CARS, "duckdb") == expected
+    on_postgres = text_numbers(sql, CARS, "postgres")
+    assert "TRY_CAST" not in on_postgres and "~ '^" in on_postgres and "AS DECIMAL) END" in on_postgres
+    assert text_numbers(sql, CARS, "sqlite") == sql  # SQLite runs it as it is
+    assert text_numbers(sql, CARS, "mysql") == sql  # MySQL converts by itself
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT MAX(hp), MIN(mpg) FROM car ORDER BY hp",  # runs: text order, as on SQLite
+    "SELECT id FROM car WHERE hp = '150'",  # text with text
+    "SELECT id FROM car WHERE hp = mpg",
+    "SELECT id FROM car WHERE name LIKE '1%'",
+    "SELECT id FROM car WHERE hp > made",  # a date is no number
+    "SELECT id FROM car WHERE weight > 3000 AND id IN (1, 2)",  # number columns
+    "SELECT id FROM car WHERE hp IN ('1', 2)",  # not numbers only
+    "SELECT SUM(weight) FROM car",
+    "SELECT id FROM car WHERE weight > (SELECT MAX(hp) FROM car)",  # the largest text, in text order: no number
+    "SELECT id FROM car WHERE nothing > 5",  # a name the schema does not know
+])
+def test_text_numbers_leaves_what_would_run_or_is_unknown(sql: str) -> None:
+    assert text_numbers(sql, CARS, "postgres") == sql
+    assert text_numbers(sql, CARS, "duckdb") == sql
+
+
+def test_a_text_that_spells_no_number_is_read_as_null_on_postgres() -> None:
+    import re
+
+    pattern = re.search(r"~ '([^']+)'", text_numbers("SELECT AVG(hp) FROM car", CARS, "postgres")).group(1)
+    spelled = [t for t in ["120", " 85 ", "-3.5", ".5", "1e3", "4.", "n/a", "null", "", "1,200", "12a", "--1"]
+               if re.search(pattern, t)]
+    assert spelled == ["120", " 85 ", "-3.5", ".5", "1e3", "4."]
+
+
+@pytest.mark.parametrize("sql,expected", [
+    ("SELECT name FROM emp WHERE dept = (SELECT id FROM dept WHERE name LIKE 'S%')",
+     "SELECT name FROM emp WHERE dept IN (SELECT id FROM dept WHERE name LIKE 'S%')"),
+    ("SELECT name FROM emp WHERE (SELECT id FROM dept) = emp.dept AND age > 30",
+     "SELECT name FROM emp WHERE emp.dept IN (SELECT id FROM dept) AND age > 30"),
+    ("SELECT name FROM emp WHERE dept <> (SELECT id FROM dept)",
+     "SELECT name FROM emp WHERE NOT dept IN (SELECT id FROM dept)"),
+    ("SELECT name FROM emp WHERE dept IN (SELECT d FROM x WHERE d = (SELECT id FROM dept))",
+     "SELECT name FROM emp WHERE dept IN (SELECT d FROM x WHERE d IN (SELECT id FROM dept))"),
+])
+def test_subqueries_of_several_rows_read_as_sets(sql: str, expected: str) -> None:
+    assert subqueries_as_sets(sql, "postgres") == expected
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT name FROM emp WHERE age > (SELECT AVG(age) FROM emp)",  # a comparison no set answers
+    "SELECT name, (SELECT id FROM dept) FROM emp",  # a value in the select list
+    "SELECT name FROM emp WHERE dept = 3",
+    "SELECT FROM (((",
+])
+def test_subqueries_as_sets_leaves_other_sql(sql: str) -> None:
+    assert subqueries_as_sets(sql, "postgres") == sql
+
+
+def test_the_engines_messages_for_a_subquery_of_several_rows_are_known() -> None:
+    for message in ["more than one row returned by a subquery used as an expression",
+                    "Invalid Input Error: More than one row returned by a subquery used as an expression - scalar "
+                    "subqueries can only return a single row.",
+                    "(1242, 'Subquery returns more than 1 row')"]:
+        assert MANY_ROWS.search(message)
+    assert not MANY_ROWS.search("syntax error at or near \"row\"")
 
 
 def test_text_dates_and_for_schema_leave_sqlite_alone() -> None:
