@@ -191,7 +191,10 @@ def main() -> int:
                 CopiedDataset.copies = {db_id: data_database(folder, keys=arm == "keys")
                                         for db_id, folder in folders.items()}
             out = args.runs / f"datafiles-{arm}-{n}"
-            results = run_eval(replace(copied, name=f"{dataset.name} as CSV files ({arm})"), examples,
+            # the nokeys arm: what data files give a tool that reads no keys (sqlweave would read them at
+            # introspection too, from a copy that declares none)
+            results = run_eval(replace(copied, name=f"{dataset.name} as CSV files ({arm})",
+                                       keys_from_data=arm != "nokeys"), examples,
                                build_pipeline(args.pipeline), llm, out,
                                meta={"data_files": arm, "sample": str(args.sample)})
             rows[arm] = (out, rescored(results, CopiedDataset.copies, dataset))

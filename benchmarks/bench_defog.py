@@ -3,6 +3,7 @@ the benchmark's own rule.
 
     .venv/bin/python benchmarks/bench_defog.py [--presets zero-shot,default,best] [--engines postgres,sqlite]
         [--model local:1.5b | gold | fake] [--limit N] [--out .eval-runs/defog-1.5b] [--results benchmarks/results/defog.json]
+        [--databases academic,yelp] [--no-keys-from-data]
     .venv/bin/python benchmarks/bench_defog.py --summary-only      # the table from what is done so far
     .venv/bin/python benchmarks/bench_defog.py --out NEW --against OLD  # and what NEW fixed and broke against OLD
 
@@ -145,7 +146,8 @@ class Column:
 
         if name not in self.opened:
             self.opened[name] = Database.open(self.dbs.target(name, self.engine), timeout_s=self.args.timeout,
-                                              descriptions=self.dbs.knowledge_file(name))
+                                              descriptions=self.dbs.knowledge_file(name),
+                                              keys_from_data=self.args.keys_from_data)
         return self.opened[name]
 
     def close(self) -> None:
@@ -341,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--summary-only", action="store_true", help="print the table from the checkpoints; run nothing")
     ap.add_argument("--stop-server", action="store_true", help="stop the PostgreSQL server at the end")
     ap.add_argument("--against", type=Path, help="another run's --out: print what this one fixed and broke")
+    ap.add_argument("--databases", default=None, help="only the questions of these databases (comma-separated)")
+    ap.add_argument("--no-keys-from-data", dest="keys_from_data", action="store_false",
+                    help="keep databases that declare no foreign key keyless (by default their keys are read from "
+                         "the data, as sqlweave does)")
     args = ap.parse_args(argv)
     presets = [p for p in args.presets.split(",") if p]
     engines = [e for e in args.engines.split(",") if e]
@@ -353,7 +359,9 @@ def main(argv: list[str] | None = None) -> int:
 
     for p in presets:
         build_pipeline(p)  # an unknown preset fails now, not after an hour
-    questions = {e: spread(list(load_questions(questions_path(args.data_dir, e))), args.limit) for e in engines}
+    wanted = set(args.databases.split(",")) if args.databases else None
+    questions = {e: spread([q for q in load_questions(questions_path(args.data_dir, e))
+                            if wanted is None or q.db_name in wanted], args.limit) for e in engines}
     ids = {q.id for qs in questions.values() for q in qs}
 
     if not args.summary_only:
@@ -399,8 +407,7 @@ def main(argv: list[str] | None = None) -> int:
             "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared, under load)",
             "commands": [
                 "scripts/postgres.sh is started in --pg-dir by the benchmark (benchmarks/defog_setup.py)",
-                f".venv/bin/python benchmarks/bench_defog.py --presets {','.join(presets)} --model {args.model} "
-                f"--out {os.path.relpath(args.out, ROOT) if args.out.is_absolute() else args.out}",
+                ".venv/bin/python benchmarks/bench_defog.py " + " ".join(sys.argv[1:] if argv is None else argv),
             ],
             "runs": runs,
             **({"against": {"run": str(args.against), "changes": changes}} if changes else {}),

@@ -133,7 +133,7 @@ def _engine(db: str, *, model: str, pipeline: str, english_only: bool = False, e
             timeout: float = 10.0, max_rows: int = 1000, descriptions: Path | None = None,
             knowledge: Path | None = None, policy: Path | None = None, params: list[str] | None = None,
             no_cache: bool = False, base_url: str | None = None, api_key: str | None = None,
-            quiet: bool = False, schema_budget: int | None = None) -> "Engine":
+            quiet: bool = False, schema_budget: int | None = None, keys_from_data: bool = True) -> "Engine":
     """The one way the CLI builds an engine: the preset first (a typo fails at once), then the database with its
     side files (a malformed file, a missing database or an unbound row-filter parameter fails before the model
     loads), then the model."""
@@ -141,7 +141,7 @@ def _engine(db: str, *, model: str, pipeline: str, english_only: bool = False, e
 
     pipe = _pipeline(pipeline, english_only=english_only, examples=examples, schema_budget=schema_budget)
     database = _open_database(db, timeout=timeout, max_rows=max_rows, descriptions=descriptions,
-                              knowledge=knowledge, policy=policy, params=params)
+                              knowledge=knowledge, policy=policy, params=params, keys_from_data=keys_from_data)
     database.schema()
     database.check_bound()
     llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=quiet)
@@ -256,6 +256,9 @@ ExamplesOption = typer.Option(
 SchemaBudgetOption = typer.Option(
     None, "--schema-budget", min=1, help="Most tokens of schema a prompt shows (default: what the model's context "
     "leaves). A larger schema is fitted by retrieval; 2048 is much faster on hundreds of tables on a CPU.")
+KeysOption = typer.Option(True, "--keys-from-data/--no-keys-from-data",
+                          help="When the database declares no foreign key, read its keys from the column names and "
+                               "values (in sqlweave's view of the schema only; the database is not changed).")
 KnowledgeOption = typer.Option(None, "--knowledge", help="Domain-knowledge file (YAML, or defog's JSON): "
                                "descriptions, business terms, preferred joins, sample questions.")
 PolicyOption = typer.Option(None, "--policy", help="Access policy (YAML): hidden tables and columns, row filters.")
@@ -275,7 +278,7 @@ def _params(specs: list[str], option: str = "--param", form: str = "NAME=VALUE")
 
 def _open_database(db: str, *, timeout: float = 10.0, max_rows: int = 1000, descriptions: Path | None = None,
                    knowledge: Path | None = None, policy: Path | None = None,
-                   params: list[str] | None = None) -> Database:
+                   params: list[str] | None = None, keys_from_data: bool = True) -> Database:
     """Open ``db`` read-only with its descriptions or domain knowledge attached (a malformed file fails first),
     under the access policy (``policy`` and a knowledge file's ``policy:`` section) with ``params`` bound."""
     from .engine import open_database
@@ -284,7 +287,7 @@ def _open_database(db: str, *, timeout: float = 10.0, max_rows: int = 1000, desc
         raise ConfigurationError("both --descriptions and --knowledge were given",
                                  hint="Put the descriptions in the knowledge file (its tables: section).")
     database, _ = open_database(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions,
-                                knowledge=knowledge, policy=policy)
+                                knowledge=knowledge, policy=policy, keys_from_data=keys_from_data)
     return database.bind(_params(params)) if params else database
 
 
@@ -321,13 +324,15 @@ def ask(
         help="Below this confidence (0 to 1, e.g. 0.6) say the answer is not sure and show the two leading "
              "readings of the question instead of one answer (a few more model calls)."),
     schema_budget: Optional[int] = SchemaBudgetOption,
+    keys_from_data: bool = KeysOption,
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
         engine = _engine(db, model=model, pipeline=pipeline, english_only=english_only, examples=examples,
                          timeout=timeout, max_rows=max_rows, descriptions=descriptions, knowledge=knowledge,
                          policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
-                         quiet=as_json or as_csv or raw_csv, schema_budget=schema_budget)
+                         quiet=as_json or as_csv or raw_csv, schema_budget=schema_budget,
+                         keys_from_data=keys_from_data)
         _answer(engine, question, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv, evidence=evidence,
                 min_confidence=min_confidence)
 
@@ -339,6 +344,7 @@ def schema(
     as_json: bool = typer.Option(False, "--json", help="Print the schema model as JSON."),
     descriptions: Optional[Path] = typer.Option(None, "--descriptions", help="Table/column descriptions (JSON or CSV folder)."),
     knowledge: Optional[Path] = KnowledgeOption,
+    keys_from_data: bool = KeysOption,
 ) -> None:
     """Show the database's tables, columns and keys as sqlweave sees them."""
     from dataclasses import asdict
@@ -346,7 +352,7 @@ def schema(
     from .db.render import render_schema
 
     with _errors():
-        database = _open_database(db, descriptions=descriptions, knowledge=knowledge)
+        database = _open_database(db, descriptions=descriptions, knowledge=knowledge, keys_from_data=keys_from_data)
         s = database.schema()
         if as_json:
             sys.stdout.write(json.dumps(asdict(s), indent=2, default=str) + "\n")
@@ -355,7 +361,9 @@ def schema(
         console.print(display.sql(rendered.text))
         kind = "tokens" if rendered.tokens_exact else "tokens (estimated)"
         _say(f"{len(s.tables)} tables, {sum(len(t.columns) for t in s.tables)} columns, "
-             f"{len(s.foreign_keys)} foreign keys; {rendered.tokens} {kind} as {style}", style="dim")
+             f"{len(s.foreign_keys)} foreign keys"
+             f"{' (read from the data: the database declares none)' if s.keys_from_data else ''}; "
+             f"{rendered.tokens} {kind} as {style}", style="dim")
 
 
 @app.command("sql")

@@ -182,6 +182,7 @@ def open_database(
     descriptions: str | Path | None = None,
     knowledge: "str | Path | Knowledge | None" = None,
     policy: "AccessPolicy | Mapping[str, Any] | str | Path | None" = None,
+    keys_from_data: bool = True,
 ) -> "tuple[Database, Knowledge | None]":
     """Open ``target`` read-only with its side files (see :func:`connect`): the domain knowledge is attached and
     returned, the access policy in force. A malformed knowledge or policy file fails before the database opens.
@@ -208,7 +209,8 @@ def open_database(
     if known is not None and known.policy is not None and known.source is None:  # built in code: not in a file
         policy = known.policy.merged(policy if isinstance(policy, AccessPolicy) or policy is None
                                      else AccessPolicy.load(policy))
-    db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions, policy=policy)
+    db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions, policy=policy,
+                       keys_from_data=keys_from_data)
     if known is not None:
         attach_knowledge(db, known)
     return db, known
@@ -226,6 +228,7 @@ def connect(
     knowledge: "str | Path | Knowledge | None" = None,
     policy: "AccessPolicy | Mapping[str, Any] | str | Path | None" = None,
     resources: Resources | None = None,
+    keys_from_data: bool = True,
     **llm_options: Any,
 ) -> Engine:
     """Open ``target`` (SQLite/DuckDB file, CSV/Parquet/JSON/Excel file or folder, or SQLAlchemy URL) read-only and
@@ -242,11 +245,13 @@ def connect(
     ``policy:`` section: hidden tables and columns never reach the model, the tools or a result, and row filters
     hold for every query (bind their parameters with ``engine.ask(..., params=...)`` or :meth:`Engine.bind`).
     ``resources`` (:class:`~sqlweave.resources.Resources`) owns the loaded model, pools and indexes and the
-    settings they were read with; by default the process's shared ones.
+    settings they were read with; by default the process's shared ones. A database that declares no foreign key
+    gets the keys its data shows, in the schema sqlweave reads (``keys_from_data=False`` to keep it keyless; see
+    :func:`sqlweave.db.infer_keys.infer_database_keys`).
     """
     res = resources if resources is not None else shared_resources()
     db, known = open_database(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions,
-                              knowledge=knowledge, policy=policy)
+                              knowledge=knowledge, policy=policy, keys_from_data=keys_from_data)
     model = llm if isinstance(llm, LLM) else get_llm(llm, cache=cache, resources=res, **llm_options)
     pipe = pipeline if isinstance(pipeline, Pipeline) else build_pipeline(pipeline)
     return Engine(db, model, pipe, knowledge=known, resources=res)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -56,6 +57,25 @@ def singer_db(tmp_path: Path) -> Path:
     dst = tmp_path / "concert_singer.sqlite"
     shutil.copy(FIXTURES / "concert_singer.sqlite", dst)
     return dst
+
+
+def keyless_shop(path: Path) -> Path:
+    """A SQLite file that declares no foreign key: customers and orders, whose keys the names and values show,
+    notes, whose customer_id holds a value no customer has, and order_lines, keyed by two columns."""
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE customers (customer_id INTEGER, name TEXT, country TEXT);
+        CREATE TABLE orders (id INTEGER, customer_id INTEGER, total REAL);
+        CREATE TABLE notes (note TEXT, customer_id INTEGER);
+        CREATE TABLE order_lines (order_id INTEGER, line_no INTEGER, qty INTEGER, PRIMARY KEY (order_id, line_no));
+        INSERT INTO order_lines VALUES (10, 1, 2), (10, 2, 1), (12, 1, 5);
+        INSERT INTO customers VALUES (1, 'Ann', 'FR'), (2, 'Bo', 'DE'), (3, 'Cy', 'FR');
+        INSERT INTO orders VALUES (10, 1, 5.0), (11, 1, 7.5), (12, 3, 2.0), (13, NULL, 1.0);
+        INSERT INTO notes VALUES ('lost', 9), ('fine', 2);
+    """)
+    conn.commit()
+    conn.close()
+    return path
 
 
 def file_digest(path: Path) -> str:

@@ -4,7 +4,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from sqlweave.cli import app
-from tests.conftest import file_digest
+from tests.conftest import file_digest, keyless_shop
 
 runner = CliRunner()
 
@@ -16,6 +16,15 @@ def test_schema_command(singer_db: Path) -> None:
     r = runner.invoke(app, ["schema", "--db", str(singer_db), "--json"])
     data = json.loads(r.stdout)
     assert {t["name"] for t in data["tables"]} == {"stadium", "singer", "concert", "singer_in_concert"}
+
+
+def test_schema_command_says_when_keys_come_from_the_data(tmp_path: Path) -> None:
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    r = runner.invoke(app, ["schema", "--db", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "2 foreign keys (read from the data: the database declares none)" in " ".join(r.output.split())
+    r = runner.invoke(app, ["schema", "--db", str(path), "--no-keys-from-data"])
+    assert r.exit_code == 0 and "0 foreign keys;" in " ".join(r.output.split()) and "read from" not in r.output
 
 
 def test_sql_command_and_refusal(singer_db: Path) -> None:

@@ -106,6 +106,8 @@ class Database:
         self._schema: Schema | None = None
         self._lock = threading.Lock()
         self.policy = policy
+        #: read keys from the data when the database declares no foreign key (see :meth:`open`)
+        self.keys_from_data = False
         #: the row filters' parameters bound for this handle (see :meth:`bind`)
         self.params: dict[str, Any] = {}
 
@@ -120,16 +122,21 @@ class Database:
         max_rows: int = 1000,
         descriptions: str | Path | None = None,
         policy: "AccessPolicy | str | Path | None" = None,
+        keys_from_data: bool = True,
     ) -> "Database":
         """Open ``target`` (a SQLite/DuckDB file path or a SQLAlchemy URL) read-only.
 
         ``policy`` is an :class:`~sqlweave.policy.AccessPolicy` or its YAML file; the ``policy:`` section of a
-        YAML knowledge file given as ``descriptions`` applies as well (both merged).
+        YAML knowledge file given as ``descriptions`` applies as well (both merged). With ``keys_from_data``, a
+        database that declares no foreign key gets, in the schema sqlweave reads, the keys its names and values
+        show (:func:`~sqlweave.db.infer_keys.infer_database_keys`; queries of at most 20 s in all, nothing
+        written).
         """
         from ..policy import resolve_policy
 
         db = cls._open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
         db.policy = resolve_policy(policy, descriptions)
+        db.keys_from_data = keys_from_data
         return db
 
     @classmethod

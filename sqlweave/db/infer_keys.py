@@ -1,9 +1,12 @@
-"""Keys read from the data, for tables that declare none (data files): a primary key per table, foreign keys
-between them.
+"""Keys read from the data, for tables that declare none (data files, and databases that declare no foreign key):
+a primary key per table, foreign keys between them.
 
-Data files carry no keys, and much of sqlweave leans on them: the schema the model reads (``-> customers``), the
-join paths, the fan-out cautions, the rewrite that drops a needless join. What the data shows is declared on the
-DuckDB copy of the files, by conservative rules on names and values:
+Data files carry no keys, nor do many databases built by loading files or by tools that skip constraints, and much
+of sqlweave leans on them: the schema the model reads (``-> customers``), the join paths, the fan-out cautions, the
+rewrite that drops a needless join, the names shown for a key. What the data shows is declared on the DuckDB copy
+of data files (:func:`infer_keys`, :func:`declare_keys`), and added to the schema sqlweave reads of a database that
+declares no foreign key (:func:`infer_database_keys`, called by :func:`sqlweave.db.introspect.introspect`; the
+database is not changed), by conservative rules on names and values:
 
 - **Primary key**: the table's column named ``id``, ``<table>_id`` or ``<table>id`` (the table's name as it is or in
   the singular, case ignored) whose values are all present and all different; without one, the table's first
@@ -43,8 +46,15 @@ at, and data alone cannot tell a manager from any other employee.
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+from ..errors import SqlweaveError
+
+if TYPE_CHECKING:
+    from .connection import Database
+    from .schema import Table
 
 #: Integer types: a foreign key column of one of them takes its key's type (DuckDB declares a foreign key only
 #: between columns of one type).
@@ -92,20 +102,113 @@ def _columns(con: Any, table: str) -> list[tuple[str, str]]:
     return [(r[0], str(r[1]).upper()) for r in con.execute(f"DESCRIBE {_q(table)}").fetchall()]
 
 
-def _one(con: Any, sql: str) -> Any:
-    try:
-        row = con.execute(sql).fetchone()
-    except Exception:  # noqa: BLE001 - a comparison DuckDB refuses (types that do not compare) is no key
-        return None
-    return row[0] if row else None
+class _Probe(Protocol):
+    """What the rules ask of the data: a table's columns with their DuckDB type names, one value a query gives
+    (None when it fails), and a name quoted for the engine."""
+
+    def columns(self, table: str) -> list[tuple[str, str]]: ...
+
+    def one(self, sql: str) -> Any: ...
+
+    def q(self, name: str) -> str: ...
+
+
+class _DuckProbe:
+    def __init__(self, con: Any) -> None:
+        self.con = con
+
+    def columns(self, table: str) -> list[tuple[str, str]]:
+        return _columns(self.con, table)
+
+    def one(self, sql: str) -> Any:
+        try:
+            row = self.con.execute(sql).fetchone()
+        except Exception:  # noqa: BLE001 - a comparison DuckDB refuses (types that do not compare) is no key
+            return None
+        return row[0] if row else None
+
+    def q(self, name: str) -> str:
+        return _q(name)
+
+
+class _DatabaseProbe:
+    """Reads through :meth:`sqlweave.db.Database.trusted_read` (read-only, under the access policy), each query
+    for at most 5 s and all of them within the budget; past it, or when a query fails, a rule finds no key."""
+
+    def __init__(self, db: "Database", tables: Sequence["Table"], budget_s: float) -> None:
+        self.db = db
+        self.kinds = {t.name: [(c.name, _kind(c.type)) for c in t.columns] for t in tables}
+        self.deadline = time.monotonic() + budget_s
+
+    def columns(self, table: str) -> list[tuple[str, str]]:
+        return self.kinds[table]
+
+    def one(self, sql: str) -> Any:
+        left = self.deadline - time.monotonic()
+        if left <= 0.05:
+            return None
+        try:
+            rows = self.db.trusted_read(sql, timeout_s=min(_QUERY_S, left), max_rows=1).rows
+        except SqlweaveError:  # types that do not compare, a table the access policy filters, time out
+            return None
+        return rows[0][0] if rows else None
+
+    def q(self, name: str) -> str:
+        return self.db.quote(name)
+
+
+#: Seconds one query of :func:`infer_database_keys` may take.
+_QUERY_S = 5.0
+
+#: Declared integer types of SQL databases, read as DuckDB's ``BIGINT``.
+_SQL_INTEGERS = {"INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "MEDIUMINT", "INT2", "INT4", "INT8", "SERIAL",
+                 "BIGSERIAL", "SMALLSERIAL"}
+
+
+def _kind(declared: str) -> str:
+    """A declared column type as the rules name it: ``BIGINT`` for an integer, ``VARCHAR`` for text (and SQLite's
+    columns without a type), ``UUID``; other types as declared (no key)."""
+    base = declared.upper().split("(")[0].replace("UNSIGNED", "").strip()
+    if base in _SQL_INTEGERS or base in _INTEGERS:
+        return "BIGINT"
+    if base == "" or any(k in base for k in ("CHAR", "TEXT", "STRING", "CLOB")):
+        return "VARCHAR"
+    return base
 
 
 def infer_keys(con: Any, tables: Sequence[str]) -> Keys:
     """The keys the data of ``tables`` (on the DuckDB connection ``con``) shows, by the rules above."""
-    keys = Keys()
-    columns = {t: _columns(con, t) for t in tables}
+    return _infer(_DuckProbe(con), tables)
+
+
+def infer_database_keys(db: "Database", tables: Sequence["Table"], *, budget_s: float = 20.0) -> Keys:
+    """The keys the data of ``tables`` shows on ``db``, any engine, by the rules above: a table's declared
+    one-column primary key is kept, the others are looked for. The queries read through
+    :meth:`~sqlweave.db.Database.trusted_read` and stop after ``budget_s`` seconds in all (5 s each): what is not
+    checked by then is no key. Nothing is written to the database.
+
+    >>> from sqlweave.db import Database
+    >>> from sqlweave.db.demo import demo_database_path
+    >>> db = Database.open(demo_database_path())
+    >>> keys = infer_database_keys(db, db.schema().tables)
+    >>> keys.primary["customers"], ("orders", "customer_id", "customers", "customer_id") in keys.foreign
+    ('customer_id', True)
+    """
+    declared = {t.name: t.primary_key[0] for t in tables if len(t.primary_key) == 1}
+    composite = {t.name for t in tables if len(t.primary_key) > 1}  # keyed already, by several columns
+    return _infer(_DatabaseProbe(db, tables, budget_s), [t.name for t in tables], declared, composite)
+
+
+def _infer(con: _Probe, tables: Sequence[str], declared: dict[str, str] | None = None,
+           composite: set[str] | frozenset[str] = frozenset()) -> Keys:
+    """The rules above, on what ``con`` reads; ``declared`` holds the one-column primary keys tables already
+    declare (kept, and not looked for), ``composite`` the tables keyed by several columns (no key looked for)."""
+    keys = Keys(primary=dict(declared or {}))
+    columns = {t: con.columns(t) for t in tables}
     key_names = {t: {f"{form}{sep}id" for form in _forms(t) for sep in ("_", "")} for t in tables}
     for t in tables:
+        if t in keys.primary or t in composite:
+            continue
         named = [(name, kind) for name, kind in columns[t] if name.lower() in key_names[t] | {"id"}]
         if not named and columns[t]:
             # the first column, when it is named after its table as keys are (AirportCode in airports, StuID in
@@ -127,7 +230,7 @@ def infer_keys(con: Any, tables: Sequence[str]) -> Keys:
         for name, kind in columns[t]:
             having.setdefault(name.lower(), []).append((t, name, kind))
     for t in tables:
-        if t in keys.primary or not columns[t]:
+        if t in keys.primary or t in composite or not columns[t]:
             continue
         first, kind = columns[t][0]
         c = first.lower()
@@ -155,10 +258,11 @@ def infer_keys(con: Any, tables: Sequence[str]) -> Keys:
     return keys
 
 
-def _unique(con: Any, table: str, column: str) -> bool:
+def _unique(con: _Probe, table: str, column: str) -> bool:
     """Whether ``table`` has rows and ``column`` holds a value in each, a different one."""
-    return bool(_one(con, f"SELECT COUNT(*) > 0 AND COUNT(DISTINCT {_q(column)}) = COUNT(*) AND COUNT({_q(column)}) "
-                          f"= COUNT(*) FROM {_q(table)}"))
+    c = con.q(column)
+    return bool(con.one(f"SELECT COUNT(*) > 0 AND COUNT(DISTINCT {c}) = COUNT(*) AND COUNT({c}) = COUNT(*) "
+                        f"FROM {con.q(table)}"))
 
 
 def _comparable(kind: str, key_kind: str) -> bool:
@@ -166,10 +270,12 @@ def _comparable(kind: str, key_kind: str) -> bool:
     return kind == key_kind or (kind in _INTEGERS and key_kind in _INTEGERS)
 
 
-def _within(con: Any, table: str, column: str, ref: str, key: str) -> bool:
+def _within(con: _Probe, table: str, column: str, ref: str, key: str) -> bool:
     """Whether ``table.column`` holds a value and every value it holds is one of ``ref.key``."""
-    return bool(_one(con, f"SELECT COUNT({_q(column)}) > 0 AND COUNT(*) FILTER (WHERE {_q(column)} IS NOT NULL "
-                          f"AND {_q(column)} NOT IN (SELECT {_q(key)} FROM {_q(ref)})) = 0 FROM {_q(table)}"))
+    c = con.q(column)
+    outside = f"{c} IS NOT NULL AND {c} NOT IN (SELECT {con.q(key)} FROM {con.q(ref)})"
+    return bool(con.one(f"SELECT COUNT({c}) > 0 AND COALESCE(SUM(CASE WHEN {outside} THEN 1 ELSE 0 END), 0) = 0 "
+                        f"FROM {con.q(table)}"))
 
 
 def _named_as_key(column: str, ref: str, key: str) -> bool:

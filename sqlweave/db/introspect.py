@@ -101,8 +101,28 @@ def introspect(db: "Database") -> Schema:
             tables.append(_with_data(db, table, explicit=policy is not None and len(cols) < len(all_columns[name])))
     if policy is not None:
         policy.validate({**all_columns, **{t: [] for t in hidden_tables}})
+    declared = bool(fks)
     fks += _joins_as_keys(db, fks, tables)
-    return Schema(name=db.name, tables=tuple(tables), foreign_keys=_resolve_fks(fks, tables), dialect=db.dialect)
+    found: list[ForeignKey] = []
+    if not declared and getattr(db, "keys_from_data", False) and len(tables) > 1:
+        tables, found = _keys_from_data(db, tables, fks)
+    return Schema(name=db.name, tables=tuple(tables), foreign_keys=_resolve_fks(fks + found, tables),
+                  dialect=db.dialect, keys_from_data=bool(found))
+
+
+def _keys_from_data(db: "Database", tables: list[Table],
+                    fks: list[ForeignKey]) -> tuple[list[Table], list[ForeignKey]]:
+    """The keys the data shows (:func:`~sqlweave.db.infer_keys.infer_database_keys`) of a database that declares
+    no foreign key: a table that declares no primary key gets the one found, and each foreign key found is added
+    unless its column already has one (a knowledge file's join). The database itself is not changed."""
+    from .infer_keys import infer_database_keys
+
+    keys = infer_database_keys(db, tables)
+    marked = [t if t.primary_key or t.name not in keys.primary else
+              replace(t, columns=tuple(replace(c, primary_key=c.name == keys.primary[t.name]) for c in t.columns))
+              for t in tables]
+    keyed = {(f.table.lower(), f.column.lower()) for f in fks}
+    return marked, [ForeignKey(*fk) for fk in keys.foreign if (fk[0].lower(), fk[1].lower()) not in keyed]
 
 
 def _joins_as_keys(db: "Database", fks: list[ForeignKey], tables: list[Table]) -> list[ForeignKey]:

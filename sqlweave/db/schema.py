@@ -105,6 +105,9 @@ class Schema:
     tables: tuple[Table, ...]
     foreign_keys: tuple[ForeignKey, ...] = ()
     dialect: str = "sqlite"
+    #: the foreign keys (and the primary keys of tables that declare none) were read from the data: the database
+    #: declares no foreign key (:func:`sqlweave.db.infer_keys.infer_database_keys`)
+    keys_from_data: bool = False
 
     @property
     def table_names(self) -> tuple[str, ...]:

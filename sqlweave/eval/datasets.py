@@ -42,6 +42,9 @@ class Dataset:
     problems: tuple[str, ...] = field(default_factory=tuple)  # malformed entries
     total: int = 0  # entries in the questions file, kept or not
     left_out: tuple[Example, ...] = ()  # the questions whose database is missing
+    #: a database that declares no foreign key is read with the keys its data shows, as sqlweave reads it
+    #: (:meth:`sqlweave.db.Database.open`); False keeps such databases keyless
+    keys_from_data: bool = True
 
     def db_path(self, db_id: str) -> Path:
         return self.db_dir / db_id / f"{db_id}.sqlite"

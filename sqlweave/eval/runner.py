@@ -239,7 +239,8 @@ class DatabasePool:
         with self._lock:
             if db_id not in self._dbs:
                 self._dbs[db_id] = Database.open(self.dataset.db_path(db_id), timeout_s=EVAL_TIMEOUT_S,
-                                                 descriptions=self.dataset.descriptions_path(db_id))
+                                                 descriptions=self.dataset.descriptions_path(db_id),
+                                                 keys_from_data=self.dataset.keys_from_data)
             return self._dbs[db_id]
 
     def __enter__(self) -> "DatabasePool":

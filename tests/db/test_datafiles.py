@@ -319,9 +319,13 @@ def test_a_copy_without_keys_is_kept_apart_from_the_copy_with_them(folder: Path,
     (folder / "persons.csv").write_text("person_id,name\n1,Ann\n")
     with_keys, without = data_database(folder), data_database(folder, keys=False)
     assert with_keys != without and with_keys.is_file() and without.is_file()  # neither build removed the other
-    with Database.open(with_keys) as a, Database.open(without) as b:
+    with Database.open(with_keys) as a, Database.open(without, keys_from_data=False) as b:
         assert a.schema().foreign_keys and a.schema().table("persons").primary_key == ("person_id",)
+        assert not a.schema().keys_from_data  # declared on the copy
         assert not b.schema().foreign_keys and all(not t.primary_key for t in b.schema().tables)
+    with Database.open(without) as c:  # the copy without keys, read as sqlweave reads a keyless database
+        assert c.schema().keys_from_data and {str(f) for f in a.schema().foreign_keys} == {
+            str(f) for f in c.schema().foreign_keys}
 
 
 def test_keys_duckdb_refuses_leave_their_table_as_it_was_loaded(tmp_path: Path) -> None:

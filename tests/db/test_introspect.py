@@ -7,6 +7,7 @@ import pytest
 from sqlweave.db import Database, render_compact, render_create_table, render_schema
 from sqlweave.db.demo import build_demo_database, demo_database_path
 from sqlweave.errors import SchemaError
+from tests.conftest import keyless_shop
 from tests.extras import need_extra
 
 
@@ -182,3 +183,43 @@ def test_a_foreign_key_declared_twice_is_read_once_and_quietly(tmp_path: Path) -
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"
     assert "Warning" not in done.stderr and "Owners" not in done.stderr
+
+
+def test_keys_are_read_from_the_data_of_a_database_that_declares_none(tmp_path: Path) -> None:
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    s = Database.open(path).schema()
+    assert s.keys_from_data
+    assert s.table("customers").primary_key == ("customer_id",) and s.table("orders").primary_key == ("id",)
+    # notes.customer_id holds 9, which no customer has: no key; a key of two columns stays as declared
+    assert sorted(str(fk) for fk in s.foreign_keys) == ["order_lines.order_id -> orders.id",
+                                                        "orders.customer_id -> customers.customer_id"]
+    assert s.table("order_lines").primary_key == ("order_id", "line_no")
+    assert "FOREIGN KEY (customer_id) REFERENCES customers(customer_id)" in render_schema(s, "create_table").text
+    # the file is not changed: it still declares nothing
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA foreign_key_list(orders)").fetchall() == []
+    conn.close()
+    # asked not to, or given a database that declares its keys, nothing is read from the data
+    kept = Database.open(path, keys_from_data=False).schema()
+    assert not kept.keys_from_data and kept.foreign_keys == () and kept.table("orders").primary_key == ()
+    declared = Database.open(demo_database_path()).schema()
+    assert not declared.keys_from_data and declared.foreign_keys
+
+
+def test_keys_from_the_data_respect_the_knowledge_file_and_the_access_policy(tmp_path: Path) -> None:
+    from sqlweave.policy import AccessPolicy
+
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    knowledge = tmp_path / "shop.yaml"
+    knowledge.write_text("joins:\n  - notes.customer_id = customers.customer_id\n")
+    s = Database.open(path, descriptions=knowledge).schema()
+    # the join written down holds though a value breaks it, and the keys the data shows are added
+    assert sorted(str(fk) for fk in s.foreign_keys) == ["notes.customer_id -> customers.customer_id",
+                                                        "order_lines.order_id -> orders.id",
+                                                        "orders.customer_id -> customers.customer_id"]
+    assert s.keys_from_data and s.table("customers").primary_key == ("customer_id",)
+    # a hidden column is neither read nor keyed; a filtered table's rows are not read for keys
+    hidden = Database.open(path, policy=AccessPolicy.from_mapping({"hidden_columns": ["orders.customer_id"]}))
+    assert [str(fk) for fk in hidden.schema().foreign_keys] == ["order_lines.order_id -> orders.id"]
+    filtered = Database.open(path, policy=AccessPolicy.from_mapping({"row_filters": {"orders": "total > 1"}}))
+    assert filtered.schema().foreign_keys == () and filtered.schema().table("orders").primary_key == ()

@@ -29,6 +29,7 @@ from sqlweave.sql.rewrite import relink_values
 from sqlweave.sql.transpile import to_dialect
 from sqlweave.stages.rewrite import value_probe
 
+from ..conftest import keyless_shop
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT, PostgresServer
 from .suite import (
     DIALECT_CASES,
@@ -181,6 +182,18 @@ def test_postgres_forms_sqlite_lacks_mean_there_what_they_mean_here(pg_events: D
     with Database.open(events_db) as reference:
         expected = rows(reference.execute(meant))
     assert rows(pg_events.execute(sql)) == expected
+
+
+def test_keys_are_read_from_the_data_of_a_server_database_that_declares_none(pg_server: PostgresServer,
+                                                                               tmp_path: Path) -> None:
+    with Database.open(pg_server.load("keyless", keyless_shop(tmp_path / "shop.sqlite"))) as db:
+        s = db.schema()
+        assert s.keys_from_data and sorted(str(fk) for fk in s.foreign_keys) == [
+            "order_lines.order_id -> orders.id", "orders.customer_id -> customers.customer_id"]
+        assert s.table("customers").primary_key == ("customer_id",)
+        assert s.table("order_lines").primary_key == ("order_id", "line_no")
+        assert db.trusted_read("SELECT count(*) FROM information_schema.table_constraints WHERE "
+                               "constraint_type = 'FOREIGN KEY'").rows == ((0,),)  # the server is not changed
 
 
 def test_mixed_case_names_are_quoted_for_postgres(pg_server: PostgresServer) -> None:
