@@ -162,6 +162,8 @@ class SchemaInfo(BaseModel):
     dialect: str = ""
     tables: list[TableInfo] = Field(default_factory=list)
     foreign_keys: list[ForeignKeyInfo] = Field(default_factory=list)
+    #: the foreign keys were read from the data: the database declares none
+    keys_from_data: bool = False
     error: ErrorInfo | None = None
 
 
@@ -284,6 +286,7 @@ class SqlweaveTools:
             ],
             foreign_keys=[ForeignKeyInfo(table=fk.table, column=fk.column, ref_table=fk.ref_table,
                                          ref_column=fk.ref_column) for fk in schema.foreign_keys],
+            keys_from_data=schema.keys_from_data,
         )
 
     def _rows(self, result: QueryResult) -> dict[str, Any]:

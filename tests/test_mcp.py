@@ -189,6 +189,22 @@ def test_describe_schema_is_structured() -> None:
     assert set(tables["order_items"]["primary_key"]) == {"order_id", "product_id"}
     assert {"table": "orders", "column": "customer_id", "ref_table": "customers", "ref_column": "customer_id"} \
         in schema["foreign_keys"]
+    assert schema["keys_from_data"] is False  # the shop declares its keys
+
+
+def test_describe_schema_says_when_keys_come_from_the_data(tmp_path: Path) -> None:
+    from tests.conftest import keyless_shop
+
+    catalog = Catalog({"keyless": DatabaseEntry("keyless", str(keyless_shop(tmp_path / "shop.sqlite")))})
+
+    async def go() -> dict[str, Any]:
+        async with connected(build_server(catalog, FakeLLM())) as client:
+            return await call(client, "describe_schema", database="keyless")
+
+    schema = data(run_async(go))
+    assert schema["keys_from_data"] is True
+    assert {"table": "orders", "column": "customer_id", "ref_table": "customers", "ref_column": "customer_id"} \
+        in schema["foreign_keys"]
 
 
 # --- ask ---------------------------------------------------------------------------------------------

@@ -158,6 +158,8 @@ class SchemaOut(_Response):
     dialect: str
     tables: list[TableOut]
     foreign_keys: list[ForeignKeyOut]
+    #: the foreign keys were read from the data: the database declares none
+    keys_from_data: bool = False
 
 
 class SuggestionsOut(_Response):
