@@ -39,6 +39,11 @@ and, for a schema of hundreds of tables, the most tokens of schema a prompt show
 context leaves; a larger schema is fitted by retrieval, and on a CPU a smaller budget is much faster)::
 
     schema_budget = 2048
+
+and, for a database that declares no foreign key, whether its keys are read from its data (default: true; see
+:func:`sqlweave.db.infer_keys.infer_database_keys`)::
+
+    keys_from_data = false
 """
 
 from __future__ import annotations
@@ -76,6 +81,8 @@ class DatabaseEntry:
     knowledge: str | None = None
     policy: tuple[str, ...] = ()
     schema_budget: int | None = None
+    #: read the keys of a database that declares no foreign key from its data (:meth:`Database.open`)
+    keys_from_data: bool = True
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -107,7 +114,8 @@ class Catalog:
     # --- building ------------------------------------------------------------------
 
     @classmethod
-    def parse(cls, specs: Iterable[str], *, timeout_s: float = 10.0, max_rows: int = 1000) -> "Catalog":
+    def parse(cls, specs: Iterable[str], *, timeout_s: float = 10.0, max_rows: int = 1000,
+              keys_from_data: bool = True) -> "Catalog":
         """From ``NAME=PATH_OR_URL`` strings (a bare path is named after its file stem)."""
         entries: dict[str, DatabaseEntry] = {}
         for spec in specs:
@@ -119,7 +127,8 @@ class Catalog:
             if name in entries:
                 raise ConfigurationError(f"database name {name!r} is configured twice",
                                          hint="Give each --db a distinct NAME=... prefix.")
-            entries[name] = DatabaseEntry(name, target, timeout_s=timeout_s, max_rows=max_rows)
+            entries[name] = DatabaseEntry(name, target, timeout_s=timeout_s, max_rows=max_rows,
+                                          keys_from_data=keys_from_data)
         return cls(entries)
 
     @classmethod
@@ -155,6 +164,9 @@ class Catalog:
             knowledge = opts.get("knowledge")
             if knowledge is not None and not isinstance(knowledge, str):
                 raise ConfigurationError(f"database {name!r} in {str(path)!r}: knowledge must be a file path")
+            keys_from_data = opts.get("keys_from_data", True)
+            if not isinstance(keys_from_data, bool):
+                raise ConfigurationError(f"database {name!r} in {str(path)!r}: keys_from_data must be true or false")
             if knowledge and not Path(knowledge).expanduser().is_absolute():
                 knowledge = str((path.parent / knowledge).resolve())
             try:
@@ -162,7 +174,7 @@ class Catalog:
                     str(name), target, timeout_s=float(opts.get("timeout", 10.0)),
                     max_rows=int(opts.get("max_rows", 1000)), descriptions=descriptions,
                     description=str(opts.get("description", "")), knowledge=knowledge or None, policy=policy,
-                    schema_budget=opts.get("schema_budget"))
+                    schema_budget=opts.get("schema_budget"), keys_from_data=keys_from_data)
             except (TypeError, ValueError) as err:
                 raise ConfigurationError(f"database {name!r} in {str(path)!r}: {err}") from None
         return cls(entries)
@@ -178,7 +190,8 @@ class Catalog:
 
     @classmethod
     def from_options(cls, dbs: Iterable[str] = (), config: str | Path | None = None, demo: bool = False,
-                     timeout_s: float = 10.0, max_rows: int = 1000, policies: Iterable[str] = ()) -> "Catalog":
+                     timeout_s: float = 10.0, max_rows: int = 1000, policies: Iterable[str] = (),
+                     keys_from_data: bool = True) -> "Catalog":
         """The catalog the doors' ``--db NAME=...`` (repeatable), ``--config FILE``, ``--demo`` and ``--policy``
         options describe (see :meth:`with_policies`).
 
@@ -186,7 +199,8 @@ class Catalog:
         ['sales', 'shop']
         """
         dbs = list(dbs)
-        catalog = cls.parse(dbs, timeout_s=timeout_s, max_rows=max_rows) if dbs else cls({})
+        catalog = cls.parse(dbs, timeout_s=timeout_s, max_rows=max_rows, keys_from_data=keys_from_data) \
+            if dbs else cls({})
         if config:
             catalog = catalog.merged(cls.from_file(config))
         if demo:
@@ -250,7 +264,8 @@ class Catalog:
                     for file in entry.policy:
                         policy = AccessPolicy.load(file).merged(policy)
                 db, _ = open_database(entry.target, timeout_s=entry.timeout_s, max_rows=entry.max_rows,
-                                      descriptions=entry.descriptions, knowledge=knowledge, policy=policy)
+                                      descriptions=entry.descriptions, knowledge=knowledge, policy=policy,
+                                      keys_from_data=entry.keys_from_data)
                 if db.policy is not None:
                     try:
                         db.schema()  # read and reduced to what the policy shows before the first request

@@ -433,6 +433,7 @@ def chat(
     policy: Optional[Path] = PolicyOption,
     param: list[str] = ParamOption,
     schema_budget: Optional[int] = SchemaBudgetOption,
+    keys_from_data: bool = KeysOption,
 ) -> None:
     """A conversation at the terminal: follow-up questions ("only those born after 1980") build on earlier answers.
 
@@ -444,7 +445,7 @@ def chat(
     with _errors():
         engine = _engine(db, model=model, pipeline=pipeline, timeout=timeout, max_rows=max_rows, knowledge=knowledge,
                          policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
-                         schema_budget=schema_budget)
+                         schema_budget=schema_budget, keys_from_data=keys_from_data)
         database = engine.db
         conversations = ConversationStore(store)
         conv = engine.conversation(id=resume, store=conversations)
@@ -538,6 +539,7 @@ def serve(
     tenants: Optional[Path] = typer.Option(None, "--tenants", help="YAML list of tenants: {name, key or key_env, "
                                            "params}; each key binds the access policy's row-filter parameters and "
                                            "keeps its conversations to itself."),
+    keys_from_data: bool = KeysOption,
 ) -> None:
     """Serve the HTTP API and the web page: ask, stream the stages, run SQL, conversations, feedback.
 
@@ -549,7 +551,8 @@ def serve(
     from .server.settings import load_tenants
 
     with _errors():
-        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy)
+        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy,
+                                       keys_from_data=keys_from_data)
         settings = ServerSettings(
             catalog, llm=model, cache=not no_cache, preset=pipeline, api_key=api_key, host=host, port=port,
             tenants=load_tenants(tenants) if tenants is not None else (),
@@ -582,6 +585,7 @@ def mcp_command(
     policy: list[str] = DoorPolicyOption,
     param: list[str] = typer.Option([], "--param", help="A row-filter parameter of the access policies, bound for "
                                     "every tool call: NAME=VALUE (repeatable)."),
+    keys_from_data: bool = KeysOption,
 ) -> None:
     """Serve databases to an AI assistant over MCP: tools list_databases, describe_schema, ask and run_sql (read-only).
 
@@ -596,7 +600,8 @@ def mcp_command(
         if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
             raise ConfigurationError(f"the MCP HTTP transport has no authentication and will not bind to {host!r}",
                                      hint="Keep --host 127.0.0.1 and put an authenticating proxy in front of it.")
-        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy)
+        catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy,
+                                       keys_from_data=keys_from_data)
         _pipeline(pipeline)  # an unknown preset fails before serving starts
         # the embedded model loads in the background once serving starts (stdio must stay silent)
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=True, load=False)

@@ -205,6 +205,17 @@ def test_describe_schema_says_when_keys_come_from_the_data(tmp_path: Path) -> No
     assert schema["keys_from_data"] is True
     assert {"table": "orders", "column": "customer_id", "ref_table": "customers", "ref_column": "customer_id"} \
         in schema["foreign_keys"]
+    # the operator keeps it keyless: in the config file, or for every --db
+    config = tmp_path / "dbs.toml"
+    config.write_text('[databases.plain]\ntarget = "shop.sqlite"\nkeys_from_data = false\n', encoding="utf-8")
+    for keyless in (Catalog.from_file(config),
+                    Catalog.from_options([f"plain={tmp_path / 'shop.sqlite'}"], keys_from_data=False)):
+        schema = keyless.database("plain").schema()
+        assert not schema.keys_from_data and schema.foreign_keys == ()
+        keyless.close()
+    config.write_text('[databases.plain]\ntarget = "shop.sqlite"\nkeys_from_data = "no"\n', encoding="utf-8")
+    with pytest.raises(ConfigurationError, match="keys_from_data"):
+        Catalog.from_file(config)
 
 
 # --- ask ---------------------------------------------------------------------------------------------
