@@ -181,11 +181,14 @@ def infer_keys(con: Any, tables: Sequence[str]) -> Keys:
     return _infer(_DuckProbe(con), tables)
 
 
-def infer_database_keys(db: "Database", tables: Sequence["Table"], *, budget_s: float = 20.0) -> Keys:
+def infer_database_keys(db: "Database", tables: Sequence["Table"], *, budget_s: float = 20.0,
+                        max_rows: int = 1_000_000) -> Keys:
     """The keys the data of ``tables`` shows on ``db``, any engine, by the rules above: a table's declared
     one-column primary key is kept, the others are looked for. The queries read through
     :meth:`~sqlweave.db.Database.trusted_read` and stop after ``budget_s`` seconds in all (5 s each): what is not
-    checked by then is no key. Nothing is written to the database.
+    checked by then is no key. A table of more than ``max_rows`` rows (as its ``row_count`` says) is left out,
+    whose checks would not finish in time: which keys are found then does not depend on the machine's speed.
+    Nothing is written to the database.
 
     >>> from sqlweave.db import Database
     >>> from sqlweave.db.demo import demo_database_path
@@ -194,6 +197,7 @@ def infer_database_keys(db: "Database", tables: Sequence["Table"], *, budget_s: 
     >>> keys.primary["customers"], ("orders", "customer_id", "customers", "customer_id") in keys.foreign
     ('customer_id', True)
     """
+    tables = [t for t in tables if t.row_count is None or t.row_count <= max_rows]
     declared = {t.name: t.primary_key[0] for t in tables if len(t.primary_key) == 1}
     composite = {t.name for t in tables if len(t.primary_key) > 1}  # keyed already, by several columns
     return _infer(_DatabaseProbe(db, tables, budget_s), [t.name for t in tables], declared, composite)
