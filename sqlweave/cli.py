@@ -710,6 +710,7 @@ def eval_run(
     replay: Optional[list[Path]] = typer.Option(
         None, "--replay", help="An earlier run folder or checkpoint (repeatable): the model calls its traces "
                                "recorded are answered from them; the others go to the model."),
+    keys_from_data: bool = KeysOption,
 ) -> None:
     """Run PIPELINE over DATASET: per-question JSONL, resumable, summary by hardness."""
     if ctx.invoked_subcommand is not None:
@@ -718,7 +719,9 @@ def eval_run(
     from .presets import build_pipeline
 
     with _errors():
-        ds = load_dataset(dataset, data_dir)
+        from dataclasses import replace as _replace
+
+        ds = _replace(load_dataset(dataset, data_dir), keys_from_data=keys_from_data)
         questions = _questions(ds, sample, limit)
         vote_options = _key_values(vote or [], "--vote") or None
         pipe = build_pipeline(pipeline, schema_budget=schema_budget, vote_below=vote_below, vote=vote_options,
@@ -752,7 +755,8 @@ def eval_run(
             results = run_eval(ds, questions, pipe, llm, folder, concurrency=concurrency, on_result=tick,
                                meta={"sample": str(sample) if sample else None, "limit": limit,
                                      "schema_budget": schema_budget, "vote_below": vote_below,
-                                     "vote": vote_options, "replay": [str(p) for p in replay or []]},
+                                     "vote": vote_options, "replay": [str(p) for p in replay or []],
+                                     **({} if keys_from_data else {"keys_from_data": False})},
                                suite_dir=suite_dir)
         summary = summarize(results)
         from dataclasses import asdict

@@ -296,3 +296,16 @@ def test_an_evaluation_shows_only_the_pool_s_pairs_never_the_user_s(tmp_path: Pa
     assert "How many pets?" in shown["notes"]["examples"]
     assert "How many singers are there?" not in shown["notes"]["examples"]
     assert json.loads((tmp_path / "run" / "run.json").read_text())["user_examples"] is False
+
+
+def test_a_dataset_can_keep_its_keyless_databases_keyless(tmp_path: Path) -> None:
+    from sqlweave.eval.datasets import Dataset
+    from sqlweave.eval.runner import DatabasePool
+    from tests.conftest import keyless_shop
+
+    (tmp_path / "shop").mkdir()
+    keyless_shop(tmp_path / "shop" / "shop.sqlite")
+    ds = Dataset("d", tmp_path, (), tmp_path)
+    with DatabasePool(ds) as read, DatabasePool(dataclasses.replace(ds, keys_from_data=False)) as kept:
+        assert read.get("shop").schema().keys_from_data and read.get("shop").schema().foreign_keys
+        assert not kept.get("shop").schema().keys_from_data and kept.get("shop").schema().foreign_keys == ()
