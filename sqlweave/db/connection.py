@@ -107,7 +107,7 @@ class Database:
         self._lock = threading.Lock()
         self.policy = policy
         #: read keys from the data when the database declares no foreign key (see :meth:`open`)
-        self.keys_from_data = False
+        self.keys_from_data = True
         #: the row filters' parameters bound for this handle (see :meth:`bind`)
         self.params: dict[str, Any] = {}
 

@@ -54,7 +54,7 @@ from ..errors import SqlweaveError
 
 if TYPE_CHECKING:
     from .connection import Database
-    from .schema import Table
+    from .schema import Column, Table
 
 #: Integer types: a foreign key column of one of them takes its key's type (DuckDB declares a foreign key only
 #: between columns of one type).
@@ -137,7 +137,7 @@ class _DatabaseProbe:
 
     def __init__(self, db: "Database", tables: Sequence["Table"], budget_s: float) -> None:
         self.db = db
-        self.kinds = {t.name: [(c.name, _kind(c.type)) for c in t.columns] for t in tables}
+        self.kinds = {t.name: [(c.name, _kind(c)) for c in t.columns] for t in tables}
         self.deadline = time.monotonic() + budget_s
 
     def columns(self, table: str) -> list[tuple[str, str]]:
@@ -165,13 +165,13 @@ _SQL_INTEGERS = {"INT", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "MEDIUMINT",
                  "BIGSERIAL", "SMALLSERIAL"}
 
 
-def _kind(declared: str) -> str:
-    """A declared column type as the rules name it: ``BIGINT`` for an integer, ``VARCHAR`` for text (and SQLite's
+def _kind(column: "Column") -> str:
+    """A column's declared type as the rules name it: ``BIGINT`` for an integer, ``VARCHAR`` for text (and SQLite's
     columns without a type), ``UUID``; other types as declared (no key)."""
-    base = declared.upper().split("(")[0].replace("UNSIGNED", "").strip()
+    base = column.type.upper().split("(")[0].replace("UNSIGNED", "").strip()
     if base in _SQL_INTEGERS or base in _INTEGERS:
         return "BIGINT"
-    if base == "" or any(k in base for k in ("CHAR", "TEXT", "STRING", "CLOB")):
+    if column.is_text:
         return "VARCHAR"
     return base
 

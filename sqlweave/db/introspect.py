@@ -104,7 +104,7 @@ def introspect(db: "Database") -> Schema:
     declared = bool(fks)
     fks += _joins_as_keys(db, fks, tables)
     found: list[ForeignKey] = []
-    if not declared and getattr(db, "keys_from_data", False) and len(tables) > 1:
+    if not declared and db.keys_from_data and len(tables) > 1:
         tables, found = _keys_from_data(db, tables, fks)
     return Schema(name=db.name, tables=tuple(tables), foreign_keys=_resolve_fks(fks + found, tables),
                   dialect=db.dialect, keys_from_data=bool(found))

@@ -1254,7 +1254,7 @@ def _numbers_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     if dialect not in ("postgres", "duckdb"):
         return False
     uses = list(tree.find_all(exp.Sum, exp.Avg, exp.In, exp.Between, exp.Add, exp.Sub, exp.Mul, exp.Div,
-                              *_COMPARISONS))
+                              exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE))
     if not uses:
         return False
     read = _tables_read(tree, schema)
@@ -1295,17 +1295,12 @@ def _numbers_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
         elif isinstance(use, exp.Between):
             ends = [use.args.get("low"), use.args.get("high")]
             sides = [_unparen(use.this)] if all(is_number(e) for e in ends) else []
-        elif isinstance(use, exp.Like):
-            sides = []
         else:
             left, right = _unparen(use.this), _unparen(use.expression)
             sides = [s for s, other in ((left, right), (right, left)) if is_number(other)]
         targets += [s for s in sides if s is not None and is_text(s)]
-    done: set[int] = set()
-    for node in targets:
-        if id(node) not in done:  # a column both compared and in arithmetic is read once
-            done.add(id(node))
-            node.replace(_as_number(node, dialect))
+    for node in targets:  # each a direct operand of one use (through parentheses), so listed once
+        node.replace(_as_number(node, dialect))
     return bool(targets)
 
 
