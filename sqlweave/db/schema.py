@@ -11,10 +11,27 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
 from ..errors import SchemaError
+
+_NUMBER_WORD = re.compile(r"int|real|float|double|numeric|decimal|number", re.IGNORECASE)
+#: Types whose names hold a number word but whose values are not one number: PostgreSQL's ``interval``,
+#: ``point``, ``int4range``; arrays (``INTEGER[]``, ``_int4``) and DuckDB's ``STRUCT``, ``MAP`` and ``UNION``.
+_NOT_A_NUMBER = re.compile(r"interval|point|range|\[|array|^_|struct|map\b|union", re.IGNORECASE)
+
+
+def is_number_type(type_name: str) -> bool:
+    """Does a column of this declared type hold one plain number?
+
+    >>> [is_number_type(t) for t in ("BIGINT", "numeric(10,2)", "DOUBLE PRECISION", "NUMBER")]
+    [True, True, True, True]
+    >>> [is_number_type(t) for t in ("INTERVAL", "point", "int4range", "INTEGER[]", "TEXT", "BOOLEAN")]
+    [False, False, False, False, False, False]
+    """
+    return bool(_NUMBER_WORD.search(type_name)) and not _NOT_A_NUMBER.search(type_name)
 
 
 @dataclass(frozen=True)
@@ -46,8 +63,8 @@ class Column:
 
     @property
     def is_numeric(self) -> bool:
-        t = self.type.upper()
-        return any(k in t for k in ("INT", "REAL", "NUM", "DEC", "FLOAT", "DOUBLE", "BOOL"))
+        """A number or a boolean (``INTEGER``, ``DECIMAL(8,2)``, ``BOOLEAN``); not ``INTERVAL`` or ``INTEGER[]``."""
+        return is_number_type(self.type) or "BOOL" in self.type.upper()
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,8 @@ from sqlglot import exp
 from sqlglot.tokens import Tokenizer, TokenType
 from sqlglot.errors import ErrorLevel, SqlglotError
 
+from ..db.schema import is_number_type
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -609,8 +611,6 @@ def _not_sqlite(tree: exp.Expression, *, unless: tuple[type[exp.Expression], ...
     return False
 
 
-#: Declared types of numbers.
-_NUMBER_TYPE = re.compile(r"int|real|float|double|numeric|decimal|number", re.IGNORECASE)
 
 
 def _numbers_as_dates(tree: exp.Expression, schema: "Schema") -> bool:
@@ -626,7 +626,7 @@ def _numbers_as_dates(tree: exp.Expression, schema: "Schema") -> bool:
             arg = node.this
         elif isinstance(node, (exp.Add, exp.Sub)) and isinstance(node.expression, exp.Interval):
             arg = node.this
-        if arg is not None and _column_is(_unparen(arg), schema, read, _NUMBER_TYPE.search):
+        if arg is not None and _column_is(_unparen(arg), schema, read, is_number_type):
             return True
     return False
 
@@ -1207,7 +1207,7 @@ def _fields_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     for cmp in comparisons:
         for side, other in (("this", cmp.expression), ("expression", cmp.this)):
             number = _numeric_field(cmp.args.get(side))
-            if number is not None and _column_is(_unparen(other), schema, read, _NUMBER_TYPE.search):
+            if number is not None and _column_is(_unparen(other), schema, read, is_number_type):
                 cmp.set(side, exp.cast(number.copy(), "INTEGER"))
                 changed = True
     return changed
@@ -1279,8 +1279,7 @@ def _numbers_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
         if isinstance(node, (exp.Add, exp.Sub, exp.Mul, exp.Div)):
             return is_number(node.this) and is_number(node.expression)
         return _column_is(node, schema, read,
-                          lambda ty: _NUMBER_TYPE.search(ty) and not _TEXT_TYPE.search(ty) and not _DATE_TYPE.search(ty)
-                          and not re.search("interval|point", ty, re.IGNORECASE))
+                          lambda ty: is_number_type(ty) and not _TEXT_TYPE.search(ty) and not _DATE_TYPE.search(ty))
 
     targets: list[exp.Expression] = []
     for use in uses:

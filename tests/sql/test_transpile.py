@@ -130,6 +130,18 @@ def test_numbered_fields_compare_a_date_field_with_a_number_column(sql: str, exp
     assert numbered_fields(sql, VISITS, "sqlite") == sql
 
 
+@pytest.mark.parametrize("type_", ["INTERVAL", "point", "int4range", "INTEGER[]", "STRUCT(a INTEGER)"])
+def test_types_named_with_a_number_word_are_not_numbers(type_: str) -> None:
+    # Their names hold "int", but a value is not one number: a date field compared with one is not cast to a number.
+    s = Schema("x", (Table("visit", (Column("seen", "DATE"), Column("wait", type_), Column("n", "BIGINT"))),),
+               dialect="postgres")
+    sql = "SELECT seen FROM visit WHERE wait = TO_CHAR(seen, 'MM')"
+    assert numbered_fields(sql, s, "postgres") == sql
+    assert numbered_fields(sql.replace("wait", "n"), s, "postgres") != sql.replace("wait", "n")
+    assert text_numbers("SELECT avg(wait) FROM visit", s, "postgres") == "SELECT avg(wait) FROM visit"
+    assert not Column("wait", type_).is_numeric and Column("n", "BIGINT").is_numeric
+
+
 CARS = Schema("cars", (
     Table("car", (Column("id", "INTEGER"), Column("hp", "TEXT"), Column("mpg", "character varying"),
                   Column("weight", "REAL"), Column("made", "DATE"), Column("name", "TEXT"))),
