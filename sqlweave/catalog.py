@@ -44,6 +44,11 @@ and, for a database that declares no foreign key, whether its keys are read from
 :func:`sqlweave.db.infer_keys.infer_database_keys`)::
 
     keys_from_data = false
+
+and, for a PostgreSQL or DuckDB database whose tables live in several schemas, the schemas to read, in the
+order a table's name is looked up (default: the connection's search path; every schema of a DuckDB file)::
+
+    schemas = ["sales", "public"]
 """
 
 from __future__ import annotations
@@ -83,6 +88,8 @@ class DatabaseEntry:
     schema_budget: int | None = None
     #: read the keys of a database that declares no foreign key from its data (:meth:`Database.open`)
     keys_from_data: bool = True
+    #: the schemas of a PostgreSQL or DuckDB database to read, in lookup order (:meth:`Database.open`)
+    schemas: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -169,12 +176,18 @@ class Catalog:
                 raise ConfigurationError(f"database {name!r} in {str(path)!r}: keys_from_data must be true or false")
             if knowledge and not Path(knowledge).expanduser().is_absolute():
                 knowledge = str((path.parent / knowledge).resolve())
+            schemas = opts.get("schemas")
+            if schemas is not None and (not isinstance(schemas, list) or not schemas
+                                        or not all(isinstance(x, str) and x for x in schemas)):
+                raise ConfigurationError(f"database {name!r} in {str(path)!r}: schemas must be a list of schema "
+                                         'names, e.g. schemas = ["sales", "public"]')
             try:
                 entries[name] = DatabaseEntry(
                     str(name), target, timeout_s=float(opts.get("timeout", 10.0)),
                     max_rows=int(opts.get("max_rows", 1000)), descriptions=descriptions,
                     description=str(opts.get("description", "")), knowledge=knowledge or None, policy=policy,
-                    schema_budget=opts.get("schema_budget"), keys_from_data=keys_from_data)
+                    schema_budget=opts.get("schema_budget"), keys_from_data=keys_from_data,
+                    schemas=tuple(schemas) if schemas is not None else None)
             except (TypeError, ValueError) as err:
                 raise ConfigurationError(f"database {name!r} in {str(path)!r}: {err}") from None
         return cls(entries)
@@ -265,7 +278,7 @@ class Catalog:
                         policy = AccessPolicy.load(file).merged(policy)
                 db, _ = open_database(entry.target, timeout_s=entry.timeout_s, max_rows=entry.max_rows,
                                       descriptions=entry.descriptions, knowledge=knowledge, policy=policy,
-                                      keys_from_data=entry.keys_from_data)
+                                      keys_from_data=entry.keys_from_data, schemas=entry.schemas)
                 if db.policy is not None:
                     try:
                         db.schema()  # read and reduced to what the policy shows before the first request

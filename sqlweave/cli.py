@@ -133,7 +133,8 @@ def _engine(db: str, *, model: str, pipeline: str, english_only: bool = False, e
             timeout: float = 10.0, max_rows: int = 1000, descriptions: Path | None = None,
             knowledge: Path | None = None, policy: Path | None = None, params: list[str] | None = None,
             no_cache: bool = False, base_url: str | None = None, api_key: str | None = None,
-            quiet: bool = False, schema_budget: int | None = None, keys_from_data: bool = True) -> "Engine":
+            quiet: bool = False, schema_budget: int | None = None, keys_from_data: bool = True,
+            schemas: str | None = None) -> "Engine":
     """The one way the CLI builds an engine: the preset first (a typo fails at once), then the database with its
     side files (a malformed file, a missing database or an unbound row-filter parameter fails before the model
     loads), then the model."""
@@ -141,7 +142,8 @@ def _engine(db: str, *, model: str, pipeline: str, english_only: bool = False, e
 
     pipe = _pipeline(pipeline, english_only=english_only, examples=examples, schema_budget=schema_budget)
     database = _open_database(db, timeout=timeout, max_rows=max_rows, descriptions=descriptions,
-                              knowledge=knowledge, policy=policy, params=params, keys_from_data=keys_from_data)
+                              knowledge=knowledge, policy=policy, params=params, keys_from_data=keys_from_data,
+                              schemas=schemas)
     database.schema()
     database.check_bound()
     llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=quiet)
@@ -259,6 +261,9 @@ SchemaBudgetOption = typer.Option(
 KeysOption = typer.Option(True, "--keys-from-data/--no-keys-from-data",
                           help="When the database declares no foreign key, read its keys from the column names and "
                                "values (in sqlweave's view of the schema only; the database is not changed).")
+SchemasOption = typer.Option(None, "--schemas", help="PostgreSQL and DuckDB: the schemas to read, comma-separated, "
+                             "in the order a table's name is looked up (default: the connection's search path; "
+                             "every schema of a DuckDB file).")
 KnowledgeOption = typer.Option(None, "--knowledge", help="Domain-knowledge file (YAML, or defog's JSON): "
                                "descriptions, business terms, preferred joins, sample questions.")
 PolicyOption = typer.Option(None, "--policy", help="Access policy (YAML): hidden tables and columns, row filters.")
@@ -278,7 +283,8 @@ def _params(specs: list[str], option: str = "--param", form: str = "NAME=VALUE")
 
 def _open_database(db: str, *, timeout: float = 10.0, max_rows: int = 1000, descriptions: Path | None = None,
                    knowledge: Path | None = None, policy: Path | None = None,
-                   params: list[str] | None = None, keys_from_data: bool = True) -> Database:
+                   params: list[str] | None = None, keys_from_data: bool = True,
+                   schemas: str | None = None) -> Database:
     """Open ``db`` read-only with its descriptions or domain knowledge attached (a malformed file fails first),
     under the access policy (``policy`` and a knowledge file's ``policy:`` section) with ``params`` bound."""
     from .engine import open_database
@@ -287,7 +293,8 @@ def _open_database(db: str, *, timeout: float = 10.0, max_rows: int = 1000, desc
         raise ConfigurationError("both --descriptions and --knowledge were given",
                                  hint="Put the descriptions in the knowledge file (its tables: section).")
     database, _ = open_database(db, timeout_s=timeout, max_rows=max_rows, descriptions=descriptions,
-                                knowledge=knowledge, policy=policy, keys_from_data=keys_from_data)
+                                knowledge=knowledge, policy=policy, keys_from_data=keys_from_data,
+                                schemas=schemas)
     return database.bind(_params(params)) if params else database
 
 
@@ -325,6 +332,7 @@ def ask(
              "readings of the question instead of one answer (a few more model calls)."),
     schema_budget: Optional[int] = SchemaBudgetOption,
     keys_from_data: bool = KeysOption,
+    schemas: Optional[str] = SchemasOption,
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
@@ -332,7 +340,7 @@ def ask(
                          timeout=timeout, max_rows=max_rows, descriptions=descriptions, knowledge=knowledge,
                          policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
                          quiet=as_json or as_csv or raw_csv, schema_budget=schema_budget,
-                         keys_from_data=keys_from_data)
+                         keys_from_data=keys_from_data, schemas=schemas)
         _answer(engine, question, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv, evidence=evidence,
                 min_confidence=min_confidence)
 
@@ -345,6 +353,7 @@ def schema(
     descriptions: Optional[Path] = typer.Option(None, "--descriptions", help="Table/column descriptions (JSON or CSV folder)."),
     knowledge: Optional[Path] = KnowledgeOption,
     keys_from_data: bool = KeysOption,
+    schemas: Optional[str] = SchemasOption,
 ) -> None:
     """Show the database's tables, columns and keys as sqlweave sees them."""
     from dataclasses import asdict
@@ -352,7 +361,8 @@ def schema(
     from .db.render import render_schema
 
     with _errors():
-        database = _open_database(db, descriptions=descriptions, knowledge=knowledge, keys_from_data=keys_from_data)
+        database = _open_database(db, descriptions=descriptions, knowledge=knowledge, keys_from_data=keys_from_data,
+                                  schemas=schemas)
         s = database.schema()
         if as_json:
             sys.stdout.write(json.dumps(asdict(s), indent=2, default=str) + "\n")
@@ -363,7 +373,9 @@ def schema(
         _say(f"{len(s.tables)} tables, {sum(len(t.columns) for t in s.tables)} columns, "
              f"{len(s.foreign_keys)} foreign keys"
              f"{' (read from the data: the database declares none)' if s.keys_from_data else ''}; "
-             f"{rendered.tokens} {kind} as {style}", style="dim")
+             f"{rendered.tokens} {kind} as {style}"
+             + (f"; schemas {', '.join(s.schemas)} (a name is looked up in that order)" if s.schemas else ""),
+             style="dim")
 
 
 @app.command("sql")
@@ -380,10 +392,12 @@ def run_sql(
     read: Optional[str] = typer.Option(
         None, "--read", help="The dialect the SQL is written in, when not the database's (postgres, mysql, sqlite, "
         "duckdb, tsql, ...): it is translated first, and what ran is shown."),
+    schemas: Optional[str] = SchemasOption,
 ) -> None:
     """Run your own SQL with the same safety checks (read-only, time limit, row cap, access policy)."""
     with _errors():
-        database = _open_database(db, timeout=timeout, max_rows=max_rows, policy=policy, params=param)
+        database = _open_database(db, timeout=timeout, max_rows=max_rows, policy=policy, params=param,
+                                  schemas=schemas)
         result = database.execute(query, read=read)
         if result.sql != query and not (as_json or as_csv or raw_csv):
             _say(f"ran as: {result.sql}", style="dim", err=True)
@@ -434,6 +448,7 @@ def chat(
     param: list[str] = ParamOption,
     schema_budget: Optional[int] = SchemaBudgetOption,
     keys_from_data: bool = KeysOption,
+    schemas: Optional[str] = SchemasOption,
 ) -> None:
     """A conversation at the terminal: follow-up questions ("only those born after 1980") build on earlier answers.
 
@@ -445,7 +460,7 @@ def chat(
     with _errors():
         engine = _engine(db, model=model, pipeline=pipeline, timeout=timeout, max_rows=max_rows, knowledge=knowledge,
                          policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
-                         schema_budget=schema_budget, keys_from_data=keys_from_data)
+                         schema_budget=schema_budget, keys_from_data=keys_from_data, schemas=schemas)
         database = engine.db
         conversations = ConversationStore(store)
         conv = engine.conversation(id=resume, store=conversations)

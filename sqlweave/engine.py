@@ -183,6 +183,7 @@ def open_database(
     knowledge: "str | Path | Knowledge | None" = None,
     policy: "AccessPolicy | Mapping[str, Any] | str | Path | None" = None,
     keys_from_data: bool = True,
+    schemas: "Sequence[str] | None" = None,
 ) -> "tuple[Database, Knowledge | None]":
     """Open ``target`` read-only with its side files (see :func:`connect`): the domain knowledge is attached and
     returned, the access policy in force. A malformed knowledge or policy file fails before the database opens.
@@ -210,7 +211,7 @@ def open_database(
         policy = known.policy.merged(policy if isinstance(policy, AccessPolicy) or policy is None
                                      else AccessPolicy.load(policy))
     db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions, policy=policy,
-                       keys_from_data=keys_from_data)
+                       keys_from_data=keys_from_data, schemas=schemas)
     if known is not None:
         attach_knowledge(db, known)
     return db, known
@@ -229,6 +230,7 @@ def connect(
     policy: "AccessPolicy | Mapping[str, Any] | str | Path | None" = None,
     resources: Resources | None = None,
     keys_from_data: bool = True,
+    schemas: "Sequence[str] | None" = None,
     **llm_options: Any,
 ) -> Engine:
     """Open ``target`` (SQLite/DuckDB file, CSV/Parquet/JSON/Excel file or folder, or SQLAlchemy URL) read-only and
@@ -247,11 +249,14 @@ def connect(
     ``resources`` (:class:`~sqlweave.resources.Resources`) owns the loaded model, pools and indexes and the
     settings they were read with; by default the process's shared ones. A database that declares no foreign key
     gets the keys its data shows, in the schema sqlweave reads (``keys_from_data=False`` to keep it keyless; see
-    :func:`sqlweave.db.infer_keys.infer_database_keys`).
+    :func:`sqlweave.db.infer_keys.infer_database_keys`). ``schemas`` names the schemas of a PostgreSQL or DuckDB
+    database to read, in the order a table's name is looked up (default: the connection's search path; every
+    schema of a DuckDB file).
     """
     res = resources if resources is not None else shared_resources()
     db, known = open_database(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions,
-                              knowledge=knowledge, policy=policy, keys_from_data=keys_from_data)
+                              knowledge=knowledge, policy=policy, keys_from_data=keys_from_data,
+                              schemas=schemas)
     model = llm if isinstance(llm, LLM) else get_llm(llm, cache=cache, resources=res, **llm_options)
     pipe = pipeline if isinstance(pipeline, Pipeline) else build_pipeline(pipeline)
     return Engine(db, model, pipe, knowledge=known, resources=res)

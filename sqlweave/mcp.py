@@ -164,6 +164,8 @@ class SchemaInfo(BaseModel):
     foreign_keys: list[ForeignKeyInfo] = Field(default_factory=list)
     #: the foreign keys were read from the data: the database declares none
     keys_from_data: bool = False
+    #: the schemas its tables were read from, in lookup order, when more than one
+    schemas: list[str] = Field(default_factory=list)
     error: ErrorInfo | None = None
 
 
@@ -287,6 +289,7 @@ class SqlweaveTools:
             foreign_keys=[ForeignKeyInfo(table=fk.table, column=fk.column, ref_table=fk.ref_table,
                                          ref_column=fk.ref_column) for fk in schema.foreign_keys],
             keys_from_data=schema.keys_from_data,
+            schemas=list(schema.schemas),
         )
 
     def _rows(self, result: QueryResult) -> dict[str, Any]:

@@ -27,6 +27,28 @@ def test_schema_command_says_when_keys_come_from_the_data(tmp_path: Path) -> Non
     assert r.exit_code == 0 and "0 foreign keys;" in " ".join(r.output.split()) and "read from" not in r.output
 
 
+def test_schemas_option_reads_the_schemas_named_and_refuses_them_on_sqlite(tmp_path: Path, singer_db: Path) -> None:
+    from tests.extras import need_extra
+
+    need_extra("duckdb")
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"))
+    con.execute("CREATE SCHEMA marts; CREATE TABLE marts.kpi (x INTEGER); INSERT INTO marts.kpi VALUES (7); "
+                "CREATE TABLE main.raw (y INTEGER)")
+    con.close()
+    r = runner.invoke(app, ["schema", "--db", str(tmp_path / "wh.duckdb")])
+    assert r.exit_code == 0, r.output
+    assert "schemas main, marts (a name is looked up in that order)" in " ".join(r.output.split())
+    r = runner.invoke(app, ["sql", "--db", str(tmp_path / "wh.duckdb"), "--schemas", "marts", "--json",
+                            "SELECT x FROM kpi"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["rows"] == [[7]]
+    r = runner.invoke(app, ["schema", "--db", str(tmp_path / "wh.duckdb"), "--schemas", "mart"])
+    assert r.exit_code == 2 and "has no schema 'mart'" in r.output and "marts (1 table)" in " ".join(r.output.split())
+    r = runner.invoke(app, ["schema", "--db", str(singer_db), "--schemas", "main"])
+    assert r.exit_code == 2 and "not SQLite" in r.output and "Traceback" not in r.output
+
+
 def test_sql_command_and_refusal(singer_db: Path) -> None:
     r = runner.invoke(app, ["sql", "--db", str(singer_db), "SELECT count(*) FROM singer", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["rows"] == [[6]]

@@ -218,6 +218,35 @@ def test_describe_schema_says_when_keys_come_from_the_data(tmp_path: Path) -> No
         Catalog.from_file(config)
 
 
+def test_a_config_file_names_the_schemas_of_a_database(tmp_path: Path) -> None:
+    need_extra("duckdb")
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"))
+    con.execute("CREATE SCHEMA marts; CREATE TABLE marts.kpi (x INTEGER); CREATE TABLE main.raw (y INTEGER)")
+    con.close()
+    config = tmp_path / "dbs.toml"
+    config.write_text('[databases.wh]\ntarget = "wh.duckdb"\nschemas = ["marts"]\n', encoding="utf-8")
+    catalog = Catalog.from_file(config)
+
+    async def go() -> dict[str, Any]:
+        async with connected(build_server(catalog, FakeLLM())) as client:
+            return await call(client, "describe_schema", database="wh")
+
+    schema = data(run_async(go))
+    assert [t["name"] for t in schema["tables"]] == ["kpi"] and schema["schemas"] == []  # one schema: not listed
+    catalog.close()
+    config.write_text('[databases.wh]\ntarget = "wh.duckdb"\nschemas = ["main", "marts"]\n', encoding="utf-8")
+    catalog = Catalog.from_file(config)
+    schema = data(run_async(go))
+    assert sorted(t["name"] for t in schema["tables"]) == ["kpi", "raw"] and schema["schemas"] == ["main", "marts"]
+    catalog.close()
+    for bad in ('"marts"', "[]", "[1]"):
+        config.write_text(f'[databases.wh]\ntarget = "wh.duckdb"\nschemas = {bad}\n', encoding="utf-8")
+        with pytest.raises(ConfigurationError, match="schemas must be a list"):
+            Catalog.from_file(config)
+
+
 # --- ask ---------------------------------------------------------------------------------------------
 
 

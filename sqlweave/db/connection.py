@@ -29,11 +29,13 @@ from sqlalchemy.exc import ArgumentError, NoSuchModuleError
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from ..errors import (
+    ConfigurationError,
     DatabaseError,
     DatabaseNotFoundError,
     ExecutionError,
     MissingDependencyError,
     QueryTimeoutError,
+    SchemaError,
     SqlweaveError,
     UnsupportedDatabaseError,
 )
@@ -44,6 +46,8 @@ from .diagnose import diagnose, first_line
 from .sqlite_functions import add_percentiles
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ..policy import AccessPolicy
     from .schema import Schema
 
@@ -108,6 +112,9 @@ class Database:
         self.policy = policy
         #: read keys from the data when the database declares no foreign key (see :meth:`open`)
         self.keys_from_data = True
+        #: the schemas (namespaces) whose tables are read, in the order a name is looked up; () for one
+        #: database's only namespace (SQLite, MySQL, MariaDB). See :meth:`open`.
+        self.schemas: tuple[str, ...] = ()
         #: the row filters' parameters bound for this handle (see :meth:`bind`)
         self.params: dict[str, Any] = {}
 
@@ -123,6 +130,7 @@ class Database:
         descriptions: str | Path | None = None,
         policy: "AccessPolicy | str | Path | None" = None,
         keys_from_data: bool = True,
+        schemas: "Sequence[str] | None" = None,
     ) -> "Database":
         """Open ``target`` (a SQLite/DuckDB file path or a SQLAlchemy URL) read-only.
 
@@ -131,33 +139,49 @@ class Database:
         database that declares no foreign key gets, in the schema sqlweave reads, the keys its names and values
         show (:func:`~sqlweave.db.infer_keys.infer_database_keys`; queries of at most 20 s in all, nothing
         written).
+
+        ``schemas`` names the schemas of a PostgreSQL or DuckDB database whose tables are read, in the order a
+        table's name is looked up (their search path): ``schemas=["sales", "hr"]`` reads both, and a query's
+        ``orders`` is ``sales.orders``; a table whose name an earlier schema already has is not read. By default
+        PostgreSQL reads the connection's search path (``public``, unless the server or the URL's
+        ``options=-csearch_path=...`` says otherwise) and DuckDB every schema of the file, ``main`` first.
         """
         from ..policy import resolve_policy
 
-        db = cls._open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
+        if schemas is not None:
+            schemas = _schema_names(schemas)
+        db = cls._open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions,
+                       schemas=schemas)
         db.policy = resolve_policy(policy, descriptions)
         db.keys_from_data = keys_from_data
         return db
 
     @classmethod
     def _open(cls, target: str | Path, *, timeout_s: float, max_rows: int,
-              descriptions: str | Path | None) -> "Database":
+              descriptions: str | Path | None, schemas: tuple[str, ...] | None = None) -> "Database":
         text = str(target)
         if "://" not in text:
             path = Path(text).expanduser()
             if reads_as_data(path):
                 # CSV, TSV, Parquet, JSON or Excel files (or a folder of them): a DuckDB copy of them, built once
+                _no_schemas(schemas, "data files", "each file is a table of its own")
                 built = data_database(path)
                 return cls._open_url(f"duckdb:///{built}", timeout_s, max_rows, descriptions, data_name(path))
             if not path.is_file():
                 raise DatabaseNotFoundError(f"no database file at {text!r}")
             if path.suffix.lower() in _DUCKDB_SUFFIXES:
-                return cls._open_url(f"duckdb:///{path.resolve()}", timeout_s, max_rows, descriptions, path.stem)
+                return cls._open_url(f"duckdb:///{path.resolve()}", timeout_s, max_rows, descriptions, path.stem,
+                                     schemas)
+            _no_schemas(schemas, "SQLite", "a SQLite file has one schema")
             return cls._open_sqlite(path.resolve(), timeout_s, max_rows, descriptions)
         try:
             url = make_url(text)
         except ArgumentError as err:
             raise DatabaseNotFoundError(f"not a database URL: {text!r}") from err
+        if url.get_backend_name() in ("sqlite", *_MYSQL):
+            _no_schemas(schemas, "SQLite" if url.get_backend_name() == "sqlite" else "MySQL and MariaDB",
+                        "a SQLite file has one schema" if url.get_backend_name() == "sqlite" else
+                        "the URL names the one database read: mysql://user@host/shop")
         if url.get_backend_name() == "sqlite":
             if not url.database or url.database == ":memory:":
                 raise DatabaseNotFoundError("an in-memory SQLite database has no tables to ask about")
@@ -168,7 +192,7 @@ class Database:
         name = url.database or url.get_backend_name()
         if url.get_backend_name() == "duckdb" and url.database:
             name = Path(url.database).stem  # duckdb:///path/to/shop.duckdb is "shop"
-        return cls._open_url(text, timeout_s, max_rows, descriptions, name)
+        return cls._open_url(text, timeout_s, max_rows, descriptions, name, schemas)
 
     @classmethod
     def _open_sqlite(
@@ -197,7 +221,8 @@ class Database:
 
     @classmethod
     def _open_url(
-        cls, url: str, timeout_s: float, max_rows: int, descriptions: str | Path | None, name: str
+        cls, url: str, timeout_s: float, max_rows: int, descriptions: str | Path | None, name: str,
+        schemas: tuple[str, ...] | None = None,
     ) -> "Database":
         parsed = make_url(url)
         backend = parsed.get_backend_name()
@@ -222,7 +247,8 @@ class Database:
                 f"sqlweave does not run queries on {backend} databases: it can hold only SQLite, DuckDB, "
                 "PostgreSQL, MySQL and MariaDB read-only and to a time limit, and runs no query where it cannot")
         if backend == "duckdb":
-            # Read-only file, and no access outside it: no file readers, COPY, ATTACH or extension installs.
+            # Read-only file, and no access outside it: no file readers, COPY, ATTACH or extension installs. The
+            # configuration is locked once each connection has its search path (_duckdb_session).
             connect_args["read_only"] = True
             connect_args["config"] = dict(_DUCKDB_CONFIG)
         if backend == "postgresql" and (driver == "psycopg" or (not driver and not _importable("psycopg2"))):
@@ -238,15 +264,27 @@ class Database:
             ) from err
         if backend == "postgresql":
             sa.event.listen(engine, "connect", _postgres_session_read_only)
+            if schemas:
+                sa.event.listen(engine, "connect", lambda con, _record: _postgres_search_path(con, schemas))
+        if backend == "duckdb":
+            sa.event.listen(engine, "connect", lambda con, _record: _duckdb_session(con, schemas))
         if backend in _MYSQL:
             sa.event.listen(engine, "connect", _mysql_session_read_only)
         db = cls(engine, name=name, target=url,
                  timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
         try:
-            with engine.connect():
-                pass
+            with engine.connect() as con:
+                if backend in ("postgresql", "duckdb"):
+                    db.schemas = _search_path(con)
         except SQLAlchemyError as err:
             raise DatabaseNotFoundError(f"cannot connect to {db._safe_target()}: {first_line(err)}") from err
+        if schemas:
+            missing = [s for s in schemas if s not in db.schemas]
+            if missing:
+                db.close()
+                found = schemas_with_tables(engine)
+                raise SchemaError(f"database {name!r} has no schema {', '.join(map(repr, missing))}",
+                                  hint=f"Its schemas with tables: {schemas_note(found) or 'none'}.")
         return db
 
     # --- facts -------------------------------------------------------------------
@@ -517,8 +555,99 @@ _DUCKDB_CONFIG = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
-    "lock_configuration": True,
 }
+
+
+def _schema_names(schemas: "Sequence[str]") -> tuple[str, ...]:
+    """``schemas`` checked: non-empty names (a single string is a comma-separated list), each once.
+
+    >>> _schema_names("sales, hr"), _schema_names(["sales", "sales"])
+    (('sales', 'hr'), ('sales',))
+    """
+    if isinstance(schemas, str):
+        schemas = schemas.split(",")
+    names = [s.strip() if isinstance(s, str) else "" for s in schemas]
+    if not names or not all(names):
+        raise ConfigurationError(f"schemas must be names of schemas, e.g. ['sales', 'public'], not {list(schemas)!r}",
+                                 hint="Leave schemas out to read the database's own search path.")
+    return tuple(dict.fromkeys(names))
+
+
+def _no_schemas(schemas: tuple[str, ...] | None, kind: str, why: str) -> None:
+    if schemas:
+        raise ConfigurationError(f"schemas are read on PostgreSQL and DuckDB databases, not {kind} ({why})",
+                                 hint="Leave out --schemas (schemas=...).")
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _postgres_search_path(dbapi_connection: Any, schemas: tuple[str, ...]) -> None:
+    """The schemas a PostgreSQL session looks a table's name up in, in order (``pg_catalog`` stays first)."""
+    cur = dbapi_connection.cursor()
+    try:
+        cur.execute("SET search_path TO " + ", ".join(_quoted(s) for s in schemas))
+    finally:
+        cur.close()
+    dbapi_connection.commit()
+
+
+def _duckdb_session(dbapi_connection: Any, schemas: tuple[str, ...] | None) -> None:
+    """A DuckDB session's search path (``schemas``, or every schema of the file with a table or view, ``main``
+    first), then its configuration locked: a query cannot change a setting, such as external access."""
+    if schemas is None:
+        rows = dbapi_connection.execute(
+            "SELECT DISTINCT schema_name FROM duckdb_tables() WHERE database_name = current_database() UNION "
+            "SELECT DISTINCT schema_name FROM duckdb_views() WHERE database_name = current_database() "
+            "AND NOT internal").fetchall()
+        found = sorted(r[0] for r in rows)
+        schemas = tuple(sorted(found, key=lambda s: s != "main")) if found and found != ["main"] else None
+    else:  # a schema the file does not have is named by Database.open's error, not by a failed connection
+        have = {r[0] for r in dbapi_connection.execute(
+            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()").fetchall()}
+        schemas = tuple(s for s in schemas if s in have) or None
+    if schemas:
+        dbapi_connection.execute("SET search_path = " + _literal(",".join(_quoted(s) for s in schemas)))
+    # The lock is the database instance's, which a second handle on the same file shares: locked once.
+    if not dbapi_connection.execute("SELECT current_setting('lock_configuration')").fetchone()[0]:
+        dbapi_connection.execute("SET lock_configuration = true")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _search_path(con: sa.Connection) -> tuple[str, ...]:
+    """The existing schemas a session of PostgreSQL or DuckDB looks names up in, in order."""
+    found = con.exec_driver_sql("SELECT current_schemas(false)").scalar()
+    names = tuple(found or ())
+    if con.dialect.name == "duckdb" and not names:
+        return ("main",)  # DuckDB's own default, which current_schemas leaves out
+    return names
+
+
+def schemas_with_tables(engine: sa.Engine, limit: int = 8) -> list[tuple[str, int]]:
+    """Up to ``limit`` schemas of a PostgreSQL or DuckDB database that hold a table or view the user can read,
+    each with its number of them."""
+    if engine.dialect.name == "duckdb":
+        sql = ("SELECT schema_name, count(*) FROM (SELECT schema_name FROM duckdb_tables() WHERE database_name = "
+               "current_database() UNION ALL SELECT schema_name FROM duckdb_views() WHERE database_name = "
+               "current_database() AND NOT internal) GROUP BY 1 ORDER BY 1")
+    else:
+        sql = ("SELECT table_schema, count(*) FROM information_schema.tables WHERE table_schema NOT IN "
+               "('pg_catalog', 'information_schema') AND substr(table_schema, 1, 3) <> 'pg_' GROUP BY 1 ORDER BY 1")
+    try:
+        with engine.connect() as con:
+            return [(str(name), int(count)) for name, count in con.exec_driver_sql(sql).fetchmany(limit)]
+    except SQLAlchemyError:
+        return []
+
+
+def schemas_note(schemas: list[tuple[str, int]]) -> str:
+    """``[("sales", 12), ("hr", 1)]`` as an error names them: ``sales (12 tables), hr (1 table)``."""
+    return ", ".join(f"{name} ({count} table{'s' if count > 1 else ''})" for name, count in schemas)
+
 
 #: Which extra (or package) provides each SQLAlchemy driver.
 _DRIVER_PACKAGES = {

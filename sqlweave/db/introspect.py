@@ -43,11 +43,19 @@ def introspect(db: "Database") -> Schema:
     """Read tables, columns, keys, descriptions, samples and statistics of ``db``."""
     try:
         inspector = sa.inspect(db.engine)
-        names = [n for n in inspector.get_table_names() if not n.startswith("sqlite_")]
-        names += [v for v in inspector.get_view_names() if v not in names]
+        owner = _tables_by_schema(inspector, db.schemas)
     except SQLAlchemyError as err:
         raise SchemaError(f"cannot read the schema of {db.name!r}: {str(err).splitlines()[0]}") from err
+    names = list(owner)
     if not names:
+        from .connection import schemas_note, schemas_with_tables
+
+        elsewhere = schemas_with_tables(db.engine) if db.schemas else []
+        if elsewhere:
+            raise SchemaError(f"database {db.name!r} has no tables in {', '.join(db.schemas)}; its tables are in "
+                              f"{schemas_note(elsewhere)}",
+                              hint=f"Name the schemas to read: --schemas {','.join(n for n, _ in elsewhere)} "
+                                   "(schemas=[...] in Python, schemas = [...] in a config file).")
         raise SchemaError(f"database {db.name!r} has no tables")
     side = load_descriptions(db.descriptions) if db.descriptions else {}
     policy = getattr(db, "policy", None)
@@ -62,15 +70,20 @@ def introspect(db: "Database") -> Schema:
     fks: list[ForeignKey] = []
     duck_keys = _duckdb_keys(db) if db.backend == "duckdb" else None
     for name in names:
+        schema = owner[name]
         try:
-            cols = inspector.get_columns(name)
+            cols = inspector.get_columns(name, schema=schema)
             if duck_keys is not None:
-                pk, raw_fks = duck_keys.get(name, (set(), []))
+                pk, raw_fks = duck_keys.get((schema or "main", name), (set(), []))
+                # a key to a table of its schema whose name an earlier schema's table took refers to none read
+                raw_fks = [fk for fk in raw_fks if owner.get(fk["referred_table"], "") == schema]
             else:
-                pk = set((inspector.get_pk_constraint(name) or {}).get("constrained_columns") or [])
-                raw_fks = [dict(fk) for fk in inspector.get_foreign_keys(name)]
+                pk = set((inspector.get_pk_constraint(name, schema=schema) or {}).get("constrained_columns") or [])
+                raw_fks = [dict(fk) for fk in inspector.get_foreign_keys(name, schema=schema)
+                           if fk.get("referred_table") in owner
+                           and fk.get("referred_schema") in (None, owner[fk["referred_table"]])]
             try:
-                comment = (inspector.get_table_comment(name) or {}).get("text") or ""
+                comment = (inspector.get_table_comment(name, schema=schema) or {}).get("text") or ""
             except NotImplementedError:
                 comment = ""
         except SQLAlchemyError as err:
@@ -107,7 +120,8 @@ def introspect(db: "Database") -> Schema:
     if not declared and db.keys_from_data and len(tables) > 1:
         tables, found = _keys_from_data(db, tables, fks)
     return Schema(name=db.name, tables=tuple(tables), foreign_keys=_resolve_fks(fks + found, tables),
-                  dialect=db.dialect, keys_from_data=bool(found))
+                  dialect=db.dialect, keys_from_data=bool(found),
+                  schemas=db.schemas if len(db.schemas) > 1 else ())
 
 
 def _keys_from_data(db: "Database", tables: list[Table],
@@ -152,16 +166,32 @@ def _joins_as_keys(db: "Database", fks: list[ForeignKey], tables: list[Table]) -
     return out
 
 
-def _duckdb_keys(db: "Database") -> dict[str, tuple[set[str], list[dict[str, Any]]]]:
-    """Primary and foreign keys from DuckDB's own catalog (its SQLAlchemy driver cannot reflect them)."""
+def _tables_by_schema(inspector: Any, schemas: tuple[str, ...]) -> dict[str, str | None]:
+    """Each table and view to read, with the schema it is read from: the first of ``schemas`` that has one of its
+    name, as the database looks a name up (None: the connection's only schema, as SQLite and MySQL have)."""
+    owner: dict[str, str | None] = {}
+    # DuckDB's driver lists (and merges the columns of) every schema's tables when it is given none
+    one = not schemas or (len(schemas) == 1 and schemas[0] == inspector.default_schema_name
+                          and inspector.dialect.name != "duckdb")
+    for schema in (None,) if one else schemas:
+        for name in inspector.get_table_names(schema=schema) + inspector.get_view_names(schema=schema):
+            if not name.startswith("sqlite_"):
+                owner.setdefault(name, schema)
+    return owner
+
+
+def _duckdb_keys(db: "Database") -> dict[tuple[str, str], tuple[set[str], list[dict[str, Any]]]]:
+    """Primary and foreign keys from DuckDB's own catalog (its SQLAlchemy driver cannot reflect them), by schema
+    and table (a foreign key refers to a table of its own schema)."""
     rows = db.trusted_read(
-        "SELECT table_name, constraint_type, constraint_column_names, referenced_table, referenced_column_names "
-        "FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY')",
+        "SELECT schema_name, table_name, constraint_type, constraint_column_names, referenced_table, "
+        "referenced_column_names FROM duckdb_constraints() WHERE constraint_type IN ('PRIMARY KEY', 'FOREIGN KEY') "
+        "AND database_name = current_database()",
         timeout_s=db.timeout_s, max_rows=100_000,
     ).rows
-    keys: dict[str, tuple[set[str], list[dict[str, Any]]]] = {}
-    for table, kind, cols, ref_table, ref_cols in rows:
-        pk, fks = keys.setdefault(table, (set(), []))
+    keys: dict[tuple[str, str], tuple[set[str], list[dict[str, Any]]]] = {}
+    for schema, table, kind, cols, ref_table, ref_cols in rows:
+        pk, fks = keys.setdefault((schema, table), (set(), []))
         if kind == "PRIMARY KEY":
             pk.update(cols)
         else:

@@ -125,6 +125,9 @@ class Schema:
     #: the foreign keys (and the primary keys of tables that declare none) were read from the data: the database
     #: declares no foreign key (:func:`sqlweave.db.infer_keys.infer_database_keys`)
     keys_from_data: bool = False
+    #: the schemas (namespaces) its tables were read from, in the order a name is looked up, when more than one
+    #: (a PostgreSQL search path such as ``("sales", "public")``, a DuckDB file's ``("main", "staging")``)
+    schemas: tuple[str, ...] = ()
 
     @property
     def table_names(self) -> tuple[str, ...]:

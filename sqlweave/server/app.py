@@ -573,6 +573,7 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
                 "foreign_keys": [{"table": fk.table, "column": fk.column, "ref_table": fk.ref_table,
                                   "ref_column": fk.ref_column} for fk in s.foreign_keys],
                 "keys_from_data": s.keys_from_data,
+                "schemas": list(s.schemas),
             }
 
         return json_value(await run_in_threadpool(read))

@@ -160,6 +160,8 @@ class SchemaOut(_Response):
     foreign_keys: list[ForeignKeyOut]
     #: the foreign keys were read from the data: the database declares none
     keys_from_data: bool = False
+    #: the schemas its tables were read from, in the order a name is looked up, when more than one
+    schemas: list[str] = []
 
 
 class SuggestionsOut(_Response):

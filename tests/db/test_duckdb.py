@@ -11,7 +11,7 @@ import pytest
 import sqlweave
 from sqlweave.db import Database
 from sqlweave.db.load import load_database
-from sqlweave.errors import ExecutionError, QueryTimeoutError, RefusedStatementError, SQLParseError
+from sqlweave.errors import ConfigurationError, ExecutionError, QueryTimeoutError, RefusedStatementError, SchemaError, SQLParseError
 from sqlweave.llm import FakeLLM
 
 from ..conftest import file_digest
@@ -158,3 +158,83 @@ def test_runaway_query_is_interrupted(duck_path: Path) -> None:
     assert time.perf_counter() - start < 3
     assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
     db.close()
+
+
+# --- schemas -----------------------------------------------------------------------------------------------
+
+
+def _schemas_file(path: Path) -> Path:
+    """A DuckDB file with tables in main, in sales and in a schema whose name needs quotes; ``orders`` is in both
+    main and sales, and sales' orders refers to its customers."""
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    con.execute('CREATE SCHEMA sales; CREATE SCHEMA "Hr Dept"; '
+                "CREATE TABLE main.orders (note VARCHAR); INSERT INTO main.orders VALUES ('archived'); "
+                "CREATE TABLE sales.customers (id INTEGER PRIMARY KEY, name VARCHAR); "
+                "CREATE TABLE sales.orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES sales.customers(id), "
+                "total DOUBLE); "
+                "INSERT INTO sales.customers VALUES (1, 'Ada'), (2, 'Bo'); "
+                "INSERT INTO sales.orders VALUES (10, 1, 5.0), (11, 1, 7.5), (12, 2, 1.0); "
+                'CREATE TABLE "Hr Dept".staff (id INTEGER PRIMARY KEY, name VARCHAR); '
+                "INSERT INTO \"Hr Dept\".staff VALUES (1, 'Cy')")
+    con.close()
+    return path
+
+
+def test_every_schema_of_a_file_is_read_main_first_and_its_tables_answer(tmp_path: Path) -> None:
+    with Database.open(_schemas_file(tmp_path / "s.duckdb")) as db:
+        s = db.schema()
+        assert s.schemas == ("main", "Hr Dept", "sales")
+        assert sorted(s.table_names) == ["customers", "orders", "staff"]
+        assert [c.name for c in s.table("orders").columns] == ["note"]  # main's orders hides sales' orders
+        assert s.foreign_keys == ()  # sales' key is on the orders not read
+        assert db.execute("SELECT name FROM staff").rows == (("Cy",),)
+        assert db.execute("SELECT count(*) FROM customers").rows == ((2,),)
+    path = tmp_path / "s.duckdb"
+    import duckdb
+
+    con = duckdb.connect(str(path))  # main gets a customers of its own: sales.invoices' key refers to none read
+    con.execute("CREATE TABLE main.customers (code VARCHAR); CREATE TABLE sales.invoices (id INTEGER, "
+                "customer_id INTEGER REFERENCES sales.customers(id))")
+    con.close()
+    with Database.open(path) as db:
+        assert [c.name for c in db.schema().table("customers").columns] == ["code"]
+        assert db.schema().foreign_keys == ()
+    with Database.open(path, schemas=["sales"]) as db:
+        assert sorted(str(fk) for fk in db.schema().foreign_keys) == [
+            "invoices.customer_id -> customers.id", "orders.customer_id -> customers.id"]
+
+
+def test_the_schemas_named_are_read_in_their_order(tmp_path: Path) -> None:
+    with Database.open(_schemas_file(tmp_path / "s.duckdb"), schemas=["sales", "main"]) as db:
+        s = db.schema()
+        assert s.schemas == ("sales", "main")
+        assert [c.name for c in s.table("orders").columns] == ["id", "customer_id", "total"]
+        assert s.table("customers").primary_key == ("id",)
+        assert [str(fk) for fk in s.foreign_keys] == ["orders.customer_id -> customers.id"]
+        assert db.execute("SELECT c.name, sum(o.total) FROM orders o JOIN customers c ON o.customer_id = c.id "
+                          "GROUP BY 1 ORDER BY 1").rows == (("Ada", 12.5), ("Bo", 1.0))
+        with pytest.raises(RefusedStatementError):  # a query cannot move the search path
+            db.execute("SET search_path = 'main'")
+        assert db.execute("SELECT count(*) FROM orders").rows == ((3,),)
+
+
+def test_a_schema_the_file_lacks_or_one_without_tables_is_a_clear_error(tmp_path: Path) -> None:
+    path = _schemas_file(tmp_path / "s.duckdb")
+    with pytest.raises(SchemaError, match="has no schema 'salez'") as err:
+        Database.open(path, schemas=["salez"])
+    assert "sales (2 tables)" in (err.value.hint or "") and "Hr Dept (1 table)" in (err.value.hint or "")
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "only.duckdb"))
+    con.execute("CREATE SCHEMA empty; CREATE SCHEMA marts; CREATE TABLE marts.kpi (x INTEGER)")
+    con.close()
+    with Database.open(tmp_path / "only.duckdb", schemas=["empty"]) as db, \
+            pytest.raises(SchemaError, match=r"no tables in empty; its tables are in marts \(1 table\)") as err:
+        db.schema()
+    assert "--schemas marts" in (err.value.hint or "")
+    with pytest.raises(ConfigurationError, match="schemas must be names"):
+        Database.open(path, schemas=["sales", " "])
+    with Database.open(tmp_path / "only.duckdb") as db:  # by default: the one schema with tables
+        assert db.schema().table_names == ("kpi",) and db.execute("SELECT count(*) FROM kpi").rows == ((0,),)

@@ -20,6 +20,7 @@ from sqlweave.errors import (
     MissingDependencyError,
     QueryTimeoutError,
     RefusedStatementError,
+    SchemaError,
     SQLParseError,
 )
 from sqlweave.llm import FakeLLM
@@ -194,6 +195,55 @@ def test_keys_are_read_from_the_data_of_a_server_database_that_declares_none(pg_
         assert s.table("order_lines").primary_key == ("order_id", "line_no")
         assert db.trusted_read("SELECT count(*) FROM information_schema.table_constraints WHERE "
                                "constraint_type = 'FOREIGN KEY'").rows == ((0,),)  # the server is not changed
+
+
+def test_tables_of_the_schemas_named_are_read_in_search_path_order(pg_server: PostgresServer) -> None:
+    pg_server.admin("DROP DATABASE IF EXISTS schemas_shop")
+    pg_server.admin("CREATE DATABASE schemas_shop")
+    pg_server.admin('CREATE SCHEMA sales; CREATE SCHEMA "Hr Dept"; '
+                    "CREATE TABLE public.orders (note text); INSERT INTO public.orders VALUES ('archived'); "
+                    "CREATE TABLE public.notes (body text); "
+                    "CREATE TABLE sales.customers (id int PRIMARY KEY, name text); "
+                    "CREATE TABLE sales.orders (id int PRIMARY KEY, customer_id int REFERENCES sales.customers(id), "
+                    "total numeric); INSERT INTO sales.customers VALUES (1, 'Ada'), (2, 'Bo'); "
+                    "INSERT INTO sales.orders VALUES (10, 1, 5), (11, 1, 7.5), (12, 2, 1); "
+                    'CREATE TABLE "Hr Dept".staff (id int PRIMARY KEY, customer_id int REFERENCES sales.customers(id)); '
+                    "INSERT INTO \"Hr Dept\".staff VALUES (1, 2)", "schemas_shop")
+    url = pg_server.url("schemas_shop")
+    with Database.open(url) as db:  # by default the connection's search path: public
+        s = db.schema()
+        assert sorted(s.table_names) == ["notes", "orders"] and s.schemas == ()
+    with Database.open(url, schemas=["sales", "Hr Dept", "public"]) as db:
+        s = db.schema()
+        assert s.schemas == ("sales", "Hr Dept", "public")
+        assert sorted(s.table_names) == ["customers", "notes", "orders", "staff"]
+        assert [c.name for c in s.table("orders").columns] == ["id", "customer_id", "total"]  # sales' orders
+        assert sorted(str(fk) for fk in s.foreign_keys) == [  # a key across two schemas too
+            "orders.customer_id -> customers.id", "staff.customer_id -> customers.id"]
+        assert db.execute("SELECT c.name, sum(o.total) FROM orders o JOIN customers c ON o.customer_id = c.id "
+                          "GROUP BY 1 ORDER BY 1").rows == (("Ada", 12.5), ("Bo", 1))
+        assert db.execute("SELECT c.name FROM staff s JOIN customers c ON s.customer_id = c.id").rows == (("Bo",),)
+        with pytest.raises(RefusedStatementError):  # a query cannot move the search path
+            db.execute("SET search_path TO public")
+    with Database.open(url, schemas=["public", "sales"]) as db:  # the first schema holding a name wins
+        assert [c.name for c in db.schema().table("orders").columns] == ["note"]
+        assert db.execute("SELECT note FROM orders").rows == (("archived",),)
+    with pytest.raises(SchemaError, match="has no schema 'salez'") as err:
+        Database.open(url, schemas=["salez"])
+    assert "sales (2 tables)" in (err.value.hint or "") and "Hr Dept (1 table)" in (err.value.hint or "")
+
+
+def test_a_search_path_without_tables_names_the_schemas_that_have_them(pg_server: PostgresServer) -> None:
+    pg_server.admin("DROP DATABASE IF EXISTS marts_only")
+    pg_server.admin("CREATE DATABASE marts_only")
+    pg_server.admin("CREATE SCHEMA marts; CREATE TABLE marts.kpi (x int)", "marts_only")
+    with Database.open(pg_server.url("marts_only")) as db, \
+            pytest.raises(SchemaError, match=r"no tables in public; its tables are in marts \(1 table\)") as err:
+        db.schema()
+    assert "--schemas marts" in (err.value.hint or "")
+    engine = sqlweave.connect(pg_server.url("marts_only"), schemas="marts", llm=FakeLLM(["SELECT count(*) FROM kpi"]))
+    assert engine.ask("How many KPIs are there?").result.rows == ((0,),)
+    engine.close()
 
 
 def test_mixed_case_names_are_quoted_for_postgres(pg_server: PostgresServer) -> None:
