@@ -43,7 +43,7 @@ def introspect(db: "Database") -> Schema:
     """Read tables, columns, keys, descriptions, samples and statistics of ``db``."""
     try:
         inspector = sa.inspect(db.engine)
-        owner = _tables_by_schema(inspector, db.schemas)
+        owner = _tables_by_schema(inspector, db.schemas, _partitions(db) if db.backend == "postgresql" else set())
     except SQLAlchemyError as err:
         raise SchemaError(f"cannot read the schema of {db.name!r}: {str(err).splitlines()[0]}") from err
     names = list(owner)
@@ -166,18 +166,35 @@ def _joins_as_keys(db: "Database", fks: list[ForeignKey], tables: list[Table]) -
     return out
 
 
-def _tables_by_schema(inspector: Any, schemas: tuple[str, ...]) -> dict[str, str | None]:
-    """Each table and view to read, with the schema it is read from: the first of ``schemas`` that has one of its
-    name, as the database looks a name up (None: the connection's only schema, as SQLite and MySQL have)."""
+def _tables_by_schema(inspector: Any, schemas: tuple[str, ...],
+                      partitions: set[tuple[str, str]]) -> dict[str, str | None]:
+    """Each table and view to read (a PostgreSQL materialized view too; not a partition of a table, which is read
+    as its table), with the schema it is read from: the first of ``schemas`` that has one of its name, as the
+    database looks a name up (None: the connection's only schema, as SQLite and MySQL have)."""
     owner: dict[str, str | None] = {}
+    postgres = inspector.dialect.name == "postgresql"
     # DuckDB's driver lists (and merges the columns of) every schema's tables when it is given none
     one = not schemas or (len(schemas) == 1 and schemas[0] == inspector.default_schema_name
                           and inspector.dialect.name != "duckdb")
     for schema in (None,) if one else schemas:
-        for name in inspector.get_table_names(schema=schema) + inspector.get_view_names(schema=schema):
-            if not name.startswith("sqlite_"):
+        names = inspector.get_table_names(schema=schema) + inspector.get_view_names(schema=schema)
+        if postgres:
+            names += inspector.get_materialized_view_names(schema=schema)
+        home = schema or (schemas[0] if schemas else "")
+        for name in names:
+            if not name.startswith("sqlite_") and (home, name) not in partitions:
                 owner.setdefault(name, schema)
     return owner
+
+
+def _partitions(db: "Database") -> set[tuple[str, str]]:
+    """The partitions of PostgreSQL's partitioned tables, by schema and name: each is a table of its own to the
+    catalog (``events_2024`` of ``events``), and a question asks of the table they make up."""
+    with db.engine.connect() as con:
+        rows = con.exec_driver_sql("SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN "
+                                   "pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relispartition"
+                                   ).fetchall()
+    return {(str(schema), str(name)) for schema, name in rows}
 
 
 def _duckdb_keys(db: "Database") -> dict[tuple[str, str], tuple[set[str], list[dict[str, Any]]]]:

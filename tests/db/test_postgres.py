@@ -233,6 +233,24 @@ def test_tables_of_the_schemas_named_are_read_in_search_path_order(pg_server: Po
     assert "sales (2 tables)" in (err.value.hint or "") and "Hr Dept (1 table)" in (err.value.hint or "")
 
 
+def test_a_partitioned_table_is_read_as_one_and_a_materialized_view_as_a_table(pg_server: PostgresServer) -> None:
+    pg_server.admin("DROP DATABASE IF EXISTS parts")
+    pg_server.admin("CREATE DATABASE parts")
+    pg_server.admin("CREATE TABLE events (id int, day date, kind text) PARTITION BY RANGE (day); "
+                    "CREATE TABLE events_2024 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01') "
+                    "PARTITION BY LIST (kind); CREATE TABLE events_2024_a PARTITION OF events_2024 FOR VALUES IN ('a'); "
+                    "CREATE TABLE events_2024_b PARTITION OF events_2024 FOR VALUES IN ('b'); "
+                    "CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01'); "
+                    "INSERT INTO events VALUES (1, '2024-03-01', 'a'), (2, '2024-04-01', 'b'), (3, '2025-02-01', 'a'); "
+                    "CREATE MATERIALIZED VIEW kinds AS SELECT kind, count(*) AS n FROM events GROUP BY kind",
+                    "parts")
+    with Database.open(pg_server.url("parts")) as db:
+        s = db.schema()
+        assert sorted(s.table_names) == ["events", "kinds"]  # no partition, at any level
+        assert s.table("events").row_count == 3 and [c.name for c in s.table("kinds").columns] == ["kind", "n"]
+        assert db.execute("SELECT n FROM kinds WHERE kind = 'a'").rows == ((2,),)
+
+
 def test_a_search_path_without_tables_names_the_schemas_that_have_them(pg_server: PostgresServer) -> None:
     pg_server.admin("DROP DATABASE IF EXISTS marts_only")
     pg_server.admin("CREATE DATABASE marts_only")
