@@ -65,6 +65,7 @@ def introspect(db: "Database") -> Schema:
         if not names:
             raise SchemaError(f"database {db.name!r} has no tables its access policy shows")
     all_columns: dict[str, list[str]] = {}
+    unreadable = _unreadable_columns(db) if db.backend == "postgresql" else {}
 
     tables: list[Table] = []
     fks: list[ForeignKey] = []
@@ -92,6 +93,11 @@ def introspect(db: "Database") -> Schema:
         all_columns[name] = [c["name"] for c in cols]
         if policy is not None:  # hidden columns are never read, described or linked by a key
             cols = [c for c in cols if c["name"].lower() not in policy.hidden_columns_of(name)]
+        denied = unreadable.get((schema or (db.schemas[0] if db.schemas else ""), name))
+        if denied:  # what the connection's role may not read is not shown: a query naming it would fail
+            cols = [c for c in cols if c["name"] not in denied]
+            if not cols:
+                continue
         columns = [
             Column(
                 name=c["name"],
@@ -111,7 +117,7 @@ def introspect(db: "Database") -> Schema:
         if policy is not None and policy.row_filter(name) is not None:
             tables.append(table)  # no counts, samples or statistics: they would come from every tenant's rows
         else:
-            tables.append(_with_data(db, table, explicit=policy is not None and len(cols) < len(all_columns[name])))
+            tables.append(_with_data(db, table, explicit=len(cols) < len(all_columns[name])))
     if policy is not None:
         policy.validate({**all_columns, **{t: [] for t in hidden_tables}})
     declared = bool(fks)
@@ -185,6 +191,21 @@ def _tables_by_schema(inspector: Any, schemas: tuple[str, ...],
             if not name.startswith("sqlite_") and (home, name) not in partitions:
                 owner.setdefault(name, schema)
     return owner
+
+
+def _unreadable_columns(db: "Database") -> dict[tuple[str, str], set[str]]:
+    """The columns of the tables and views on PostgreSQL's search path that the connection's role may not select
+    (no privilege on the table nor on the column), by schema and table."""
+    with db.engine.connect() as con:
+        rows = con.exec_driver_sql(
+            "SELECT n.nspname, c.relname, a.attname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON "
+            "n.oid = c.relnamespace JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid WHERE a.attnum > 0 AND "
+            "NOT a.attisdropped AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname = ANY "
+            "(current_schemas(false)) AND NOT has_column_privilege(c.oid, a.attnum, 'SELECT')").fetchall()
+    out: dict[tuple[str, str], set[str]] = {}
+    for schema, table, column in rows:
+        out.setdefault((str(schema), str(table)), set()).add(str(column))
+    return out
 
 
 def _partitions(db: "Database") -> set[tuple[str, str]]:

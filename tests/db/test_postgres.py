@@ -251,6 +251,31 @@ def test_a_partitioned_table_is_read_as_one_and_a_materialized_view_as_a_table(p
         assert db.execute("SELECT n FROM kinds WHERE kind = 'a'").rows == ((2,),)
 
 
+def test_what_the_role_may_not_read_is_not_in_the_schema(pg_server: PostgresServer) -> None:
+    pg_server.admin("DROP DATABASE IF EXISTS grants")
+    pg_server.admin("CREATE DATABASE grants")
+    pg_server.admin("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'sqlweave_reader') THEN "
+                    "CREATE ROLE sqlweave_reader LOGIN; END IF; END $$")
+    pg_server.admin("CREATE TABLE staff (id int PRIMARY KEY, name text); INSERT INTO staff VALUES (1, 'Ada'); "
+                    "CREATE TABLE pay (id int, staff_id int REFERENCES staff(id), salary int); "
+                    "INSERT INTO pay VALUES (1, 1, 100); CREATE TABLE audit (who text); "
+                    "CREATE VIEW names AS SELECT name FROM staff; "
+                    "GRANT SELECT ON staff, names TO sqlweave_reader; GRANT SELECT (id, staff_id) ON pay TO sqlweave_reader",
+                    "grants")
+    url = pg_server.url("grants")
+    reader = url.replace("://postgres@", "://sqlweave_reader@")
+    assert reader != url
+    with Database.open(reader) as db:
+        s = db.schema()
+        assert sorted(s.table_names) == ["names", "pay", "staff"]  # no privilege on audit at all
+        assert [c.name for c in s.table("pay").columns] == ["id", "staff_id"]  # salary is not granted
+        assert s.table("pay").row_count == 1 and [str(fk) for fk in s.foreign_keys] == ["pay.staff_id -> staff.id"]
+        assert db.execute("SELECT s.name FROM pay p JOIN staff s ON p.staff_id = s.id").rows == (("Ada",),)
+    with Database.open(url) as db:  # the owner reads everything
+        assert sorted(db.schema().table_names) == ["audit", "names", "pay", "staff"]
+        assert [c.name for c in db.schema().table("pay").columns] == ["id", "staff_id", "salary"]
+
+
 def test_a_search_path_without_tables_names_the_schemas_that_have_them(pg_server: PostgresServer) -> None:
     pg_server.admin("DROP DATABASE IF EXISTS marts_only")
     pg_server.admin("CREATE DATABASE marts_only")
