@@ -104,13 +104,15 @@ def _columns(con: Any, table: str) -> list[tuple[str, str]]:
 
 class _Probe(Protocol):
     """What the rules ask of the data: a table's columns with their DuckDB type names, one value a query gives
-    (None when it fails), and a name quoted for the engine."""
+    (None when it fails), a name quoted for the engine, and the rows of a table a check reads (``FROM`` what)."""
 
     def columns(self, table: str) -> list[tuple[str, str]]: ...
 
     def one(self, sql: str) -> Any: ...
 
     def q(self, name: str) -> str: ...
+
+    def rows(self, table: str, alias: str) -> str: ...
 
 
 class _DuckProbe:
@@ -130,15 +132,22 @@ class _DuckProbe:
     def q(self, name: str) -> str:
         return _q(name)
 
+    def rows(self, table: str, alias: str) -> str:
+        return f"{_q(table)} AS {alias}"
+
 
 class _DatabaseProbe:
     """Reads through :meth:`sqlweave.db.Database.trusted_read` (read-only, under the access policy), each query
     for at most 5 s and all of them within the budget; past it, or when a query fails, a rule finds no key."""
 
-    def __init__(self, db: "Database", tables: Sequence["Table"], budget_s: float) -> None:
+    def __init__(self, db: "Database", tables: Sequence["Table"], budget_s: float,
+                 sampled: dict[str, int] | None = None, sample_rows: int = 100_000) -> None:
         self.db = db
         self.kinds = {t.name: [(c.name, _kind(c)) for c in t.columns] for t in tables}
         self.deadline = time.monotonic() + budget_s
+        #: the tables read on a sample, with their number of rows
+        self.sampled = dict(sampled or {})
+        self.sample_rows = sample_rows
 
     def columns(self, table: str) -> list[tuple[str, str]]:
         return self.kinds[table]
@@ -155,6 +164,22 @@ class _DatabaseProbe:
 
     def q(self, name: str) -> str:
         return self.db.quote(name)
+
+    def rows(self, table: str, alias: str) -> str:
+        """The table as ``alias``, or for a large one the same sample of its rows on every run: PostgreSQL's blocks
+        drawn with a fixed seed, DuckDB's rows drawn with one, the first rows as stored on SQLite, MySQL and
+        MariaDB."""
+        name = self.q(table)
+        count = self.sampled.get(table)
+        if count is None:
+            return f"{name} AS {alias}"
+        n = self.sample_rows
+        backend = self.db.backend
+        if backend == "postgresql":
+            return f"{name} AS {alias} TABLESAMPLE SYSTEM ({min(100.0, 100.0 * n / count):.6f}) REPEATABLE (0)"
+        if backend == "duckdb":
+            return f"(SELECT * FROM {name} USING SAMPLE reservoir({n} ROWS) REPEATABLE (0)) AS {alias}"
+        return f"(SELECT * FROM {name} LIMIT {n}) AS {alias}"
 
 
 #: Seconds one query of :func:`infer_database_keys` may take.
@@ -182,13 +207,15 @@ def infer_keys(con: Any, tables: Sequence[str]) -> Keys:
 
 
 def infer_database_keys(db: "Database", tables: Sequence["Table"], *, budget_s: float = 20.0,
-                        max_rows: int = 1_000_000) -> Keys:
+                        max_rows: int = 1_000_000, sample_rows: int = 100_000) -> Keys:
     """The keys the data of ``tables`` shows on ``db``, any engine, by the rules above: a table's declared
     one-column primary key is kept, the others are looked for. The queries read through
     :meth:`~sqlweave.db.Database.trusted_read` and stop after ``budget_s`` seconds in all (5 s each): what is not
-    checked by then is no key. A table of more than ``max_rows`` rows (as its ``row_count`` says) is left out,
-    whose checks would not finish in time: which keys are found then does not depend on the machine's speed.
-    Nothing is written to the database.
+    checked by then is no key. A table of more than ``max_rows`` rows (as its ``row_count`` says), such as a fact
+    table, is read on a sample of ``sample_rows`` of its rows, the same on every run: its foreign keys are those
+    whose values in the sample are all key values of the other table, and no primary key is looked for in it
+    (that takes every row). So every check reads a bounded number of rows, and which keys are found does not
+    depend on the machine's speed. Nothing is written to the database.
 
     >>> from sqlweave.db import Database
     >>> from sqlweave.db.demo import demo_database_path
@@ -197,16 +224,18 @@ def infer_database_keys(db: "Database", tables: Sequence["Table"], *, budget_s: 
     >>> keys.primary["customers"], ("orders", "customer_id", "customers", "customer_id") in keys.foreign
     ('customer_id', True)
     """
-    tables = [t for t in tables if t.row_count is None or t.row_count <= max_rows]
+    large = {t.name: t.row_count for t in tables if t.row_count is not None and t.row_count > max_rows}
     declared = {t.name: t.primary_key[0] for t in tables if len(t.primary_key) == 1}
     composite = {t.name for t in tables if len(t.primary_key) > 1}  # keyed already, by several columns
-    return _infer(_DatabaseProbe(db, tables, budget_s), [t.name for t in tables], declared, composite)
+    probe = _DatabaseProbe(db, tables, budget_s, large, sample_rows)
+    return _infer(probe, [t.name for t in tables], declared, composite | set(large))
 
 
 def _infer(con: _Probe, tables: Sequence[str], declared: dict[str, str] | None = None,
            composite: set[str] | frozenset[str] = frozenset()) -> Keys:
     """The rules above, on what ``con`` reads; ``declared`` holds the one-column primary keys tables already
-    declare (kept, and not looked for), ``composite`` the tables keyed by several columns (no key looked for)."""
+    declare (kept, and not looked for), ``composite`` the tables keyed by several columns or read on a sample (no
+    key looked for)."""
     keys = Keys(primary=dict(declared or {}))
     columns = {t: con.columns(t) for t in tables}
     key_names = {t: {f"{form}{sep}id" for form in _forms(t) for sep in ("_", "")} for t in tables}
@@ -266,7 +295,7 @@ def _unique(con: _Probe, table: str, column: str) -> bool:
     """Whether ``table`` has rows and ``column`` holds a value in each, a different one."""
     c = con.q(column)
     return bool(con.one(f"SELECT COUNT(*) > 0 AND COUNT(DISTINCT {c}) = COUNT(*) AND COUNT({c}) = COUNT(*) "
-                        f"FROM {con.q(table)}"))
+                        f"FROM {con.rows(table, 't')}"))
 
 
 def _comparable(kind: str, key_kind: str) -> bool:
@@ -275,11 +304,12 @@ def _comparable(kind: str, key_kind: str) -> bool:
 
 
 def _within(con: _Probe, table: str, column: str, ref: str, key: str) -> bool:
-    """Whether ``table.column`` holds a value and every value it holds is one of ``ref.key``."""
-    c = con.q(column)
-    outside = f"{c} IS NOT NULL AND {c} NOT IN (SELECT {con.q(key)} FROM {con.q(ref)})"
-    return bool(con.one(f"SELECT COUNT({c}) > 0 AND COALESCE(SUM(CASE WHEN {outside} THEN 1 ELSE 0 END), 0) = 0 "
-                        f"FROM {con.q(table)}"))
+    """Whether ``table.column`` holds a value and every value it holds is one of ``ref.key`` (a key: its values
+    are all different, so the join repeats no row)."""
+    c, k = con.q(column), con.q(key)
+    return bool(con.one(f"SELECT COUNT(t.{c}) > 0 AND COALESCE(SUM(CASE WHEN t.{c} IS NOT NULL AND r.{k} IS NULL "
+                        f"THEN 1 ELSE 0 END), 0) = 0 FROM {con.rows(table, 't')} LEFT JOIN {con.q(ref)} AS r "
+                        f"ON t.{c} = r.{k}"))
 
 
 def _named_as_key(column: str, ref: str, key: str) -> bool:

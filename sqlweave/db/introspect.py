@@ -239,6 +239,8 @@ def _duckdb_keys(db: "Database") -> dict[tuple[str, str], tuple[set[str], list[d
 
 
 def _type_name(t: Any) -> str:
+    if isinstance(t, sa.types.NullType):
+        return ""  # a SQLite column declared without a type (CREATE TABLE t AS SELECT ...): SQLAlchemy's "NULL"
     try:
         return str(t)
     except Exception:  # some reflected types cannot compile to a string

@@ -238,3 +238,25 @@ def test_a_schema_the_file_lacks_or_one_without_tables_is_a_clear_error(tmp_path
         Database.open(path, schemas=["sales", " "])
     with Database.open(tmp_path / "only.duckdb") as db:  # by default: the one schema with tables
         assert db.schema().table_names == ("kpi",) and db.execute("SELECT count(*) FROM kpi").rows == ((0,),)
+
+
+def test_a_large_fact_table_gets_its_keys_from_a_sample_of_its_rows(tmp_path: Path) -> None:
+    import duckdb
+
+    from sqlweave.db.infer_keys import infer_database_keys
+
+    path = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE stores AS SELECT i AS store_id, 'store ' || i AS name FROM range(1, 51) t(i); "
+                "CREATE TABLE sales AS SELECT i AS id, 1 + i % 50 AS store_id, i % 7 AS amount "
+                "FROM range(300000) t(i)")
+    con.close()
+    with Database.open(path, keys_from_data=False) as db:
+        tables = db.schema().tables
+        keys = infer_database_keys(db, tables, max_rows=100_000, sample_rows=5_000)
+        assert keys.foreign == [("sales", "store_id", "stores", "store_id")]
+        assert keys.primary == {"stores": "store_id"}  # no key looked for among the 300,000 rows
+        assert infer_database_keys(db, tables, max_rows=100_000, sample_rows=5_000) == keys  # the same sample
+    with Database.open(path) as db:  # under the default million rows, every row is read
+        assert [str(fk) for fk in db.schema().foreign_keys] == ["sales.store_id -> stores.store_id"]
+        assert db.schema().table("sales").primary_key == ("id",)

@@ -204,11 +204,13 @@ def test_keys_are_read_from_the_data_of_a_database_that_declares_none(tmp_path: 
     assert not kept.keys_from_data and kept.foreign_keys == () and kept.table("orders").primary_key == ()
     declared = Database.open(demo_database_path()).schema()
     assert not declared.keys_from_data and declared.foreign_keys
-    # a table too large to check in time is left out, whatever the machine's speed
+    # a large table (orders has 4 rows) is read on a sample of its rows (SQLite: the first ones): its foreign keys
+    # are found, no primary key is looked for in it (so nothing points at it), whatever the machine's speed
     from sqlweave.db.infer_keys import infer_database_keys
 
-    small = infer_database_keys(Database.open(path), kept.tables, max_rows=3)  # orders has 4 rows
-    assert small.primary == {"customers": "customer_id", "notes": "note"} and small.foreign == []
+    sampled = infer_database_keys(Database.open(path), kept.tables, max_rows=3, sample_rows=2)
+    assert sampled.primary == {"customers": "customer_id", "notes": "note"}
+    assert sampled.foreign == [("orders", "customer_id", "customers", "customer_id")]
 
 
 def test_keys_from_the_data_respect_the_knowledge_file_and_the_access_policy(tmp_path: Path) -> None:
@@ -228,3 +230,16 @@ def test_keys_from_the_data_respect_the_knowledge_file_and_the_access_policy(tmp
     assert [str(fk) for fk in hidden.schema().foreign_keys] == ["order_lines.order_id -> orders.id"]
     filtered = Database.open(path, policy=AccessPolicy.from_mapping({"row_filters": {"orders": "total > 1"}}))
     assert filtered.schema().foreign_keys == () and filtered.schema().table("orders").primary_key == ()
+
+
+def test_columns_declared_without_a_type_read_as_untyped_and_keyed(tmp_path: Path) -> None:
+    # CREATE TABLE ... AS SELECT gives SQLite columns no declared type (SQLAlchemy reflects them as "NULL")
+    path = tmp_path / "ctas.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE src (a INTEGER, b TEXT); INSERT INTO src VALUES (1, 'x'), (2, 'y');"
+                       "CREATE TABLE stores AS SELECT a + 0 AS store_id, b AS name FROM src;"
+                       "CREATE TABLE visits AS SELECT a + 10 AS id, a + 0 AS store_id FROM src;")
+    conn.close()
+    s = Database.open(path).schema()
+    assert [c.type for c in s.table("visits").columns] == ["", ""]
+    assert "visits.store_id -> stores.store_id" in [str(fk) for fk in s.foreign_keys]

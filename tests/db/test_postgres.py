@@ -289,6 +289,22 @@ def test_a_search_path_without_tables_names_the_schemas_that_have_them(pg_server
     engine.close()
 
 
+def test_a_large_fact_table_gets_its_keys_from_a_sample_of_its_blocks(pg_server: PostgresServer) -> None:
+    from sqlweave.db.infer_keys import infer_database_keys
+
+    pg_server.admin("DROP DATABASE IF EXISTS warehouse")
+    pg_server.admin("CREATE DATABASE warehouse")
+    pg_server.admin("CREATE TABLE stores AS SELECT i AS store_id, 'store ' || i AS name FROM generate_series(1, 50) i; "
+                    "CREATE TABLE sales AS SELECT i AS id, 1 + i % 50 AS store_id, i % 7 AS amount "
+                    "FROM generate_series(0, 299999) i; ANALYZE", "warehouse")
+    with Database.open(pg_server.url("warehouse"), keys_from_data=False) as db:
+        tables = db.schema().tables
+        keys = infer_database_keys(db, tables, max_rows=100_000, sample_rows=5_000)
+        assert keys.foreign == [("sales", "store_id", "stores", "store_id")]
+        assert keys.primary == {"stores": "store_id"}  # no key looked for among the 300,000 rows
+        assert infer_database_keys(db, tables, max_rows=100_000, sample_rows=5_000) == keys  # the same blocks
+
+
 def test_mixed_case_names_are_quoted_for_postgres(pg_server: PostgresServer) -> None:
     pg_server.admin("DROP DATABASE IF EXISTS singer_case")
     pg_server.admin("CREATE DATABASE singer_case")
