@@ -570,6 +570,12 @@ async function loadSchema(name) {
   }
   const tables = schema.tables || [];
   if (tables.length === 0) box.appendChild(plain("p", "muted", "No tables."));
+  if (schema.keys_from_data) {
+    box.appendChild(plain("p", "muted schema-note", "Keys read from the data: the database declares none."));
+  }
+  if (Array.isArray(schema.schemas) && schema.schemas.length > 1) {
+    box.appendChild(el("p", "muted schema-note", `Schemas, in the order a name is looked up: ${schema.schemas.map(asText).join(", ")}`));
+  }
   for (const table of tables) {
     const det = document.createElement("details");
     det.className = "schema-table";

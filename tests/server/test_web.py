@@ -886,6 +886,30 @@ def test_phone_width_has_no_page_overflow(shop: LiveServer, open_page,
     w.assert_clean()
 
 
+def test_the_schema_says_where_its_keys_and_tables_come_from(module_env: Path, tmp_path: Path, open_page) -> None:
+    need_extra("duckdb")
+    import duckdb
+
+    path = tmp_path / "wh.duckdb"  # two schemas, one named like markup; no declared key
+    con = duckdb.connect(str(path))
+    con.execute('CREATE SCHEMA "<b>ops</b>"; CREATE TABLE stores AS SELECT i AS store_id, \'s\' || i AS name '
+                'FROM range(1, 4) t(i); CREATE TABLE "<b>ops</b>".visits AS SELECT i AS id, 1 + i % 3 AS store_id '
+                "FROM range(10) t(i)")
+    con.close()
+    catalog = Catalog({"wh": DatabaseEntry("wh", str(path))})
+    with live_server(server_settings(catalog, FakeLLM(), tmp_path)) as server:
+        w = open_page(server)
+        notes = w.page.locator("#schema .schema-note")
+        expect(notes).to_have_count(2)
+        assert notes.all_text_contents() == ["Keys read from the data: the database declares none.",
+                                             "Schemas, in the order a name is looked up: main, <b>ops</b>"]
+        assert w.page.locator("#schema b").count() == 0  # the name is text, not markup
+        visits = w.page.locator("#schema details", has_text="visits").first
+        visits.locator("summary").click()
+        expect(visits.locator("li", has_text="store_id")).to_contain_text("→ stores.store_id")
+        w.assert_clean()
+
+
 def test_laptop_screenshot(shop: LiveServer, open_page, tmp_path_factory: pytest.TempPathFactory) -> None:
     w = open_page(shop, width=1280, height=900)
     page = w.page
