@@ -72,8 +72,9 @@ def introspect(db: "Database") -> Schema:
     duck_keys = _duckdb_keys(db) if db.backend == "duckdb" else None
     for name in names:
         schema = owner[name]
+        granted = False  # read from what the role was granted of some columns (MySQL, MariaDB)
         try:
-            cols = inspector.get_columns(name, schema=schema)
+            cols: list[Any] = inspector.get_columns(name, schema=schema)
             if duck_keys is not None:
                 pk, raw_fks = duck_keys.get((schema or "main", name), (set(), []))
                 # a key to a table of its schema whose name an earlier schema's table took refers to none read
@@ -88,7 +89,13 @@ def introspect(db: "Database") -> Schema:
             except NotImplementedError:
                 comment = ""
         except SQLAlchemyError as err:
-            raise SchemaError(f"cannot read table {name!r}: {str(err).splitlines()[0]}") from err
+            if db.dialect != "mysql" or _mysql_code(err) not in _MYSQL_DENIED:
+                raise SchemaError(f"cannot read table {name!r}: {str(err).splitlines()[0]}") from err
+            # a role granted some columns of the table may not read its definition: the columns it may read
+            cols, pk, raw_fks, comment = _granted_columns(db, name)
+            granted = True
+            if not cols:
+                continue
         side_t = side.get(name.lower(), {})
         all_columns[name] = [c["name"] for c in cols]
         if policy is not None:  # hidden columns are never read, described or linked by a key
@@ -117,7 +124,7 @@ def introspect(db: "Database") -> Schema:
         if policy is not None and policy.row_filter(name) is not None:
             tables.append(table)  # no counts, samples or statistics: they would come from every tenant's rows
         else:
-            tables.append(_with_data(db, table, explicit=len(cols) < len(all_columns[name])))
+            tables.append(_with_data(db, table, explicit=granted or len(cols) < len(all_columns[name])))
     if policy is not None:
         policy.validate({**all_columns, **{t: [] for t in hidden_tables}})
     declared = bool(fks)
@@ -191,6 +198,37 @@ def _tables_by_schema(inspector: Any, schemas: tuple[str, ...],
             if not name.startswith("sqlite_") and (home, name) not in partitions:
                 owner.setdefault(name, schema)
     return owner
+
+
+#: MySQL's and MariaDB's errors for a table or a column the role may not read (ER_TABLEACCESS_DENIED_ERROR,
+#: ER_COLUMNACCESS_DENIED_ERROR).
+_MYSQL_DENIED = (1142, 1143)
+
+
+def _mysql_code(err: SQLAlchemyError) -> int | None:
+    args = getattr(getattr(err, "orig", None), "args", ())
+    return args[0] if args and isinstance(args[0], int) else None
+
+
+def _granted_columns(db: "Database", table: str) -> tuple[list[dict[str, Any]], set[str], list[dict[str, Any]], str]:
+    """A MySQL or MariaDB table's columns that the role was granted (``information_schema`` lists only those),
+    with its primary key and foreign keys among them and its comment: what reflection reads from the table's
+    definition, which such a role may not see."""
+    where = "TABLE_SCHEMA = DATABASE() AND TABLE_NAME = %s"
+    with db.engine.connect() as con:
+        rows = con.exec_driver_sql(
+            f"SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_KEY, COLUMN_COMMENT FROM information_schema.COLUMNS "
+            f"WHERE {where} ORDER BY ORDINAL_POSITION", (table,)).fetchall()
+        refs = con.exec_driver_sql(
+            "SELECT COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME FROM information_schema.KEY_COLUMN_USAGE "
+            f"WHERE {where} AND REFERENCED_TABLE_NAME IS NOT NULL", (table,)).fetchall()
+        comment = con.exec_driver_sql(f"SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE {where}",
+                                      (table,)).scalar()
+    cols = [{"name": name, "type": str(ty).upper(), "nullable": nullable == "YES", "comment": note or None}
+            for name, ty, nullable, _, note in rows]
+    pk = {name for name, _, _, key, _ in rows if key == "PRI"}
+    fks = [{"constrained_columns": [c], "referred_table": ref, "referred_columns": [rc]} for c, ref, rc in refs]
+    return cols, pk, fks, str(comment or "")
 
 
 def _unreadable_columns(db: "Database") -> dict[tuple[str, str], set[str]]:

@@ -99,6 +99,14 @@ class MariaDBServer(ScriptServer):
             cur.execute(sql)
             return list(cur.fetchall()) if cur.description else []
 
+    def root(self, sql: str, db: str = "") -> None:
+        """Run one statement as the server's root, over its socket (granting privileges to another user)."""
+        import pymysql
+
+        with pymysql.connect(unix_socket=os.path.join(self.folder, "mysqld.sock"), user="root", database=db or None,
+                             autocommit=True) as c, c.cursor() as cur:
+            cur.execute(sql)
+
 
 def _serve(server: ScriptServer) -> Iterator[ScriptServer]:
     """Start ``server`` in its folder, yield it, then stop it and remove the folder."""

@@ -261,3 +261,26 @@ def test_a_url_without_a_database_or_with_an_unknown_one_gets_a_clear_error(mari
     assert "hunter2" not in str(info.value) and "mysql://user@host/shop" in info.value.hint
     with pytest.raises(DatabaseNotFoundError, match="Unknown database 'nope'"):
         Database.open(server + "/nope")
+
+
+def test_a_role_granted_some_columns_reads_them_and_no_more(mariadb_server: MariaDBServer) -> None:
+    # MariaDB refuses such a role the table's definition: reflection failed, and with it the whole schema
+    mariadb_server.admin("DROP DATABASE IF EXISTS grants")
+    mariadb_server.admin("CREATE DATABASE grants")
+    for sql in ["CREATE TABLE staff (id int PRIMARY KEY, name text)", "INSERT INTO staff VALUES (1, 'Ada')",
+                "CREATE TABLE pay (id int, staff_id int, salary int, FOREIGN KEY (staff_id) REFERENCES staff(id))",
+                "INSERT INTO pay VALUES (1, 1, 100)", "CREATE TABLE audit (who text)"]:
+        mariadb_server.admin(sql, "grants")
+    mariadb_server.root("DROP USER IF EXISTS 'sqlweave_reader'@'127.0.0.1'")
+    mariadb_server.root("CREATE USER 'sqlweave_reader'@'127.0.0.1'")
+    mariadb_server.root("GRANT SELECT ON grants.staff TO 'sqlweave_reader'@'127.0.0.1'")
+    mariadb_server.root("GRANT SELECT (id, staff_id) ON grants.pay TO 'sqlweave_reader'@'127.0.0.1'")
+    url = mariadb_server.url("grants").replace("://sqlweave@", "://sqlweave_reader@")
+    assert "sqlweave_reader@" in url
+    with Database.open(url) as db:
+        s = db.schema()
+        assert sorted(s.table_names) == ["pay", "staff"]
+        assert [c.name for c in s.table("pay").columns] == ["id", "staff_id"]
+        assert s.table("pay").row_count == 1 and s.table("pay").columns[1].samples == (1,)
+        assert "pay.staff_id -> staff.id" in [str(fk) for fk in s.foreign_keys]
+        assert db.execute("SELECT s.name FROM pay p JOIN staff s ON p.staff_id = s.id").rows == (("Ada",),)
