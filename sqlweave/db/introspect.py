@@ -108,7 +108,7 @@ def introspect(db: "Database") -> Schema:
         columns = [
             Column(
                 name=c["name"],
-                type=_type_name(c["type"]),
+                type=_type_name(c["type"], db.engine.dialect),
                 primary_key=c["name"] in pk,
                 nullable=bool(c.get("nullable", True)),
                 description=side_t.get("columns", {}).get(c["name"].lower(), "") or (c.get("comment") or ""),
@@ -276,12 +276,23 @@ def _duckdb_keys(db: "Database") -> dict[tuple[str, str], tuple[set[str], list[d
     return keys
 
 
-def _type_name(t: Any) -> str:
+def _type_name(t: Any, dialect: Any = None) -> str:
+    """A reflected type as the schema shows it: SQLAlchemy's generic spelling (``INTEGER``, ``VARCHAR(20)``), or
+    an array's as PostgreSQL writes it (``TEXT[]``), the database's own where SQLAlchemy has no generic one, or
+    the type's class name."""
+    if isinstance(t, str):
+        return t  # read from information_schema (MySQL, MariaDB)
     if isinstance(t, sa.types.NullType):
         return ""  # a SQLite column declared without a type (CREATE TABLE t AS SELECT ...): SQLAlchemy's "NULL"
+    if isinstance(t, sa.types.ARRAY):
+        return _type_name(t.item_type, dialect) + "[]" * max(1, t.dimensions or 1)  # str() says "ARRAY"
     try:
         return str(t)
-    except Exception:  # some reflected types cannot compile to a string
+    except Exception:  # noqa: BLE001 - some reflected types compile only in their own dialect
+        pass
+    try:
+        return str(t.compile(dialect=dialect))
+    except Exception:  # noqa: BLE001
         return type(t).__name__.upper()
 
 

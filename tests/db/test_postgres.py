@@ -242,11 +242,12 @@ def test_a_partitioned_table_is_read_as_one_and_a_materialized_view_as_a_table(p
                     "CREATE TABLE events_2024_b PARTITION OF events_2024 FOR VALUES IN ('b'); "
                     "CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01'); "
                     "INSERT INTO events VALUES (1, '2024-03-01', 'a'), (2, '2024-04-01', 'b'), (3, '2025-02-01', 'a'); "
-                    "CREATE MATERIALIZED VIEW kinds AS SELECT kind, count(*) AS n FROM events GROUP BY kind",
-                    "parts")
+                    "CREATE MATERIALIZED VIEW kinds AS SELECT kind, count(*) AS n FROM events GROUP BY kind; "
+                    "CREATE TABLE tagged (id int, tags text[], scores integer[])", "parts")
     with Database.open(pg_server.url("parts")) as db:
         s = db.schema()
-        assert sorted(s.table_names) == ["events", "kinds"]  # no partition, at any level
+        assert sorted(s.table_names) == ["events", "kinds", "tagged"]  # no partition, at any level
+        assert [c.type for c in s.table("tagged").columns] == ["INTEGER", "TEXT[]", "INTEGER[]"]  # not "ARRAY"
         assert s.table("events").row_count == 3 and [c.name for c in s.table("kinds").columns] == ["kind", "n"]
         assert db.execute("SELECT n FROM kinds WHERE kind = 'a'").rows == ((2,),)
 
