@@ -282,6 +282,8 @@ class Database:
             missing = [s for s in schemas if s not in db.schemas]
             if missing:
                 db.close()
+                from .introspect import schemas_note, schemas_with_tables
+
                 found = schemas_with_tables(engine)
                 raise SchemaError(f"database {name!r} has no schema {', '.join(map(repr, missing))}",
                                   hint=f"Its schemas with tables: {schemas_note(found) or 'none'}.")
@@ -625,28 +627,6 @@ def _search_path(con: sa.Connection) -> tuple[str, ...]:
     if con.dialect.name == "duckdb" and not names:
         return ("main",)  # DuckDB's own default, which current_schemas leaves out
     return names
-
-
-def schemas_with_tables(engine: sa.Engine, limit: int = 8) -> list[tuple[str, int]]:
-    """Up to ``limit`` schemas of a PostgreSQL or DuckDB database that hold a table or view the user can read,
-    each with its number of them."""
-    if engine.dialect.name == "duckdb":
-        sql = ("SELECT schema_name, count(*) FROM (SELECT schema_name FROM duckdb_tables() WHERE database_name = "
-               "current_database() UNION ALL SELECT schema_name FROM duckdb_views() WHERE database_name = "
-               "current_database() AND NOT internal) GROUP BY 1 ORDER BY 1")
-    else:
-        sql = ("SELECT table_schema, count(*) FROM information_schema.tables WHERE table_schema NOT IN "
-               "('pg_catalog', 'information_schema') AND substr(table_schema, 1, 3) <> 'pg_' GROUP BY 1 ORDER BY 1")
-    try:
-        with engine.connect() as con:
-            return [(str(name), int(count)) for name, count in con.exec_driver_sql(sql).fetchmany(limit)]
-    except SQLAlchemyError:
-        return []
-
-
-def schemas_note(schemas: list[tuple[str, int]]) -> str:
-    """``[("sales", 12), ("hr", 1)]`` as an error names them: ``sales (12 tables), hr (1 table)``."""
-    return ", ".join(f"{name} ({count} table{'s' if count > 1 else ''})" for name, count in schemas)
 
 
 #: Which extra (or package) provides each SQLAlchemy driver.

@@ -48,8 +48,6 @@ def introspect(db: "Database") -> Schema:
         raise SchemaError(f"cannot read the schema of {db.name!r}: {str(err).splitlines()[0]}") from err
     names = list(owner)
     if not names:
-        from .connection import schemas_note, schemas_with_tables
-
         elsewhere = schemas_with_tables(db.engine) if db.schemas else []
         if elsewhere:
             raise SchemaError(f"database {db.name!r} has no tables in {', '.join(db.schemas)}; its tables are in "
@@ -177,6 +175,28 @@ def _joins_as_keys(db: "Database", fks: list[ForeignKey], tables: list[Table]) -
             keyed.add((key.table.lower(), key.column.lower()))
             out.append(key)
     return out
+
+
+def schemas_with_tables(engine: sa.Engine, limit: int = 8) -> list[tuple[str, int]]:
+    """Up to ``limit`` schemas of a PostgreSQL or DuckDB database that hold a table or view the user can read,
+    each with its number of them."""
+    if engine.dialect.name == "duckdb":
+        sql = ("SELECT schema_name, count(*) FROM (SELECT schema_name FROM duckdb_tables() WHERE database_name = "
+               "current_database() UNION ALL SELECT schema_name FROM duckdb_views() WHERE database_name = "
+               "current_database() AND NOT internal) GROUP BY 1 ORDER BY 1")
+    else:
+        sql = ("SELECT table_schema, count(*) FROM information_schema.tables WHERE table_schema NOT IN "
+               "('pg_catalog', 'information_schema') AND substr(table_schema, 1, 3) <> 'pg_' GROUP BY 1 ORDER BY 1")
+    try:
+        with engine.connect() as con:
+            return [(str(name), int(count)) for name, count in con.exec_driver_sql(sql).fetchmany(limit)]
+    except SQLAlchemyError:
+        return []
+
+
+def schemas_note(schemas: list[tuple[str, int]]) -> str:
+    """``[("sales", 12), ("hr", 1)]`` as an error names them: ``sales (12 tables), hr (1 table)``."""
+    return ", ".join(f"{name} ({count} table{'s' if count > 1 else ''})" for name, count in schemas)
 
 
 def _tables_by_schema(inspector: Any, schemas: tuple[str, ...],
