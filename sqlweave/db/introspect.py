@@ -253,13 +253,13 @@ def _granted_columns(db: "Database", table: str) -> tuple[list[dict[str, Any]], 
 
 def _unreadable_columns(db: "Database") -> dict[tuple[str, str], set[str]]:
     """The columns of the tables and views on PostgreSQL's search path that the connection's role may not select
-    (no privilege on the table nor on the column), by schema and table."""
-    with db.engine.connect() as con:
-        rows = con.exec_driver_sql(
-            "SELECT n.nspname, c.relname, a.attname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON "
+    (no privilege on the table nor on the column), by schema and table; none when the server cannot say (a
+    server that speaks PostgreSQL's protocol without its catalog)."""
+    rows = _catalog_rows(
+        db, "SELECT n.nspname, c.relname, a.attname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON "
             "n.oid = c.relnamespace JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid WHERE a.attnum > 0 AND "
             "NOT a.attisdropped AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname = ANY "
-            "(current_schemas(false)) AND NOT has_column_privilege(c.oid, a.attnum, 'SELECT')").fetchall()
+            "(current_schemas(false)) AND NOT has_column_privilege(c.oid, a.attnum, 'SELECT')")
     out: dict[tuple[str, str], set[str]] = {}
     for schema, table, column in rows:
         out.setdefault((str(schema), str(table)), set()).add(str(column))
@@ -269,11 +269,18 @@ def _unreadable_columns(db: "Database") -> dict[tuple[str, str], set[str]]:
 def _partitions(db: "Database") -> set[tuple[str, str]]:
     """The partitions of PostgreSQL's partitioned tables, by schema and name: each is a table of its own to the
     catalog (``events_2024`` of ``events``), and a question asks of the table they make up."""
-    with db.engine.connect() as con:
-        rows = con.exec_driver_sql("SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN "
-                                   "pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.relispartition"
-                                   ).fetchall()
+    rows = _catalog_rows(db, "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+                             "ON n.oid = c.relnamespace WHERE c.relispartition")
     return {(str(schema), str(name)) for schema, name in rows}
+
+
+def _catalog_rows(db: "Database", sql: str) -> list[Any]:
+    """The rows of a query of the database's own catalog, or none when it fails (what it adds is then left out)."""
+    try:
+        with db.engine.connect() as con:
+            return list(con.exec_driver_sql(sql).fetchall())
+    except SQLAlchemyError:
+        return []
 
 
 def _duckdb_keys(db: "Database") -> dict[tuple[str, str], tuple[set[str], list[dict[str, Any]]]]:
