@@ -109,7 +109,8 @@ def introspect(db: "Database") -> Schema:
                 type=_type_name(c["type"], db.engine.dialect),
                 primary_key=c["name"] in pk,
                 nullable=bool(c.get("nullable", True)),
-                description=side_t.get("columns", {}).get(c["name"].lower(), "") or (c.get("comment") or ""),
+                description=_with_labels(side_t.get("columns", {}).get(c["name"].lower(), "")
+                                         or (c.get("comment") or ""), c["type"]),
             )
             for c in cols
         ]
@@ -274,6 +275,18 @@ def _partitions(db: "Database") -> set[tuple[str, str]]:
     return {(str(schema), str(name)) for schema, name in rows}
 
 
+def _with_labels(description: str, t: Any, most: int = 25) -> str:
+    """A column's description, with the labels of an enumerated type after it: ``one of 'sad', 'ok', 'happy'``
+    (at most ``most``; each at most 40 characters), so a question's word can be matched to a label no sampled row
+    holds."""
+    labels = list(getattr(t, "enums", None) or []) if isinstance(t, sa.Enum) else []
+    if not labels:
+        return description
+    shown = ", ".join("'" + str(x)[:40].replace("'", "''") + "'" for x in labels[:most])
+    note = f"one of {shown}{', ...' if len(labels) > most else ''}"
+    return f"{description}; {note}" if description else note
+
+
 def _catalog_rows(db: "Database", sql: str) -> list[Any]:
     """The rows of a query of the database's own catalog, or none when it fails (what it adds is then left out)."""
     try:
@@ -311,6 +324,8 @@ def _type_name(t: Any, dialect: Any = None) -> str:
         return t  # read from information_schema (MySQL, MariaDB)
     if isinstance(t, sa.types.NullType):
         return ""  # a SQLite column declared without a type (CREATE TABLE t AS SELECT ...): SQLAlchemy's "NULL"
+    if isinstance(t, sa.Enum):
+        return "ENUM"  # PostgreSQL's would say VARCHAR(n); its labels go to the description (_with_labels)
     if isinstance(t, sa.types.ARRAY):
         return _type_name(t.item_type, dialect) + "[]" * max(1, t.dimensions or 1)  # str() says "ARRAY"
     try:

@@ -58,9 +58,10 @@ class Column:
 
     @property
     def is_text(self) -> bool:
-        """Text (``TEXT``, ``VARCHAR(20)``, SQLite's column without a type); not an array of it (``TEXT[]``)."""
+        """Text (``TEXT``, ``VARCHAR(20)``, an ``ENUM`` of labels, SQLite's column without a type); not an array of
+        it (``TEXT[]``)."""
         t = self.type.upper()
-        return (any(k in t for k in ("CHAR", "TEXT", "CLOB", "STRING", "VARCHAR")) or t == "") and "[" not in t
+        return (any(k in t for k in ("CHAR", "TEXT", "CLOB", "STRING", "ENUM")) or t == "") and "[" not in t
 
     @property
     def is_numeric(self) -> bool:

@@ -243,11 +243,19 @@ def test_a_partitioned_table_is_read_as_one_and_a_materialized_view_as_a_table(p
                     "CREATE TABLE events_2025 PARTITION OF events FOR VALUES FROM ('2025-01-01') TO ('2026-01-01'); "
                     "INSERT INTO events VALUES (1, '2024-03-01', 'a'), (2, '2024-04-01', 'b'), (3, '2025-02-01', 'a'); "
                     "CREATE MATERIALIZED VIEW kinds AS SELECT kind, count(*) AS n FROM events GROUP BY kind; "
-                    "CREATE TABLE tagged (id int, tags text[], scores integer[])", "parts")
+                    "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); "
+                    "CREATE TABLE tagged (id int, tags text[], scores integer[], m mood); "
+                    "COMMENT ON COLUMN tagged.m IS 'how it went'; INSERT INTO tagged VALUES (1, '{a}', '{1}', 'ok')",
+                    "parts")
     with Database.open(pg_server.url("parts")) as db:
         s = db.schema()
         assert sorted(s.table_names) == ["events", "kinds", "tagged"]  # no partition, at any level
-        assert [c.type for c in s.table("tagged").columns] == ["INTEGER", "TEXT[]", "INTEGER[]"]  # not "ARRAY"
+        assert [c.type for c in s.table("tagged").columns] == ["INTEGER", "TEXT[]", "INTEGER[]", "ENUM"]  # not "ARRAY"
+        # an enum is text with labels (its description names them, after the column's comment), not "VARCHAR(5)"
+        mood = s.table("tagged").column("m")
+        assert mood.is_text and mood.description == "how it went; one of 'sad', 'ok', 'happy'"
+        r = db.execute("SELECT count(*) FROM tagged WHERE m LIKE 'o%'")  # no LIKE for an enum: read as text
+        assert r.rows == ((1,),) and "CAST(m AS TEXT)" in r.sql
         assert s.table("events").row_count == 3 and [c.name for c in s.table("kinds").columns] == ["kind", "n"]
         assert db.execute("SELECT n FROM kinds WHERE kind = 'a'").rows == ((2,),)
 
