@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -68,11 +69,15 @@ def introspect(db: "Database") -> Schema:
     tables: list[Table] = []
     fks: list[ForeignKey] = []
     duck_keys = _duckdb_keys(db) if db.backend == "duckdb" else None
+    duck_types = _duckdb_types(db) if db.backend == "duckdb" else {}
     for name in names:
         schema = owner[name]
         granted = False  # read from what the role was granted of some columns (MySQL, MariaDB)
+        cols: list[Any]
         try:
-            cols: list[Any] = inspector.get_columns(name, schema=schema)
+            with warnings.catch_warnings():  # a type the driver does not know is read below, not warned about
+                warnings.simplefilter("ignore", sa.exc.SAWarning)
+                cols = inspector.get_columns(name, schema=schema)
             if duck_keys is not None:
                 pk, raw_fks = duck_keys.get((schema or "main", name), (set(), []))
                 # a key to a table of its schema whose name an earlier schema's table took refers to none read
@@ -103,17 +108,17 @@ def introspect(db: "Database") -> Schema:
             cols = [c for c in cols if c["name"] not in denied]
             if not cols:
                 continue
-        columns = [
-            Column(
-                name=c["name"],
-                type=_type_name(c["type"], db.engine.dialect),
-                primary_key=c["name"] in pk,
-                nullable=bool(c.get("nullable", True)),
-                description=_with_labels(side_t.get("columns", {}).get(c["name"].lower(), "")
-                                         or (c.get("comment") or ""), c["type"]),
-            )
-            for c in cols
-        ]
+        columns = []
+        for c in cols:
+            type_, labels = _type_name(c["type"], db.engine.dialect), _labels(c["type"])
+            duck_type = duck_types.get((schema or "main", name, c["name"]), "")
+            if duck_type and (type_ in ("", "ENUM") or isinstance(c["type"], sa.types.NullType)):
+                # DuckDB's own name of a type its driver does not know (INTEGER[], STRUCT(a INTEGER), an enum's)
+                type_, labels = (("ENUM", _labels(duck_type)) if duck_type.upper().startswith("ENUM(")
+                                 else (duck_type, []))
+            description = side_t.get("columns", {}).get(c["name"].lower(), "") or (c.get("comment") or "")
+            columns.append(Column(name=c["name"], type=type_, primary_key=c["name"] in pk,
+                                  nullable=bool(c.get("nullable", True)), description=_with_labels(description, labels)))
         for fk in raw_fks:
             ref = fk.get("referred_table")
             for src, dst in zip(fk.get("constrained_columns") or [], fk.get("referred_columns") or []):
@@ -275,16 +280,32 @@ def _partitions(db: "Database") -> set[tuple[str, str]]:
     return {(str(schema), str(name)) for schema, name in rows}
 
 
-def _with_labels(description: str, t: Any, most: int = 25) -> str:
-    """A column's description, with the labels of an enumerated type after it: ``one of 'sad', 'ok', 'happy'``
-    (at most ``most``; each at most 40 characters), so a question's word can be matched to a label no sampled row
-    holds."""
-    labels = list(getattr(t, "enums", None) or []) if isinstance(t, sa.Enum) else []
+def _labels(t: Any) -> list[str]:
+    """The labels of an enumerated type: SQLAlchemy's ``Enum`` (PostgreSQL, MySQL) or DuckDB's ``ENUM('a', 'b')``."""
+    if isinstance(t, sa.Enum):
+        return [str(x) for x in (t.enums or [])]
+    if isinstance(t, str) and t.upper().startswith("ENUM("):
+        return [m.replace("''", "'") for m in re.findall(r"'((?:[^']|'')*)'", t)]
+    return []
+
+
+def _with_labels(description: str, labels: list[str], most: int = 25) -> str:
+    """A column's description, with the labels of its enumerated type after it: ``one of 'sad', 'ok', 'happy'``
+    (at most ``most``, each at most 40 characters), so a question's word can be matched to a label no sampled
+    row holds."""
     if not labels:
         return description
-    shown = ", ".join("'" + str(x)[:40].replace("'", "''") + "'" for x in labels[:most])
+    shown = ", ".join("'" + x[:40].replace("'", "''") + "'" for x in labels[:most])
     note = f"one of {shown}{', ...' if len(labels) > most else ''}"
     return f"{description}; {note}" if description else note
+
+
+def _duckdb_types(db: "Database") -> dict[tuple[str, str, str], str]:
+    """Every column's type as DuckDB names it, by schema, table and column (its SQLAlchemy driver knows no list,
+    struct or map, and no enum's labels)."""
+    rows = db.trusted_read("SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
+                           "WHERE database_name = current_database()", timeout_s=db.timeout_s, max_rows=1_000_000).rows
+    return {(str(s), str(t), str(c)): str(ty) for s, t, c, ty in rows}
 
 
 def _catalog_rows(db: "Database", sql: str) -> list[Any]:

@@ -18,9 +18,12 @@ from typing import Any, Iterable
 from ..errors import SchemaError
 
 _NUMBER_WORD = re.compile(r"int|real|float|double|numeric|decimal|number", re.IGNORECASE)
+#: Types of several values: arrays (``INTEGER[]``, PostgreSQL's ``_int4``) and DuckDB's ``STRUCT``, ``MAP`` and
+#: ``UNION`` (whose names hold their members' types).
+_COMPOSITE = re.compile(r"\[|array|^_|struct|map\b|union", re.IGNORECASE)
 #: Types whose names hold a number word but whose values are not one number: PostgreSQL's ``interval``,
-#: ``point``, ``int4range``; arrays (``INTEGER[]``, ``_int4``) and DuckDB's ``STRUCT``, ``MAP`` and ``UNION``.
-_NOT_A_NUMBER = re.compile(r"interval|point|range|\[|array|^_|struct|map\b|union", re.IGNORECASE)
+#: ``point``, ``int4range``, and the composite ones.
+_NOT_A_NUMBER = re.compile(r"interval|point|range|" + _COMPOSITE.pattern, re.IGNORECASE)
 
 
 def is_number_type(type_name: str) -> bool:
@@ -58,10 +61,11 @@ class Column:
 
     @property
     def is_text(self) -> bool:
-        """Text (``TEXT``, ``VARCHAR(20)``, an ``ENUM`` of labels, SQLite's column without a type); not an array of
-        it (``TEXT[]``)."""
+        """Text (``TEXT``, ``VARCHAR(20)``, an ``ENUM`` of labels, SQLite's column without a type); not an array or
+        a struct of it (``TEXT[]``, ``STRUCT(name VARCHAR)``)."""
         t = self.type.upper()
-        return (any(k in t for k in ("CHAR", "TEXT", "CLOB", "STRING", "ENUM")) or t == "") and "[" not in t
+        return (any(k in t for k in ("CHAR", "TEXT", "CLOB", "STRING", "ENUM")) or t == "") \
+            and not _COMPOSITE.search(t)
 
     @property
     def is_numeric(self) -> bool:

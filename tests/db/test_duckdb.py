@@ -260,3 +260,24 @@ def test_a_large_fact_table_gets_its_keys_from_a_sample_of_its_rows(tmp_path: Pa
     with Database.open(path) as db:  # under the default million rows, every row is read
         assert [str(fk) for fk in db.schema().foreign_keys] == ["sales.store_id -> stores.store_id"]
         assert db.schema().table("sales").primary_key == ("id",)
+
+
+def test_lists_structs_and_enums_read_as_duckdb_names_them(tmp_path: Path) -> None:
+    import warnings
+
+    import duckdb
+
+    path = tmp_path / "types.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TYPE mood AS ENUM ('sad', 'ok'); CREATE TABLE p (id INTEGER, m mood, tags VARCHAR[], "
+                "s STRUCT(name VARCHAR)); INSERT INTO p VALUES (1, 'ok', ['a'], {'name': 'x'})")
+    con.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the driver's "did not recognize type" is not shown to the user
+        with Database.open(path) as db:
+            cols = {c.name: c for c in db.schema().table("p").columns}
+            assert {n: c.type for n, c in cols.items()} == {"id": "INTEGER", "m": "ENUM", "tags": "VARCHAR[]",
+                                                            "s": "STRUCT(\"name\" VARCHAR)"}
+            assert cols["m"].is_text and cols["m"].description == "one of 'sad', 'ok'"
+            assert not cols["tags"].is_text and not cols["s"].is_text
+            assert db.execute("SELECT count(*) FROM p WHERE m LIKE 'o%'").rows == ((1,),)
