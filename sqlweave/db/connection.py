@@ -224,19 +224,10 @@ class Database:
         cls, url: str, timeout_s: float, max_rows: int, descriptions: str | Path | None, name: str,
         schemas: tuple[str, ...] | None = None,
     ) -> "Database":
+        url = with_installed_driver(url)
         parsed = make_url(url)
         backend = parsed.get_backend_name()
         connect_args: dict[str, Any] = {}
-        if backend == "postgresql" and parsed.drivername == "postgresql" and not _importable("psycopg2") \
-                and _importable("psycopg"):
-            # SQLAlchemy's default PostgreSQL driver is psycopg2; the postgres extra installs psycopg (v3).
-            parsed = parsed.set(drivername="postgresql+psycopg")
-            url = parsed.render_as_string(hide_password=False)
-        if backend in _MYSQL and "+" not in parsed.drivername and not _importable("MySQLdb") \
-                and _importable("pymysql"):
-            # SQLAlchemy's default MySQL driver is mysqlclient; the mysql extra installs PyMySQL.
-            parsed = parsed.set(drivername=f"{backend}+pymysql")
-            url = parsed.render_as_string(hide_password=False)
         driver = parsed.get_driver_name() if "+" in parsed.drivername else ""
         if backend in _MYSQL and not parsed.database:
             raise DatabaseNotFoundError(
@@ -653,6 +644,20 @@ def _driver_hint(backend: str, driver: str) -> str:
     if backend == "postgresql" and package != "sqlweave[postgres]":
         hint += " (or use a postgresql+psycopg:// URL with: pip install 'sqlweave[postgres]')"
     return hint
+
+
+def with_installed_driver(url: str) -> str:
+    """``url`` with the driver sqlweave's extras install when it names none and SQLAlchemy's default is missing:
+    ``postgresql://`` becomes ``postgresql+psycopg://`` (the ``postgres`` extra installs psycopg 3, SQLAlchemy
+    defaults to psycopg2), ``mysql://`` and ``mariadb://`` ``+pymysql`` (the ``mysql`` extra)."""
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "postgresql" and parsed.drivername == "postgresql" and not _importable("psycopg2") \
+            and _importable("psycopg"):
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    if backend in _MYSQL and "+" not in parsed.drivername and not _importable("MySQLdb") and _importable("pymysql"):
+        return parsed.set(drivername=f"{backend}+pymysql").render_as_string(hide_password=False)
+    return url
 
 
 def _importable(module: str) -> bool:

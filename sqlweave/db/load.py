@@ -264,11 +264,12 @@ _COMPATIBLE = {"int": "int", "float": "float", "decimal": "decimal", "bool": "bo
 def _target_url(target: str | Path) -> tuple[str, Path | None]:
     text = str(target)
     if "://" in text:
+        from .connection import with_installed_driver
+
         try:
-            make_url(text)
+            return with_installed_driver(text), None
         except ArgumentError as err:
             raise DatabaseNotFoundError(f"not a database URL: {text!r}") from err
-        return text, None
     path = Path(text).expanduser().resolve()
     if path.suffix.lower() in (".duckdb", ".ddb"):
         return f"duckdb:///{path}", path

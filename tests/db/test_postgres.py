@@ -314,6 +314,17 @@ def test_a_large_fact_table_gets_its_keys_from_a_sample_of_its_blocks(pg_server:
         assert infer_database_keys(db, tables, max_rows=100_000, sample_rows=5_000) == keys  # the same blocks
 
 
+def test_the_loader_takes_a_url_without_a_driver_as_open_does(pg_server: PostgresServer) -> None:
+    pg_server.admin("DROP DATABASE IF EXISTS plain_url")
+    pg_server.admin("CREATE DATABASE plain_url")
+    url = pg_server.url("plain_url").replace("postgresql+psycopg://", "postgresql://")
+    assert url.startswith("postgresql://")  # SQLAlchemy's default driver (psycopg2) is not installed
+    report = load_database(SINGER, url)
+    assert "singer" in report.tables
+    with Database.open(url) as db:
+        assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
+
+
 def test_mixed_case_names_are_quoted_for_postgres(pg_server: PostgresServer) -> None:
     pg_server.admin("DROP DATABASE IF EXISTS singer_case")
     pg_server.admin("CREATE DATABASE singer_case")
