@@ -244,13 +244,19 @@ def test_a_partitioned_table_is_read_as_one_and_a_materialized_view_as_a_table(p
                     "INSERT INTO events VALUES (1, '2024-03-01', 'a'), (2, '2024-04-01', 'b'), (3, '2025-02-01', 'a'); "
                     "CREATE MATERIALIZED VIEW kinds AS SELECT kind, count(*) AS n FROM events GROUP BY kind; "
                     "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy'); "
-                    "CREATE TABLE tagged (id int, tags text[], scores integer[], m mood); "
-                    "COMMENT ON COLUMN tagged.m IS 'how it went'; INSERT INTO tagged VALUES (1, '{a}', '{1}', 'ok')",
+                    "CREATE TABLE tagged (id int, tags text[], scores integer[], m mood, meta json); "
+                    "COMMENT ON COLUMN tagged.m IS 'how it went'; "
+                    "INSERT INTO tagged VALUES (1, '{a}', '{1}', 'ok', '{}'), (2, NULL, NULL, 'sad', NULL)",
                     "parts")
     with Database.open(pg_server.url("parts")) as db:
         s = db.schema()
         assert sorted(s.table_names) == ["events", "kinds", "tagged"]  # no partition, at any level
-        assert [c.type for c in s.table("tagged").columns] == ["INTEGER", "TEXT[]", "INTEGER[]", "ENUM"]  # not "ARRAY"
+        assert [c.type for c in s.table("tagged").columns] == ["INTEGER", "TEXT[]", "INTEGER[]", "ENUM", "JSON"]
+        # statistics: JSON has no MIN, so the table's one query fails and each column is read alone
+        stats = {c.name: c.stats for c in s.table("tagged").columns}
+        assert (stats["id"].distinct, stats["id"].minimum, stats["id"].maximum) == (2, 1, 2)
+        assert stats["m"].nulls == 0 and stats["tags"].nulls == 1 and stats["meta"].distinct is None
+        assert s.table("events").columns[0].stats.distinct == 3  # read by the table's one query
         # an enum is text with labels (its description names them, after the column's comment), not "VARCHAR(5)"
         mood = s.table("tagged").column("m")
         assert mood.is_text and mood.description == "how it went; one of 'sad', 'ok', 'happy'"
