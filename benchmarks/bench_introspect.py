@@ -1,0 +1,103 @@
+"""Reading a schema: queries and seconds of introspection (columns, samples, statistics, keys), no model.
+
+    .venv/bin/python benchmarks/bench_introspect.py [--pg-url postgresql://.../large301] [--repeat 3]
+        [--out benchmarks/results/introspect.json]
+
+Targets: the 301-table SQLite database of the large-schema benchmark (``benchmarks/build_large_schema.py``, built
+if missing), Spider's dev databases together, and with ``--pg-url`` the same 301 tables loaded into PostgreSQL
+(``python -m sqlweave.db.load <cache>/benchmarks/large-schema/large.sqlite postgresql://.../large301``). For each,
+``--repeat`` fresh :class:`sqlweave.db.Database` handles read the schema; reported: the queries sqlweave sent
+(:meth:`~sqlweave.db.Database.trusted_read` calls; a server round trip or more each), the median seconds, and a
+digest of the schemas read, which must not change when only the way they are read changes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+SPIDER = ROOT.parent / "shared" / "data" / "spider"
+
+
+def read(targets: list[str], repeat: int) -> dict:
+    import sqlweave.db.connection as connection
+    from sqlweave.db import Database
+
+    calls = [0]
+    original = connection.Database.trusted_read
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls[0] += 1
+        return original(self, *args, **kwargs)
+
+    connection.Database.trusted_read = counted  # type: ignore[method-assign]
+    seconds, reads, digest = [], 0, ""
+    try:
+        for _ in range(repeat):
+            start, before = time.perf_counter(), calls[0]
+            schemas = []
+            for target in targets:
+                db = Database.open(target)
+                schemas.append(asdict(db.schema()))
+                db.close()
+            seconds.append(time.perf_counter() - start)
+            reads = calls[0] - before
+            digest = hashlib.sha256(json.dumps(schemas, default=str, sort_keys=True).encode()).hexdigest()[:16]
+    finally:
+        connection.Database.trusted_read = original  # type: ignore[method-assign]
+    return {"databases": len(targets), "reads": reads, "median_s": round(statistics.median(seconds), 2),
+            "seconds": [round(s, 2) for s in seconds], "digest": digest}
+
+
+def main() -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from sqlweave.config import cache_dir
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pg-url", default=None, help="the 301 tables loaded into PostgreSQL")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "introspect.json")
+    args = ap.parse_args()
+
+    large = cache_dir() / "benchmarks" / "large-schema" / "large.sqlite"
+    if not large.exists():
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "build_large_schema.py")], check=True)
+    dev = sorted({q["db_id"] for q in json.loads((SPIDER / "dev.json").read_text())})
+    spider = [str(p) for p in (SPIDER / "database" / d / f"{d}.sqlite" for d in dev) if p.exists()]
+    targets = {"301 tables, SQLite": [str(large)], f"Spider dev, {len(spider)} SQLite files": spider}
+    if args.pg_url:
+        targets["301 tables, PostgreSQL"] = [args.pg_url]
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    report: dict = {"command": " ".join(sys.argv), "date": date.today().isoformat(), "machine": platform.platform(),
+                    "commit": commit, "targets": {}}
+    table = Table(title=f"reading a schema ({commit})")
+    for col in ("target", "databases", "queries", "median s", "seconds", "schemas digest"):
+        table.add_column(col)
+    for name, group in targets.items():
+        result = read(group, args.repeat)
+        report["targets"][name] = result
+        table.add_row(name, str(result["databases"]), f"{result['reads']:,}", f"{result['median_s']:.2f}",
+                      " ".join(f"{s:.2f}" for s in result["seconds"]), result["digest"])
+    Console().print(table)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"written {args.out}")
+
+
+if __name__ == "__main__":
+    main()
