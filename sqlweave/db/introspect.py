@@ -112,10 +112,9 @@ def introspect(db: "Database") -> Schema:
         for c in cols:
             type_, labels = _type_name(c["type"], db.engine.dialect), _labels(c["type"])
             duck_type = duck_types.get((schema or "main", name, c["name"]), "")
-            if duck_type and (type_ in ("", "ENUM") or isinstance(c["type"], sa.types.NullType)):
+            if duck_type and type_ in ("", "ENUM"):
                 # DuckDB's own name of a type its driver does not know (INTEGER[], STRUCT(a INTEGER), an enum's)
-                type_, labels = (("ENUM", _labels(duck_type)) if duck_type.upper().startswith("ENUM(")
-                                 else (duck_type, []))
+                type_, labels = _type_name(duck_type), _labels(duck_type)
             description = side_t.get("columns", {}).get(c["name"].lower(), "") or (c.get("comment") or "")
             columns.append(Column(name=c["name"], type=type_, primary_key=c["name"] in pk,
                                   nullable=bool(c.get("nullable", True)), description=_with_labels(description, labels)))
@@ -250,8 +249,8 @@ def _granted_columns(db: "Database", table: str) -> tuple[list[dict[str, Any]], 
             f"WHERE {where} AND REFERENCED_TABLE_NAME IS NOT NULL", (table,)).fetchall()
         comment = con.exec_driver_sql(f"SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE {where}",
                                       (table,)).scalar()
-    cols = [{"name": name, "type": str(ty).upper(), "nullable": nullable == "YES", "comment": note or None}
-            for name, ty, nullable, _, note in rows]
+    cols = [{"name": name, "type": str(ty) if _labels(str(ty)) else str(ty).upper(),  # an enum's labels keep their case
+             "nullable": nullable == "YES", "comment": note or None} for name, ty, nullable, _, note in rows]
     pk = {name for name, _, _, key, _ in rows if key == "PRI"}
     fks = [{"constrained_columns": [c], "referred_table": ref, "referred_columns": [rc]} for c, ref, rc in refs]
     return cols, pk, fks, str(comment or "")
@@ -281,7 +280,8 @@ def _partitions(db: "Database") -> set[tuple[str, str]]:
 
 
 def _labels(t: Any) -> list[str]:
-    """The labels of an enumerated type: SQLAlchemy's ``Enum`` (PostgreSQL, MySQL) or DuckDB's ``ENUM('a', 'b')``."""
+    """The labels of an enumerated type: SQLAlchemy's ``Enum`` (PostgreSQL, MySQL), or a type named as DuckDB and
+    MySQL's ``information_schema`` write it, ``ENUM('a', 'b')`` (the labels' case kept)."""
     if isinstance(t, sa.Enum):
         return [str(x) for x in (t.enums or [])]
     if isinstance(t, str) and t.upper().startswith("ENUM("):
@@ -341,8 +341,8 @@ def _type_name(t: Any, dialect: Any = None) -> str:
     """A reflected type as the schema shows it: SQLAlchemy's generic spelling (``INTEGER``, ``VARCHAR(20)``), or
     an array's as PostgreSQL writes it (``TEXT[]``), the database's own where SQLAlchemy has no generic one, or
     the type's class name."""
-    if isinstance(t, str):
-        return t  # read from information_schema (MySQL, MariaDB)
+    if isinstance(t, str):  # as DuckDB or MySQL's information_schema name it: INTEGER[], INT(11), ENUM('a', 'b')
+        return "ENUM" if _labels(t) else t
     if isinstance(t, sa.types.NullType):
         return ""  # a SQLite column declared without a type (CREATE TABLE t AS SELECT ...): SQLAlchemy's "NULL"
     if isinstance(t, sa.Enum):

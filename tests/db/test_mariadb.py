@@ -268,19 +268,22 @@ def test_a_role_granted_some_columns_reads_them_and_no_more(mariadb_server: Mari
     mariadb_server.admin("DROP DATABASE IF EXISTS grants")
     mariadb_server.admin("CREATE DATABASE grants")
     for sql in ["CREATE TABLE staff (id int PRIMARY KEY, name text)", "INSERT INTO staff VALUES (1, 'Ada')",
-                "CREATE TABLE pay (id int, staff_id int, salary int, FOREIGN KEY (staff_id) REFERENCES staff(id))",
-                "INSERT INTO pay VALUES (1, 1, 100)", "CREATE TABLE audit (who text)"]:
+                "CREATE TABLE pay (id int, staff_id int, salary int, kind enum('Base', 'Bonus'), "
+                "FOREIGN KEY (staff_id) REFERENCES staff(id))",
+                "INSERT INTO pay VALUES (1, 1, 100, 'Base')", "CREATE TABLE audit (who text)"]:
         mariadb_server.admin(sql, "grants")
     mariadb_server.root("DROP USER IF EXISTS 'sqlweave_reader'@'127.0.0.1'")
     mariadb_server.root("CREATE USER 'sqlweave_reader'@'127.0.0.1'")
     mariadb_server.root("GRANT SELECT ON grants.staff TO 'sqlweave_reader'@'127.0.0.1'")
-    mariadb_server.root("GRANT SELECT (id, staff_id) ON grants.pay TO 'sqlweave_reader'@'127.0.0.1'")
+    mariadb_server.root("GRANT SELECT (id, staff_id, kind) ON grants.pay TO 'sqlweave_reader'@'127.0.0.1'")
     url = mariadb_server.url("grants").replace("://sqlweave@", "://sqlweave_reader@")
     assert "sqlweave_reader@" in url
     with Database.open(url) as db:
         s = db.schema()
         assert sorted(s.table_names) == ["pay", "staff"]
-        assert [c.name for c in s.table("pay").columns] == ["id", "staff_id"]
+        assert [c.name for c in s.table("pay").columns] == ["id", "staff_id", "kind"]
+        kind = s.table("pay").column("kind")  # an enum's labels as declared, as PostgreSQL's and DuckDB's are
+        assert (kind.type, kind.description) == ("ENUM", "one of 'Base', 'Bonus'")
         assert s.table("pay").row_count == 1 and s.table("pay").columns[1].samples == (1,)
         assert "pay.staff_id -> staff.id" in [str(fk) for fk in s.foreign_keys]
         assert db.execute("SELECT s.name FROM pay p JOIN staff s ON p.staff_id = s.id").rows == (("Ada",),)
