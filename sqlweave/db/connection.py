@@ -590,11 +590,9 @@ def _duckdb_session(dbapi_connection: Any, schemas: tuple[str, ...] | None) -> N
     """A DuckDB session's search path (``schemas``, or every schema of the file with a table or view, ``main``
     first), then its configuration locked: a query cannot change a setting, such as external access."""
     if schemas is None:
-        rows = dbapi_connection.execute(
-            "SELECT DISTINCT schema_name FROM duckdb_tables() WHERE database_name = current_database() UNION "
-            "SELECT DISTINCT schema_name FROM duckdb_views() WHERE database_name = current_database() "
-            "AND NOT internal").fetchall()
-        found = sorted(r[0] for r in rows)
+        from .introspect import DUCKDB_SCHEMAS_WITH_TABLES
+
+        found = [r[0] for r in dbapi_connection.execute(DUCKDB_SCHEMAS_WITH_TABLES).fetchall()]  # by name
         schemas = tuple(sorted(found, key=lambda s: s != "main")) if found and found != ["main"] else None
     else:  # a schema the file does not have is named by Database.open's error, not by a failed connection
         have = {r[0] for r in dbapi_connection.execute(

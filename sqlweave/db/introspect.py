@@ -182,13 +182,18 @@ def _joins_as_keys(db: "Database", fks: list[ForeignKey], tables: list[Table]) -
     return out
 
 
+#: A DuckDB file's schemas that hold a table or view of its own, each with their number, by name.
+DUCKDB_SCHEMAS_WITH_TABLES = (
+    "SELECT schema_name, count(*) FROM (SELECT schema_name FROM duckdb_tables() WHERE database_name = "
+    "current_database() UNION ALL SELECT schema_name FROM duckdb_views() WHERE database_name = current_database() "
+    "AND NOT internal) GROUP BY 1 ORDER BY 1")
+
+
 def schemas_with_tables(engine: sa.Engine, limit: int = 8) -> list[tuple[str, int]]:
     """Up to ``limit`` schemas of a PostgreSQL or DuckDB database that hold a table or view the user can read,
     each with its number of them."""
     if engine.dialect.name == "duckdb":
-        sql = ("SELECT schema_name, count(*) FROM (SELECT schema_name FROM duckdb_tables() WHERE database_name = "
-               "current_database() UNION ALL SELECT schema_name FROM duckdb_views() WHERE database_name = "
-               "current_database() AND NOT internal) GROUP BY 1 ORDER BY 1")
+        sql = DUCKDB_SCHEMAS_WITH_TABLES
     else:
         sql = ("SELECT table_schema, count(*) FROM information_schema.tables WHERE table_schema NOT IN "
                "('pg_catalog', 'information_schema') AND substr(table_schema, 1, 3) <> 'pg_' GROUP BY 1 ORDER BY 1")
