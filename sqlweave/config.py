@@ -31,6 +31,9 @@ class Settings:
         prompt_states: keep the embedded model's evaluated prompt prefixes on disk, so a new process answers a
             database it asked before without evaluating its schema again (``$SQLWEAVE_PROMPT_STATES=0`` turns
             it off).
+        schema_cache: keep each schema read on disk, so a new process asking a database it read before, unchanged
+            since, does not read it again (:mod:`sqlweave.db.schema_cache`; ``$SQLWEAVE_SCHEMA_CACHE=0`` turns it
+            off).
         user_examples: show the question/SQL pairs the user added (``sqlweave examples add``, feedback) beside
             the example pool's; an evaluation turns this off, so a benchmark's prompts never hold pairs a user wrote.
     """
@@ -41,6 +44,7 @@ class Settings:
     embed_model: Path | None = None
     prompt_states: bool = True
     user_examples: bool = True
+    schema_cache: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "Settings":
@@ -55,10 +59,13 @@ class Settings:
         if cache is None:
             xdg = path("XDG_CACHE_HOME")
             cache = (xdg if xdg is not None else Path.home() / ".cache") / "sqlweave"
+
+        def on(name: str) -> bool:
+            return env.get(name, "1").strip().lower() not in ("0", "off", "no", "false")
+
         return cls(cache_dir=cache, model_dir=path("SQLWEAVE_MODEL_DIR") or cache / "models",
                    examples=path("SQLWEAVE_EXAMPLES"), embed_model=path("SQLWEAVE_EMBED_MODEL"),
-                   prompt_states=env.get("SQLWEAVE_PROMPT_STATES", "1").strip().lower() not in ("0", "off", "no",
-                                                                                                  "false"))
+                   prompt_states=on("SQLWEAVE_PROMPT_STATES"), schema_cache=on("SQLWEAVE_SCHEMA_CACHE"))
 
 
 def cache_dir() -> Path:

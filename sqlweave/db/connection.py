@@ -117,6 +117,9 @@ class Database:
         self.schemas: tuple[str, ...] = ()
         #: the row filters' parameters bound for this handle (see :meth:`bind`)
         self.params: dict[str, Any] = {}
+        #: queries of sqlweave's own that ran out of time or were not run for want of it (a schema read with
+        #: any is not kept on disk: :mod:`sqlweave.db.schema_cache`)
+        self.reads_cut_short = 0
 
     # --- opening ---------------------------------------------------------------
 
@@ -301,9 +304,9 @@ class Database:
         """The introspected schema (read once, then cached on this handle): under an access policy, only
         what the policy shows (every prompt, index, tool and door reads the schema from here)."""
         if self._schema is None:
-            from .introspect import introspect
+            from .schema_cache import read_schema
 
-            schema = introspect(self)
+            schema = read_schema(self)  # kept on disk between processes while the database is unchanged
             self._schema = self.policy.filter_schema(schema) if self.policy is not None else schema
         return self._schema
 
@@ -463,6 +466,7 @@ class Database:
                 result.close()
             except DBAPIError as err:
                 if self._timed_out(err, start, timeout_s):
+                    self.reads_cut_short += 1
                     raise QueryTimeoutError(f"query interrupted after {timeout_s:g} s", sql=sql) from err
                 raise diagnose(self.backend, err.orig or err, sql=sql) from err
             except SQLAlchemyError as err:

@@ -421,3 +421,35 @@ def test_transpiled_sql_is_the_dialects_own(db: Database) -> None:
     assert to_dialect("SELECT count(*) FROM singer", db.dialect) == "SELECT count(*) FROM singer"
     sql = to_dialect("SELECT `Name` FROM singer LIMIT 2, 2", db.dialect)
     assert db.execute(sql).row_count == 2
+
+
+def test_a_schema_kept_on_disk_is_read_again_when_rows_or_grants_change(pg_server: PostgresServer,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlweave.db.introspect as introspect_module
+
+    reads: list[str] = []
+    real = introspect_module.introspect
+    monkeypatch.setattr(introspect_module, "introspect", lambda db: reads.append(db.name) or real(db))
+    pg_server.admin("DROP DATABASE IF EXISTS kept")
+    pg_server.admin("CREATE DATABASE kept")
+    pg_server.admin("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'sqlweave_reader') THEN "
+                    "CREATE ROLE sqlweave_reader LOGIN; END IF; END $$")
+    pg_server.admin("CREATE TABLE staff (id int PRIMARY KEY, name text, salary int); "
+                    "INSERT INTO staff VALUES (1, 'Ada', 10); GRANT SELECT (id, name) ON staff TO sqlweave_reader", "kept")
+    url = pg_server.url("kept")
+    reader = url.replace("://postgres@", "://sqlweave_reader@")
+
+    def read(target: str):  # type: ignore[no-untyped-def]
+        with Database.open(target) as db:
+            return db.schema()
+
+    assert read(url).table("staff").row_count == 1 and read(url).table("staff").row_count == 1
+    assert reads == ["kept"]  # the second read came from disk
+    assert read(reader).table("staff").column_names == ("id", "name") and len(reads) == 2  # another user's read
+    pg_server.admin("INSERT INTO staff VALUES (2, 'Bo', 20)", "kept")  # the writer's session ends: reported
+    assert read(url).table("staff").row_count == 2 and len(reads) == 3
+    pg_server.admin("GRANT SELECT (salary) ON staff TO sqlweave_reader", "kept")
+    assert read(reader).table("staff").column_names == ("id", "name", "salary")
+    pg_server.admin("COMMENT ON COLUMN staff.name IS 'full name'", "kept")
+    assert read(url).table("staff").column("name").description == "full name"
+    assert len(reads) == 5

@@ -1,0 +1,266 @@
+"""Schemas read before, kept on disk: a new process asking a database it has read before does not read it again.
+
+Reading a schema sends a query or more per table (row counts, samples, statistics, keys read from the data):
+thousands of round trips for a server database of hundreds of tables, before the first question. The schema
+read is kept as JSON in ``<cache dir>/schemas/``, under a key naming what was read and how (the database and
+its user, the schemas named, the access policy, the knowledge file, whether keys are read from the data, and
+sqlweave's own code), beside a fingerprint of the database that changes when its tables, columns, keys, grants,
+comments or rows do:
+
+- a SQLite or DuckDB file (and data files, read through their DuckDB copy): the file's and its journal's size,
+  time and header (SQLite counts each change there; DuckDB each checkpoint);
+- PostgreSQL: one catalog query over every table, view, column, constraint, comment, enum, grant and role
+  membership of the database, with each table's counts of rows inserted, updated and deleted.
+
+A schema is used only while the database's fingerprint is the one it was read with, and for at most a day. MySQL
+and MariaDB, whose catalog does not tell when rows change, are read every time, as are in-memory databases; so is
+any database when ``$SQLWEAVE_SCHEMA_CACHE=0``. A read during which a query ran out of time is not kept (its gaps
+would outlive the slow moment), nor is one that JSON cannot carry exactly. Files are written atomically; the
+least recently used are removed past ``MAX_FILES``.
+
+>>> from sqlweave.db import Database
+>>> from sqlweave.db.demo import demo_database_path
+>>> fingerprint(Database.open(demo_database_path())) is not None
+True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+from ..config import Settings
+from ..errors import SqlweaveError
+from .schema import Column, ColumnStats, ForeignKey, Schema, Table
+
+if TYPE_CHECKING:
+    from .connection import Database
+
+#: Bumped when the file's layout changes (the code digest already covers what the schema holds).
+FORMAT = 1
+#: A schema older than this is read again, whatever its fingerprint says.
+MAX_AGE_S = 24 * 3600
+#: Schemas kept at most (the least recently used go first).
+MAX_FILES = 500
+
+#: Everything of a PostgreSQL database a schema read depends on, as one digest (see the module's docstring), but
+#: other sessions' temporary tables (``pg_temp_N``, ``pg_toast_temp_N``). The counts of rows written come from the
+#: server's statistics, which a session still open reports within seconds of its commit (ten at most on
+#: PostgreSQL 15): rows written that recently may be missing from the samples and statistics of a schema kept.
+_POSTGRES_FINGERPRINT = r"""
+SELECT md5(string_agg(r, chr(10) ORDER BY r)) FROM (
+  SELECT concat_ws(':', 'rel', c.oid, n.nspname, c.relname, c.relkind, c.relfilenode, c.relacl::text,
+                   s.n_tup_ins, s.n_tup_upd, s.n_tup_del, obj_description(c.oid, 'pg_class'),
+                   CASE WHEN c.relkind IN ('v', 'm') THEN md5(pg_get_viewdef(c.oid)) END) AS r
+  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN pg_catalog.pg_stat_all_tables s ON s.relid = c.oid
+  WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
+    AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_t%'
+  UNION ALL
+  SELECT concat_ws(':', 'att', a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull,
+                   a.attisdropped, a.attacl::text, col_description(a.attrelid, a.attnum))
+  FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
+  JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+  WHERE a.attnum > 0 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
+    AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_t%'
+  UNION ALL
+  SELECT concat_ws(':', 'con', co.oid, co.conname, co.contype, co.conrelid, co.confrelid, co.conkey::text,
+                   co.confkey::text, co.convalidated)
+  FROM pg_catalog.pg_constraint co JOIN pg_catalog.pg_namespace n ON n.oid = co.connamespace
+  WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_t%'
+  UNION ALL
+  SELECT concat_ws(':', 'enum', e.enumtypid, e.enumsortorder, e.enumlabel) FROM pg_catalog.pg_enum e
+  UNION ALL
+  SELECT concat_ws(':', 'member', m.roleid, m.member) FROM pg_catalog.pg_auth_members m
+  UNION ALL
+  SELECT concat_ws(':', 'session', current_user, current_database(), current_schemas(false)::text)
+) AS parts
+"""
+
+
+def read_schema(db: "Database", settings: Settings | None = None) -> Schema:
+    """The schema of ``db``: the one kept on disk when it was read with the database's fingerprint of now, else
+    read (:func:`~sqlweave.db.introspect.introspect`) and kept.
+
+    >>> from sqlweave.db import Database
+    >>> from sqlweave.db.demo import demo_database_path
+    >>> "customers" in read_schema(Database.open(demo_database_path())).table_names
+    True
+    """
+    from .introspect import introspect
+
+    settings = settings if settings is not None else Settings.from_env()
+    if not settings.schema_cache:
+        return introspect(db)
+    mark = fingerprint(db)
+    if mark is None:
+        return introspect(db)
+    path = settings.cache_dir / "schemas" / f"{_key(db)}.json"
+    kept = _load(path, mark)
+    if kept is not None:
+        return kept
+    cut_short = db.reads_cut_short
+    schema = introspect(db)
+    if db.reads_cut_short == cut_short and fingerprint(db) == mark:  # complete, and nothing changed meanwhile
+        _store(path, mark, schema)
+    return schema
+
+
+def fingerprint(db: "Database") -> str | None:
+    """A digest that changes when what a schema read of ``db`` shows may have changed, or ``None`` where there is
+    none to trust (MySQL, MariaDB, an in-memory database, a catalog that cannot be read)."""
+    backend = db.backend
+    if backend == "sqlite":
+        return _files_mark(Path(db.target), ("-wal", "-journal"), header=100)
+    if backend == "duckdb":
+        try:
+            database = make_url(db.target).database
+        except ArgumentError:
+            return None
+        if not database or database == ":memory:":
+            return None
+        return _files_mark(Path(database), (".wal",), header=12288)
+    if backend == "postgresql":
+        try:
+            rows = db.trusted_read(_POSTGRES_FINGERPRINT, timeout_s=db.timeout_s, max_rows=1).rows
+        except SqlweaveError:
+            return None
+        return str(rows[0][0]) if rows and rows[0][0] else None
+    return None
+
+
+def _files_mark(path: Path, journals: tuple[str, ...], header: int) -> str | None:
+    """The size, time, inode and first ``header`` bytes of a database file and of its journal files that exist."""
+    digest = hashlib.sha256()
+    for i, file in enumerate((path, *(path.with_name(path.name + s) for s in journals))):
+        try:
+            st = file.stat()
+            with file.open("rb") as fh:
+                head = fh.read(header)
+        except FileNotFoundError:
+            if i == 0:
+                return None
+            continue
+        except OSError:
+            return None
+        digest.update(f"{file.name}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:".encode() + head)
+    return digest.hexdigest()
+
+
+def _key(db: "Database") -> str:
+    """What the read depends on besides the database's own state."""
+    from ..knowledge import knowledge_for
+
+    target = db.target
+    if "://" in target:
+        try:  # the user matters (what its role may read), the password does not
+            target = make_url(target).render_as_string(hide_password=True)
+        except ArgumentError:
+            pass
+    known = knowledge_for(db)
+    parts = {
+        "format": FORMAT, "code": _code_digest(), "target": target, "schemas": list(db.schemas),
+        "keys_from_data": db.keys_from_data, "policy": _plain(db.policy),
+        "descriptions": _file_digest(db.descriptions) if db.descriptions else None,
+        "joins": sorted(str(j) for j in known.joins) if known is not None else [],
+    }
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return f"{db.name[:40]}-{hashlib.sha256(text.encode()).hexdigest()[:24]}".translate(_SAFE)
+
+
+_SAFE = str.maketrans({c: "_" for c in '/\\:*?"<>| \t\n\r\x00'})
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON-able data whose text does not depend on the process (sets sorted)."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.compare}
+    if isinstance(value, (set, frozenset)):
+        return sorted((_plain(v) for v in value), key=repr)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value if value is None or isinstance(value, (int, float, str, bool)) else str(value)
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return f"unreadable:{path}"
+
+
+@functools.lru_cache(maxsize=1)
+def _code_digest() -> str:
+    """The code that reads a schema: a schema kept by another version of it is not used."""
+    from .._version import __version__
+
+    here = Path(__file__).resolve().parent
+    digest = hashlib.sha256(__version__.encode())
+    for file in sorted([*here.glob("*.py"), here.parent / "knowledge.py", here.parent / "policy.py"]):
+        digest.update(file.name.encode() + file.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+# --- the file ----------------------------------------------------------------------------------------------
+
+
+def _load(path: Path, mark: str) -> Schema | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("fingerprint") != mark or time.time() - float(data.get("read_at", 0)) > MAX_AGE_S:
+            return None
+        schema = _decode(data["schema"])
+        os.utime(path)  # recently used
+        return schema
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _store(path: Path, mark: str, schema: Schema) -> None:
+    try:
+        text = json.dumps({"fingerprint": mark, "read_at": time.time(), "schema": dataclasses.asdict(schema)},
+                          allow_nan=False)
+    except (TypeError, ValueError):  # a value JSON cannot carry: the schema is not kept
+        return
+    if _decode(json.loads(text)["schema"]) != schema:  # kept only when read back exactly as read
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".schema-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+        _prune(path.parent)
+    except OSError:
+        return
+
+
+def _prune(folder: Path) -> None:
+    files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime if p.exists() else 0.0)
+    for old in files[:max(0, len(files) - MAX_FILES)]:
+        old.unlink(missing_ok=True)
+
+
+def _decode(d: dict[str, Any]) -> Schema:
+    tables = tuple(
+        Table(name=t["name"], description=t["description"], row_count=t["row_count"],
+              sample_rows=tuple(tuple(r) for r in t["sample_rows"]),
+              columns=tuple(Column(name=c["name"], type=c["type"], primary_key=c["primary_key"],
+                                   nullable=c["nullable"], description=c["description"],
+                                   samples=tuple(c["samples"]), stats=ColumnStats(**c["stats"]))
+                            for c in t["columns"]))
+        for t in d["tables"])
+    return Schema(name=d["name"], tables=tables, foreign_keys=tuple(ForeignKey(**f) for f in d["foreign_keys"]),
+                  dialect=d["dialect"], keys_from_data=d["keys_from_data"], schemas=tuple(d["schemas"]))

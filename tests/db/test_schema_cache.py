@@ -1,0 +1,154 @@
+"""Schemas kept on disk between processes (sqlweave.db.schema_cache): used while the database is unchanged, read
+again as soon as a table, a column, a row, the policy or the knowledge file changes."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import sqlweave.db.introspect as introspect_module
+from sqlweave.db import Database
+from sqlweave.db.schema_cache import fingerprint
+from sqlweave.policy import AccessPolicy
+from tests.conftest import keyless_shop
+from tests.extras import need_extra
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the databases whose schema was read from the database itself (not from disk)."""
+    seen: list[str] = []
+    real = introspect_module.introspect
+
+    def counted(db: Database):  # type: ignore[no-untyped-def]
+        seen.append(db.name)
+        return real(db)
+
+    monkeypatch.setattr(introspect_module, "introspect", counted)
+    return seen
+
+
+def _read(path: Path, **kwargs: object):  # type: ignore[no-untyped-def]
+    with Database.open(path, **kwargs) as db:  # type: ignore[arg-type]
+        return db.schema()
+
+
+def _kept(cache: Path) -> list[Path]:
+    return sorted((cache / "schemas").glob("*.json"))
+
+
+def _cache() -> Path:
+    return Path(os.environ["SQLWEAVE_CACHE_DIR"])
+
+
+def test_a_schema_read_before_is_taken_from_disk_until_a_row_changes(tmp_path: Path, reads: list[str]) -> None:
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    first = Database.open(path).schema()
+    again = Database.open(path).schema()
+    assert reads == ["shop"] and again == first  # the second handle (a new process alike) read nothing
+    assert len(_kept(_cache())) == 1 and first.keys_from_data  # keys read from the data are kept too
+    before = path.stat()
+    con = sqlite3.connect(path)
+    con.execute("UPDATE customers SET country = 'IT' WHERE customer_id = 2")
+    con.commit()
+    con.close()
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # as if written within the clock's same tick
+    assert path.stat().st_size == before.st_size  # and the file's size did not change either
+    changed = Database.open(path).schema()
+    assert reads == ["shop", "shop"]
+    assert "IT" in changed.table("customers").column("country").samples
+
+
+def test_rows_in_the_write_ahead_log_are_seen(tmp_path: Path, reads: list[str]) -> None:
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    writer = sqlite3.connect(path)
+    assert writer.execute("PRAGMA journal_mode = WAL").fetchone()[0] == "wal"
+    assert Database.open(path).schema().table("notes").row_count == 2
+    writer.execute("INSERT INTO notes VALUES ('new', 1)")
+    writer.commit()  # in the log, not yet in the file: the writer is still open
+    assert Database.open(path).schema().table("notes").row_count == 3
+    assert len(reads) == 2
+    writer.close()
+
+
+def test_duckdb_file_written_by_another_process_is_read_again(tmp_path: Path, reads: list[str]) -> None:
+    need_extra("duckdb")
+    import duckdb
+
+    path = tmp_path / "shop.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE customer (id INTEGER PRIMARY KEY, city VARCHAR); INSERT INTO customer VALUES (1, 'Lyon')")
+    con.close()
+    assert _read(path).table("customer").row_count == 1
+    assert _read(path).table("customer").row_count == 1 and len(reads) == 1
+    con = duckdb.connect(str(path))
+    con.execute("INSERT INTO customer VALUES (2, 'Oslo')")
+    con.close()
+    assert _read(path).table("customer").row_count == 2 and len(reads) == 2
+    con = duckdb.connect(str(path))
+    con.execute("ALTER TABLE customer ADD COLUMN country VARCHAR")
+    con.close()
+    assert _read(path).table("customer").column_names == ("id", "city", "country")
+
+
+def test_what_the_read_depends_on_besides_the_database_is_in_its_key(tmp_path: Path, reads: list[str]) -> None:
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    assert "notes" in Database.open(path).schema().table_names
+    hidden = Database.open(path, policy=AccessPolicy.from_yaml("hidden_tables: [notes]")).schema()
+    assert "notes" not in hidden.table_names  # not the schema read without the policy
+    assert not Database.open(path, keys_from_data=False).schema().foreign_keys
+    knowledge = tmp_path / "shop.yaml"
+    knowledge.write_text("tables:\n  customers:\n    description: people who buy\n", encoding="utf-8")
+    assert Database.open(path, descriptions=knowledge).schema().table("customers").description == "people who buy"
+    knowledge.write_text("tables:\n  customers:\n    description: buyers\n", encoding="utf-8")
+    assert Database.open(path, descriptions=knowledge).schema().table("customers").description == "buyers"
+    assert len(reads) == 5
+    assert Database.open(path, policy=AccessPolicy.from_yaml("hidden_tables: [notes]")).schema() == hidden
+    assert len(reads) == 5  # the same policy again: from disk
+
+
+def test_off_old_unreadable_or_incomplete_reads_are_not_used(tmp_path: Path, reads: list[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    cache = _cache()
+    monkeypatch.setenv("SQLWEAVE_SCHEMA_CACHE", "0")
+    Database.open(path).schema()
+    assert not _kept(cache)
+    monkeypatch.delenv("SQLWEAVE_SCHEMA_CACHE")
+    Database.open(path).schema()
+    (kept,) = _kept(cache)
+    data = json.loads(kept.read_text())
+    data["read_at"] -= 2 * 24 * 3600  # two days old
+    kept.write_text(json.dumps(data))
+    Database.open(path).schema()
+    kept.write_text("{not json")
+    assert Database.open(path).schema().table("customers").row_count == 3
+    assert len(reads) == 4
+    # a slow view whose row count runs out of time: the schema is read, and read again next time
+    con = sqlite3.connect(path)
+    con.execute("CREATE VIEW slow AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 100000000) "
+                "SELECT i FROM r")
+    con.commit()
+    con.close()
+    before = len(_kept(cache))
+    db = Database.open(path, timeout_s=0.3)
+    assert db.schema().table("slow").row_count is None and db.reads_cut_short > 0
+    assert len(_kept(cache)) == before  # no file for it: every file there is one of the reads before the view
+    Database.open(path, timeout_s=0.3).schema()
+    assert len(reads) == 6
+
+
+def test_fingerprint_is_none_where_nothing_tells_a_change(tmp_path: Path) -> None:
+    need_extra("duckdb")
+    from sqlweave.db.connection import Database as Handle
+
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    assert fingerprint(Database.open(path)) == fingerprint(Database.open(path))
+    import sqlalchemy as sa
+
+    memory = Handle(sa.create_engine("duckdb:///:memory:"), name="mem", target="duckdb:///:memory:")
+    assert fingerprint(memory) is None
