@@ -53,10 +53,12 @@ print(json.dumps({"seconds": seconds, "tables": len(schema.tables), "digest": di
 
 
 class DelayProxy:
-    """A TCP proxy on 127.0.0.1 that delivers every chunk ``delay_s`` after it arrived, in order, each way."""
+    """A TCP proxy on 127.0.0.1 that delivers every chunk ``delay_s`` after it arrived, in order, each way;
+    ``sent`` counts the chunks sent to the server (a round trip each, for a client that waits for each answer)."""
 
     def __init__(self, host: str, port: int, delay_s: float) -> None:
         self.host, self.port, self.delay_s = host, port, delay_s
+        self.sent = 0
         self.loop = asyncio.new_event_loop()
         self.listen_port = 0
         ready = threading.Event()
@@ -76,9 +78,9 @@ class DelayProxy:
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection(self.host, self.port)
-        await asyncio.gather(self._pipe(reader, up_writer), self._pipe(up_reader, writer))
+        await asyncio.gather(self._pipe(reader, up_writer, True), self._pipe(up_reader, writer, False))
 
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, up: bool) -> None:
         queue: asyncio.Queue = asyncio.Queue()
 
         async def deliver() -> None:
@@ -95,6 +97,7 @@ class DelayProxy:
         try:
             while True:
                 data = await reader.read(65536)
+                self.sent += bool(up and data)
                 await queue.put((time.monotonic() + self.delay_s, data))
                 if not data:
                     break
@@ -110,6 +113,7 @@ def run_child(target: str, cache: Path, on: bool) -> dict:
 
 
 def measure(target: str, repeat: int, work: Path) -> dict:
+    """Three ways of a new process reading ``target`` (see the module's docstring), alternating."""
     warm = work / f"warm-{abs(hash(target))}"
     run_child(target, warm, on=True)  # the database asked before
     runs: dict[str, list[dict]] = {"off": [], "first": [], "again": []}

@@ -1,14 +1,17 @@
 """Reading a schema: queries and seconds of introspection (columns, samples, statistics, keys), no model.
 
     .venv/bin/python benchmarks/bench_introspect.py [--pg-url postgresql://.../large301] [--repeat 3]
-        [--out benchmarks/results/introspect.json]
+        [--delay-ms 2.5 --far-repeat 1] [--out benchmarks/results/introspect.json]
 
 Targets: the 301-table SQLite database of the large-schema benchmark (``benchmarks/build_large_schema.py``, built
 if missing), Spider's dev databases together, and with ``--pg-url`` the same 301 tables loaded into PostgreSQL
 (``python -m sqlweave.db.load <cache>/benchmarks/large-schema/large.sqlite postgresql://.../large301``). For each,
 ``--repeat`` fresh :class:`sqlweave.db.Database` handles read the schema; reported: the queries sqlweave sent
 (:meth:`~sqlweave.db.Database.trusted_read` calls; a server round trip or more each), the median seconds, and a
-digest of the schemas read, which must not change when only the way they are read changes.
+digest of the schemas read, which must not change when only the way they are read changes. With ``--delay-ms``, the
+PostgreSQL tables are read once more through a proxy on this machine that holds every packet that long each way (a
+server that far away), which counts the messages sent to it: the round trips of a read. No read comes from the
+schemas kept on disk (``SQLWEAVE_SCHEMA_CACHE=0``).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 import statistics
 import subprocess
@@ -26,8 +30,9 @@ from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, ROOT / "benchmarks"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 SPIDER = ROOT.parent / "shared" / "data" / "spider"
 
 
@@ -69,9 +74,13 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pg-url", default=None, help="the 301 tables loaded into PostgreSQL")
+    ap.add_argument("--delay-ms", type=float, default=0.0,
+                    help="also read --pg-url through a proxy holding each packet this long each way")
+    ap.add_argument("--far-repeat", type=int, default=1, help="reads through the proxy (minutes each)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "introspect.json")
     args = ap.parse_args()
+    os.environ["SQLWEAVE_SCHEMA_CACHE"] = "0"  # every read reads the database (none from the schemas kept on disk)
 
     large = cache_dir() / "benchmarks" / "large-schema" / "large.sqlite"
     if not large.exists():
@@ -79,19 +88,36 @@ def main() -> None:
     dev = sorted({q["db_id"] for q in json.loads((SPIDER / "dev.json").read_text())})
     spider = [str(p) for p in (SPIDER / "database" / d / f"{d}.sqlite" for d in dev) if p.exists()]
     targets = {"301 tables, SQLite": [str(large)], f"Spider dev, {len(spider)} SQLite files": spider}
+    repeats = {name: args.repeat for name in targets}
+    proxy = None
     if args.pg_url:
         targets["301 tables, PostgreSQL"] = [args.pg_url]
+        repeats["301 tables, PostgreSQL"] = args.repeat
+        if args.delay_ms > 0:
+            from sqlalchemy.engine import make_url
+
+            from bench_cold_schema import DelayProxy  # type: ignore[import-not-found]
+
+            url = make_url(args.pg_url)
+            proxy = DelayProxy(url.host or "127.0.0.1", url.port or 5432, args.delay_ms / 1000)
+            far = f"301 tables, PostgreSQL {2 * args.delay_ms:g} ms away"
+            targets[far] = [url.set(host="127.0.0.1", port=proxy.listen_port).render_as_string(hide_password=False)]
+            repeats[far] = args.far_repeat
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
     report: dict = {"command": " ".join(sys.argv), "date": date.today().isoformat(), "machine": platform.platform(),
                     "commit": commit, "targets": {}}
     table = Table(title=f"reading a schema ({commit})")
-    for col in ("target", "databases", "queries", "median s", "seconds", "schemas digest"):
+    for col in ("target", "databases", "queries", "round trips", "median s", "seconds", "schemas digest"):
         table.add_column(col)
     for name, group in targets.items():
-        result = read(group, args.repeat)
+        sent = proxy.sent if proxy is not None else 0
+        result = read(group, repeats[name])
+        if proxy is not None and proxy.sent > sent:  # the messages sent to the far server, per read
+            result["round_trips"] = (proxy.sent - sent) // repeats[name]
         report["targets"][name] = result
-        table.add_row(name, str(result["databases"]), f"{result['reads']:,}", f"{result['median_s']:.2f}",
+        table.add_row(name, str(result["databases"]), f"{result['reads']:,}",
+                      f"{result['round_trips']:,}" if "round_trips" in result else "-", f"{result['median_s']:.2f}",
                       " ".join(f"{s:.2f}" for s in result["seconds"]), result["digest"])
     Console().print(table)
     args.out.parent.mkdir(parents=True, exist_ok=True)

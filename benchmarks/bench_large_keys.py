@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sqlite3
 import statistics
@@ -127,6 +128,7 @@ def main() -> None:
     ap.add_argument("--pg-dir", type=Path, default=Path(tempfile.gettempdir()) / "sqlweave-pg-large-keys")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "large-keys.json")
     args = ap.parse_args()
+    os.environ["SQLWEAVE_SCHEMA_CACHE"] = "0"  # every read reads the database (none from the schemas kept on disk)
 
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     report: dict = {"command": " ".join(sys.argv), "date": date.today().isoformat(), "machine": platform.platform(),

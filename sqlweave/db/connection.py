@@ -18,9 +18,10 @@ import re
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 from urllib.parse import quote
 
 import sqlalchemy as sa
@@ -109,6 +110,7 @@ class Database:
         self.descriptions = Path(descriptions) if descriptions else None
         self._schema: Schema | None = None
         self._lock = threading.Lock()
+        self._held = threading.local()  # the connection one_connection() holds in this thread, if any
         self.policy = policy
         #: read keys from the data when the database declares no foreign key (see :meth:`open`)
         self.keys_from_data = True
@@ -306,7 +308,8 @@ class Database:
         if self._schema is None:
             from .schema_cache import read_schema
 
-            schema = read_schema(self)  # kept on disk between processes while the database is unchanged
+            with self.one_connection():
+                schema = read_schema(self)  # kept on disk between processes while the database is unchanged
             self._schema = self.policy.filter_schema(schema) if self.policy is not None else schema
         return self._schema
 
@@ -454,9 +457,36 @@ class Database:
         return self._exec(sql, timeout_s=self.timeout_s if timeout_s is None else timeout_s,
                           max_rows=self.max_rows if max_rows is None else max_rows)
 
+    @contextmanager
+    def one_connection(self) -> Iterator[sa.Connection]:
+        """Run this thread's queries inside on one connection, given to the caller too (for SQLAlchemy's
+        inspector): reading a schema sends hundreds of queries, and taking a connection from the pool costs a
+        server a round trip each time (the check that it is still alive). Each query keeps its own read-only
+        transaction and time limit.
+
+        >>> from sqlweave.db.demo import demo_database_path
+        >>> db = Database.open(demo_database_path())
+        >>> with db.one_connection():
+        ...     db.trusted_read("SELECT 1").rows == db.trusted_read("SELECT 2").rows
+        False
+        """
+        held = getattr(self._held, "conn", None)
+        if held is not None:
+            yield held
+            return
+        with self.engine.connect() as conn:
+            self._held.conn = conn
+            try:
+                yield conn
+            finally:
+                self._held.conn = None
+                if conn.in_transaction():
+                    conn.rollback()
+
     def _exec(self, sql: str, *, timeout_s: float, max_rows: int) -> QueryResult:
         start = time.perf_counter()
-        with self._lock, self.engine.connect() as conn:
+        held = getattr(self._held, "conn", None)
+        with self._lock, (nullcontext(held) if held is not None else self.engine.connect()) as conn:
             raw = conn.connection.dbapi_connection
             cancel = self._arm_timeout(conn, raw, timeout_s)
             try:
@@ -499,8 +529,9 @@ class Database:
             raw.set_progress_handler(lambda: 1 if time.perf_counter() > deadline else 0, 1000)
             return lambda: raw.set_progress_handler(None, 0)
         if self.backend == "postgresql":
-            conn.exec_driver_sql("SET TRANSACTION READ ONLY")
-            conn.exec_driver_sql(f"SET LOCAL statement_timeout = {int(timeout_s * 1000)}")
+            # SET TRANSACTION READ ONLY and SET LOCAL statement_timeout, in one statement (one round trip)
+            conn.exec_driver_sql(f"SELECT set_config('transaction_read_only', 'on', true), "
+                                 f"set_config('statement_timeout', '{int(timeout_s * 1000)}', true)")
             return lambda: None
         if self.backend in _MYSQL:
             # The server stops the statement (MariaDB: max_statement_time in seconds; MySQL: max_execution_time

@@ -41,9 +41,15 @@ warnings.filterwarnings("ignore", message=".*SQL-parsed foreign key constraint",
 
 
 def introspect(db: "Database") -> Schema:
-    """Read tables, columns, keys, descriptions, samples and statistics of ``db``."""
+    """Read tables, columns, keys, descriptions, samples and statistics of ``db`` (on one connection: a round trip
+    to a server fewer for each of its hundreds of queries)."""
+    with db.one_connection() as conn:
+        return _introspect(db, conn)
+
+
+def _introspect(db: "Database", conn: sa.Connection) -> Schema:
     try:
-        inspector = sa.inspect(db.engine)
+        inspector = sa.inspect(conn)
         owner = _tables_by_schema(inspector, db.schemas, _partitions(db) if db.backend == "postgresql" else set())
     except SQLAlchemyError as err:
         raise SchemaError(f"cannot read the schema of {db.name!r}: {str(err).splitlines()[0]}") from err
@@ -315,11 +321,12 @@ def _duckdb_types(db: "Database") -> dict[tuple[str, str, str], str]:
 
 def _catalog_rows(db: "Database", sql: str) -> list[Any]:
     """The rows of a query of the database's own catalog, or none when it fails (what it adds is then left out)."""
-    try:
-        with db.engine.connect() as con:
+    with db.one_connection() as con:
+        try:
             return list(con.exec_driver_sql(sql).fetchall())
-    except SQLAlchemyError:
-        return []
+        except SQLAlchemyError:
+            con.rollback()  # a failed statement ends a PostgreSQL transaction's use; the next query starts anew
+            return []
 
 
 def _duckdb_keys(db: "Database") -> dict[tuple[str, str], tuple[set[str], list[dict[str, Any]]]]:

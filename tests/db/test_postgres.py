@@ -453,3 +453,24 @@ def test_a_schema_kept_on_disk_is_read_again_when_rows_or_grants_change(pg_serve
     pg_server.admin("COMMENT ON COLUMN staff.name IS 'full name'", "kept")
     assert read(url).table("staff").column("name").description == "full name"
     assert len(reads) == 5
+
+
+def test_a_schema_is_read_on_one_connection(pg_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each connection taken from the pool costs a round trip (the check that it is alive): a schema read, hundreds
+    # of queries, takes one; each query still runs in its own read-only transaction with its own time limit.
+    import sqlalchemy as sa
+
+    monkeypatch.setenv("SQLWEAVE_SCHEMA_CACHE", "0")
+    db = Database.open(pg_url)
+    checkouts: list[object] = []
+    sa.event.listen(db.engine, "checkout", lambda *args: checkouts.append(args))
+    schema = db.schema()
+    assert len(checkouts) == 1 and len(schema.tables) == 4 and schema.table("singer").row_count == 6
+    with db.one_connection():
+        assert db.trusted_read("SHOW transaction_read_only").rows == (("on",),)
+        assert db.trusted_read("SHOW statement_timeout", timeout_s=2.5).rows == (("2500ms",),)
+        with pytest.raises(QueryTimeoutError):
+            db.trusted_read("SELECT pg_sleep(2)", timeout_s=0.2)
+        assert db.trusted_read("SELECT 1").rows == ((1,),)  # the connection is usable after the timeout
+    assert len(checkouts) == 2  # the schema's, and the block's
+    db.close()
