@@ -24,7 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import SchemaError, SqlweaveError
 from ..knowledge import load_descriptions
-from .schema import Column, ColumnStats, ForeignKey, Schema, Table
+from .schema import _COMPOSITE, Column, ColumnStats, ForeignKey, Schema, Table
 
 if TYPE_CHECKING:
     from .connection import Database
@@ -76,6 +76,7 @@ def _introspect(db: "Database", conn: sa.Connection) -> Schema:
     fks: list[ForeignKey] = []
     duck_keys = _duckdb_keys(db) if db.backend == "duckdb" else None
     duck_types = _duckdb_types(db) if db.backend == "duckdb" else {}
+    pre = _reflected_together(inspector, conn, {n: owner[n] for n in names}) if db.backend == "postgresql" else None
     for name in names:
         schema = owner[name]
         granted = False  # read from what the role was granted of some columns (MySQL, MariaDB)
@@ -83,8 +84,13 @@ def _introspect(db: "Database", conn: sa.Connection) -> Schema:
         try:
             with warnings.catch_warnings():  # a type the driver does not know is read below, not warned about
                 warnings.simplefilter("ignore", sa.exc.SAWarning)
-                cols = inspector.get_columns(name, schema=schema)
-            if duck_keys is not None:
+                cols = pre["columns"][(schema, name)] if pre else inspector.get_columns(name, schema=schema)
+            if pre:
+                pk = set((pre["pk"].get((schema, name)) or {}).get("constrained_columns") or [])
+                raw_fks = [dict(fk) for fk in pre["fks"].get((schema, name)) or []
+                           if fk.get("referred_table") in owner
+                           and fk.get("referred_schema") in (None, owner[fk["referred_table"]])]
+            elif duck_keys is not None:
                 pk, raw_fks = duck_keys.get((schema or "main", name), (set(), []))
                 # a key to a table of its schema whose name an earlier schema's table took refers to none read
                 raw_fks = [fk for fk in raw_fks if owner.get(fk["referred_table"], "") == schema]
@@ -94,7 +100,8 @@ def _introspect(db: "Database", conn: sa.Connection) -> Schema:
                            if fk.get("referred_table") in owner
                            and fk.get("referred_schema") in (None, owner[fk["referred_table"]])]
             try:
-                comment = (inspector.get_table_comment(name, schema=schema) or {}).get("text") or ""
+                comment = ((pre["comment"].get((schema, name)) if pre else
+                            inspector.get_table_comment(name, schema=schema)) or {}).get("text") or ""
             except NotImplementedError:
                 comment = ""
         except SQLAlchemyError as err:
@@ -185,6 +192,36 @@ def _joins_as_keys(db: "Database", fks: list[ForeignKey], tables: list[Table]) -
         if (key.table.lower(), key.column.lower()) not in keyed:
             keyed.add((key.table.lower(), key.column.lower()))
             out.append(key)
+    return out
+
+
+def _reflected_together(inspector: Any, conn: sa.Connection,
+                        owner: dict[str, str | None]) -> dict[str, dict[tuple[str | None, str], Any]] | None:
+    """PostgreSQL: the columns, primary key, foreign keys and comment of every table to read, by ``(schema,
+    table)``, one query of each kind for each schema (SQLAlchemy's ``get_multi_*``, what its ``get_columns``
+    and the others run for one table), where a query per table and kind was a round trip each to the server.
+    ``None`` when a read fails or misses a table: the tables are then read one by one, as elsewhere."""
+    from sqlalchemy.engine.reflection import ObjectKind
+
+    by_schema: dict[str | None, list[str]] = {}
+    for name, schema in owner.items():
+        by_schema.setdefault(schema, []).append(name)
+    out: dict[str, dict[tuple[str | None, str], Any]] = {"columns": {}, "pk": {}, "fks": {}, "comment": {}}
+    reads = {"columns": inspector.get_multi_columns, "pk": inspector.get_multi_pk_constraint,
+             "fks": inspector.get_multi_foreign_keys, "comment": inspector.get_multi_table_comment}
+    try:
+        with warnings.catch_warnings():  # a type the driver does not know is read later, not warned about
+            warnings.simplefilter("ignore", sa.exc.SAWarning)
+            for schema, names in by_schema.items():
+                for kind, read in reads.items():
+                    got = read(schema=schema, filter_names=names, kind=ObjectKind.ANY)
+                    out[kind].update({(schema, key[1]): value for key, value in got.items()})
+    except SQLAlchemyError:
+        if conn.in_transaction():
+            conn.rollback()
+        return None
+    if any((schema, name) not in out["columns"] for name, schema in owner.items()):
+        return None
     return out
 
 
@@ -400,7 +437,7 @@ def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
         return table
     shown = ", ".join(q(c.name) for c in table.columns) if explicit else "*"
     try:
-        count = db.trusted_read(f"SELECT COUNT(*) FROM {t}", timeout_s=db.timeout_s, max_rows=1).rows[0][0]
+        count, sampled = _count_and_samples(db, table)
         rows = db.trusted_read(f"SELECT {shown} FROM {t} LIMIT {SAMPLE_ROWS}", timeout_s=db.timeout_s,
                        max_rows=SAMPLE_ROWS).rows
     except SqlweaveError:
@@ -408,13 +445,9 @@ def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
     together = _stats_together(db, table)
     columns = []
     for col in table.columns:
-        c = q(col.name)
         try:
-            samples = db.trusted_read(
-                f"SELECT DISTINCT {c} FROM (SELECT {c} FROM {t} LIMIT {STATS_SAMPLE}) AS s "
-                f"WHERE {c} IS NOT NULL LIMIT {SAMPLE_VALUES}",
-                timeout_s=db.timeout_s, max_rows=SAMPLE_VALUES,
-            ).rows
+            samples = sampled[col.name] if col.name in sampled else db.trusted_read(
+                _samples_sql(db, table.name, col.name), timeout_s=db.timeout_s, max_rows=SAMPLE_VALUES).rows
             stats = together.get(col.name) or db.trusted_read(_stats_sql(db, table.name, [col.name]),
                                                               timeout_s=db.timeout_s, max_rows=1).rows[0]
         except SqlweaveError:
@@ -436,8 +469,51 @@ def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
     )
 
 
-#: Columns whose statistics one query reads at most.
+#: Columns whose statistics (or, on PostgreSQL, sample values) one query reads at most.
 _STATS_COLUMNS = 50
+
+
+def _samples_sql(db: "Database", table: str, column: str) -> str:
+    """A column's first distinct values that are not NULL, among the table's first rows."""
+    t, c = db.quote(table), db.quote(column)
+    return (f"SELECT DISTINCT {c} FROM (SELECT {c} FROM {t} LIMIT {STATS_SAMPLE}) AS s "
+            f"WHERE {c} IS NOT NULL LIMIT {SAMPLE_VALUES}")
+
+
+def _count_and_samples(db: "Database", table: Table) -> tuple[Any, dict[str, list[tuple[Any]]]]:
+    """The table's row count and, on PostgreSQL, the sample values of its columns, as rows of one column: one
+    query for the count and each 50 columns' samples (each column's own query, as :func:`_samples_sql` reads it,
+    as an array), where a query per column was a round trip each to a server. A group whose query fails (a
+    ``json`` column has no DISTINCT) is halved until the column that fails is alone; that column, one whose values
+    come back as no list (an enum's, which the driver does not know) and one of several values (arrays, records)
+    are read by their own query, as on the other engines."""
+    t = db.quote(table.name)
+    count_sql = f"SELECT COUNT(*) FROM {t}"
+    out: dict[str, list[tuple[Any]]] = {}
+    count: list[Any] = []
+
+    def read(group: list[str]) -> None:
+        head = [count_sql.join("()")] if not count else []
+        parts = [f"(SELECT array_agg(v) FROM ({_samples_sql(db, table.name, n)}) AS q(v))" for n in group]
+        try:
+            row = db.trusted_read("SELECT " + ", ".join(head + parts), timeout_s=db.timeout_s, max_rows=1).rows[0]
+        except SqlweaveError:
+            if len(group) > 1:
+                read(group[:len(group) // 2])
+                read(group[len(group) // 2:])
+            return
+        if head:
+            count.append(row[0])
+        out.update({n: [(v,) for v in (values or [])] for n, values in zip(group, row[len(head):])
+                    if values is None or isinstance(values, list)})
+
+    if db.backend == "postgresql":
+        names = [c.name for c in table.columns if not _COMPOSITE.search(c.type)]
+        for start in range(0, len(names), _STATS_COLUMNS):
+            read(names[start:start + _STATS_COLUMNS])
+    if not count:
+        count.append(db.trusted_read(count_sql, timeout_s=db.timeout_s, max_rows=1).rows[0][0])
+    return count[0], out
 
 
 def _stats_sql(db: "Database", table: str, columns: list[str]) -> str:

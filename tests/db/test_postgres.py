@@ -474,3 +474,58 @@ def test_a_schema_is_read_on_one_connection(pg_url: str, monkeypatch: pytest.Mon
         assert db.trusted_read("SELECT 1").rows == ((1,),)  # the connection is usable after the timeout
     assert len(checkouts) == 2  # the schema's, and the block's
     db.close()
+
+
+def test_sample_values_of_a_wide_table_are_read_together_as_each_column_alone_reads_them(
+        pg_server: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlweave.db.introspect import _samples_sql
+
+    monkeypatch.setenv("SQLWEAVE_SCHEMA_CACHE", "0")
+    pg_server.admin("DROP DATABASE IF EXISTS wide")
+    pg_server.admin("CREATE DATABASE wide")
+    many = ", ".join(f"n{i} int" for i in range(60))
+    pg_server.admin("CREATE TYPE mood AS ENUM ('sad', 'ok'); "
+                    f"CREATE TABLE w (id int, name text, price numeric(6,2), m mood, doc json, tags text[], {many}); "
+                    "INSERT INTO w SELECT g, 'n' || g, g / 4.0, CASE WHEN g % 2 = 0 THEN 'ok' ELSE 'sad' END::mood, "
+                    "'{\"a\": 1}', ARRAY['x', 'y' || g], " + ", ".join(f"g * {i}" for i in range(60)) +
+                    " FROM generate_series(1, 40) AS g", "wide")
+    with Database.open(pg_server.url("wide")) as db:
+        sent: list[str] = []
+        real = db.trusted_read
+        monkeypatch.setattr(db, "trusted_read", lambda sql, **kw: sent.append(sql) or real(sql, **kw))
+        table = db.schema().table("w")
+        alone = {c.name: tuple(r[0] for r in real(_samples_sql(db, "w", c.name)).rows) for c in table.columns
+                 if c.name != "doc"}
+    assert table.row_count == 40 and len(table.columns) == 66
+    for col in table.columns:
+        if col.name != "doc":  # json has no equality: no samples, read together or alone
+            assert col.samples == tuple(str(v) if not isinstance(v, (int, float, str)) else v
+                                        for v in alone[col.name]), col.name
+    assert table.column("price").samples and table.column("m").samples and table.column("tags").samples
+    assert not table.column("doc").samples
+    per_column = [s for s in sent if s.startswith("SELECT DISTINCT")]
+    assert len(per_column) == 3  # the enum (unknown to the driver), the array, and json (found by halving)
+    together = [s for s in sent if "array_agg" in s]
+    assert len(together) < 20 and not any(s.startswith('SELECT COUNT(*) FROM "w"') for s in sent)  # counted with them
+
+
+def test_a_schema_of_many_tables_costs_few_statements_a_table(pg_server: PostgresServer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # Columns, keys and comments of all tables by one query of each kind; a table's count and samples by one
+    # query, its first rows by one, its statistics by one; each in its own read-only transaction (one statement).
+    import sqlalchemy as sa
+
+    monkeypatch.setenv("SQLWEAVE_SCHEMA_CACHE", "0")
+    pg_server.admin("DROP DATABASE IF EXISTS many")
+    pg_server.admin("CREATE DATABASE many")
+    pg_server.admin("; ".join(f"CREATE TABLE t{i} (id int PRIMARY KEY, name text, ref int REFERENCES t0(id)); "
+                              f"COMMENT ON TABLE t{i} IS 'table {i}'; INSERT INTO t{i} VALUES (0, 'n{i}', 0)"
+                              for i in range(30)), "many")
+    with Database.open(pg_server.url("many")) as db:
+        statements: list[str] = []
+        sa.event.listen(db.engine, "before_cursor_execute", lambda *args: statements.append(args[2]))
+        schema = db.schema()
+    assert len(schema.tables) == 30 and schema.table("t7").description == "table 7"
+    assert schema.table("t7").primary_key == ("id",) and "t7.ref -> t0.id" in {str(f) for f in schema.foreign_keys}
+    assert schema.table("t7").column("name").samples == ("n7",) and schema.table("t7").row_count == 1
+    assert len(statements) <= 7 * 30, len(statements)
