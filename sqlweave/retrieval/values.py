@@ -74,8 +74,11 @@ def similarity(query: str, value: str) -> float:
     return float(sim)
 
 
-def _fingerprint(db: "Database", table: str, columns: tuple[str, ...]) -> str:
-    count = db.trusted_read(f"SELECT COUNT(*) FROM {db.quote(table)}", timeout_s=db.timeout_s, max_rows=1).rows[0][0]
+def _fingerprint(db: "Database", table: str, columns: tuple[str, ...], count: int | None = None) -> str:
+    """The table's columns and row count (``count``: the one the schema just read says, else counted now)."""
+    if count is None:
+        count = db.trusted_read(f"SELECT COUNT(*) FROM {db.quote(table)}", timeout_s=db.timeout_s,
+                                max_rows=1).rows[0][0]
     return hashlib.sha256(json.dumps([INDEX_VERSION, columns, count]).encode()).hexdigest()[:16]
 
 
@@ -107,7 +110,7 @@ class ValueIndex:
         for i, table in enumerate(tables):
             text_cols = tuple(c.name for c in table.columns if c.is_text)
             if text_cols:
-                entries.extend(_table_values(db, table.name, text_cols, max_per_column, folder))
+                entries.extend(_table_values(db, table.name, text_cols, max_per_column, folder, table.row_count))
             if progress:
                 progress(i + 1, len(tables))
         return cls(entries)
@@ -167,9 +170,9 @@ def _db_key(db: "Database") -> str:
 
 
 def _table_values(db: "Database", table: str, columns: tuple[str, ...], limit: int,
-                  folder: Path | None) -> list[tuple[str, str, str]]:
+                  folder: Path | None, count: int | None = None) -> list[tuple[str, str, str]]:
     try:
-        fp = _fingerprint(db, table, columns)
+        fp = _fingerprint(db, table, columns, count)
     except SqlweaveError:
         return []
     path = folder / f"{hashlib.sha256(table.encode()).hexdigest()[:16]}.json" if folder else None
