@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..errors import SchemaError, SqlweaveError
+from ..errors import QueryTimeoutError, SchemaError, SqlweaveError
 from ..knowledge import load_descriptions
-from .schema import _COMPOSITE, Column, ColumnStats, ForeignKey, Schema, Table
+from .schema import Column, ColumnStats, ForeignKey, Schema, Table, is_composite_type
 
 if TYPE_CHECKING:
     from .connection import Database
@@ -486,17 +486,24 @@ def _count_and_samples(db: "Database", table: Table) -> tuple[Any, dict[str, lis
     as an array), where a query per column was a round trip each to a server. A group whose query fails (a
     ``json`` column has no DISTINCT) is halved until the column that fails is alone; that column, one whose values
     come back as no list (an enum's, which the driver does not know) and one of several values (arrays, records)
-    are read by their own query, as on the other engines."""
+    are read by their own query, as on the other engines. A query that runs out of time ends the reading together:
+    the count, then each column, are read alone, each with its own time, as before."""
     t = db.quote(table.name)
     count_sql = f"SELECT COUNT(*) FROM {t}"
     out: dict[str, list[tuple[Any]]] = {}
     count: list[Any] = []
+    slow: list[bool] = []
 
     def read(group: list[str]) -> None:
+        if slow:
+            return
         head = [count_sql.join("()")] if not count else []
         parts = [f"(SELECT array_agg(v) FROM ({_samples_sql(db, table.name, n)}) AS q(v))" for n in group]
         try:
             row = db.trusted_read("SELECT " + ", ".join(head + parts), timeout_s=db.timeout_s, max_rows=1).rows[0]
+        except QueryTimeoutError:
+            slow.append(True)
+            return
         except SqlweaveError:
             if len(group) > 1:
                 read(group[:len(group) // 2])
@@ -508,7 +515,7 @@ def _count_and_samples(db: "Database", table: Table) -> tuple[Any, dict[str, lis
                     if values is None or isinstance(values, list)})
 
     if db.backend == "postgresql":
-        names = [c.name for c in table.columns if not _COMPOSITE.search(c.type)]
+        names = [c.name for c in table.columns if not is_composite_type(c.type)]
         for start in range(0, len(names), _STATS_COLUMNS):
             read(names[start:start + _STATS_COLUMNS])
     if not count:

@@ -37,6 +37,15 @@ def is_number_type(type_name: str) -> bool:
     return bool(_NUMBER_WORD.search(type_name)) and not _NOT_A_NUMBER.search(type_name)
 
 
+def is_composite_type(type_name: str) -> bool:
+    """Does a column of this declared type hold several values (an array, a struct, a map)?
+
+    >>> [is_composite_type(t) for t in ("TEXT[]", "_int4", "STRUCT(a INTEGER)", "MAP(VARCHAR, INTEGER)", "TEXT")]
+    [True, True, True, True, False]
+    """
+    return bool(_COMPOSITE.search(type_name))
+
+
 @dataclass(frozen=True)
 class ColumnStats:
     """Simple statistics of a column's values (computed on a bounded sample)."""

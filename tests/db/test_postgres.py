@@ -529,3 +529,18 @@ def test_a_schema_of_many_tables_costs_few_statements_a_table(pg_server: Postgre
     assert schema.table("t7").primary_key == ("id",) and "t7.ref -> t0.id" in {str(f) for f in schema.foreign_keys}
     assert schema.table("t7").column("name").samples == ("n7",) and schema.table("t7").row_count == 1
     assert len(statements) <= 7 * 30, len(statements)
+
+
+def test_a_table_too_slow_to_count_costs_two_interrupted_queries(pg_server: PostgresServer,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SQLWEAVE_SCHEMA_CACHE", "0")
+    pg_server.admin("DROP DATABASE IF EXISTS slow")
+    pg_server.admin("CREATE DATABASE slow")
+    cols = ", ".join(f"g AS c{i}" for i in range(8))
+    pg_server.admin("CREATE TABLE fast (id int); INSERT INTO fast VALUES (1); "
+                    f"CREATE VIEW crawl AS SELECT {cols} FROM generate_series(1, 100000) AS g "
+                    "WHERE pg_sleep(0.001)::text = ''", "slow")
+    with Database.open(pg_server.url("slow"), timeout_s=0.3) as db:
+        schema = db.schema()
+        assert schema.table("crawl").row_count is None and schema.table("fast").row_count == 1
+        assert db.reads_cut_short == 2  # samples with the count, then the count alone: no halving of a slow read
