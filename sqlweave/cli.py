@@ -354,6 +354,8 @@ def schema(
     knowledge: Optional[Path] = KnowledgeOption,
     keys_from_data: bool = KeysOption,
     schemas: Optional[str] = SchemasOption,
+    refresh: bool = typer.Option(False, "--refresh", help="Read the schema from the database again, not from the "
+                                 "copy kept on disk (kept while the database does not change, a day at most)."),
 ) -> None:
     """Show the database's tables, columns and keys as sqlweave sees them."""
     from dataclasses import asdict
@@ -363,7 +365,7 @@ def schema(
     with _errors():
         database = _open_database(db, descriptions=descriptions, knowledge=knowledge, keys_from_data=keys_from_data,
                                   schemas=schemas)
-        s = database.schema()
+        s = database.schema(refresh=refresh)
         if as_json:
             sys.stdout.write(json.dumps(asdict(s), indent=2, default=str) + "\n")
             return
@@ -376,6 +378,12 @@ def schema(
              f"{rendered.tokens} {kind} as {style}"
              + (f"; schemas {', '.join(s.schemas)} (a name is looked up in that order)" if s.schemas else ""),
              style="dim")
+        if database.schema_kept_since is not None:
+            import datetime
+
+            when = datetime.datetime.fromtimestamp(database.schema_kept_since, datetime.timezone.utc)
+            _say(f"read {when:%Y-%m-%d %H:%M} UTC and kept on disk: the database has not changed since "
+                 "(--refresh reads it again)", style="dim")
 
 
 @app.command("sql")

@@ -18,6 +18,17 @@ def test_schema_command(singer_db: Path) -> None:
     assert {t["name"] for t in data["tables"]} == {"stadium", "singer", "concert", "singer_in_concert"}
 
 
+def test_schema_command_says_when_the_schema_was_kept_on_disk_and_refresh_reads_it_again(singer_db: Path) -> None:
+    first = runner.invoke(app, ["schema", "--db", str(singer_db)])
+    again = runner.invoke(app, ["schema", "--db", str(singer_db)])
+    fresh = runner.invoke(app, ["schema", "--db", str(singer_db), "--refresh"])
+    assert first.exit_code == again.exit_code == fresh.exit_code == 0, first.output + again.output + fresh.output
+    assert "kept on disk" not in first.output and "kept on disk" not in fresh.output
+    assert "UTC and kept on disk: the database has not changed since (--refresh reads it again)" in \
+        " ".join(again.output.split())
+    assert again.output.split("read 20")[0] == first.output.split("read 20")[0]  # the same schema shown
+
+
 def test_schema_command_says_when_keys_come_from_the_data(tmp_path: Path) -> None:
     path = keyless_shop(tmp_path / "shop.sqlite")
     r = runner.invoke(app, ["schema", "--db", str(path)])

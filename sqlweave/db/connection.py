@@ -122,6 +122,8 @@ class Database:
         #: queries of sqlweave's own that ran out of time or were not run for want of it (a schema read with
         #: any is not kept on disk: :mod:`sqlweave.db.schema_cache`)
         self.reads_cut_short = 0
+        #: when the schema this handle uses was read, if it came from disk (None: read by this handle)
+        self.schema_kept_since: float | None = None
 
     # --- opening ---------------------------------------------------------------
 
@@ -302,14 +304,17 @@ class Database:
         except ArgumentError:
             return self.target
 
-    def schema(self) -> "Schema":
-        """The introspected schema (read once, then cached on this handle): under an access policy, only
-        what the policy shows (every prompt, index, tool and door reads the schema from here)."""
-        if self._schema is None:
+    def schema(self, *, refresh: bool = False) -> "Schema":
+        """The introspected schema (read once, then cached on this handle, and kept on disk for the next process
+        while the database does not change: :mod:`sqlweave.db.schema_cache`): under an access policy, only what
+        the policy shows (every prompt, index, tool and door reads the schema from here). ``refresh`` reads it
+        from the database again, whatever is kept."""
+        if self._schema is None or refresh:
             from .schema_cache import read_schema
 
+            self.schema_kept_since = None
             with self.one_connection():
-                schema = read_schema(self)  # kept on disk between processes while the database is unchanged
+                schema = read_schema(self, refresh=refresh)
             self._schema = self.policy.filter_schema(schema) if self.policy is not None else schema
         return self._schema
 

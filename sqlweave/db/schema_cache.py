@@ -88,9 +88,10 @@ SELECT md5(string_agg(r, chr(10) ORDER BY r)) FROM (
 """
 
 
-def read_schema(db: "Database", settings: Settings | None = None) -> Schema:
-    """The schema of ``db``: the one kept on disk when it was read with the database's fingerprint of now, else
-    read (:func:`~sqlweave.db.introspect.introspect`) and kept.
+def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bool = False) -> Schema:
+    """The schema of ``db``: the one kept on disk when it was read with the database's fingerprint of now (its
+    time of reading then in ``db.schema_kept_since``), else read (:func:`~sqlweave.db.introspect.introspect`)
+    and kept. ``refresh`` reads it whatever is kept.
 
     >>> from sqlweave.db import Database
     >>> from sqlweave.db.demo import demo_database_path
@@ -106,9 +107,10 @@ def read_schema(db: "Database", settings: Settings | None = None) -> Schema:
     if mark is None:
         return introspect(db)
     path = settings.cache_dir / "schemas" / f"{_key(db)}.json"
-    kept = _load(path, mark)
+    kept = None if refresh else _load(path, mark)
     if kept is not None:
-        return kept
+        db.schema_kept_since = kept[1]
+        return kept[0]
     cut_short = db.reads_cut_short
     schema = introspect(db)
     if db.reads_cut_short == cut_short and fingerprint(db) == mark:  # complete, and nothing changed meanwhile
@@ -216,14 +218,16 @@ def _code_digest() -> str:
 # --- the file ----------------------------------------------------------------------------------------------
 
 
-def _load(path: Path, mark: str) -> Schema | None:
+def _load(path: Path, mark: str) -> tuple[Schema, float] | None:
+    """The schema kept in ``path`` and when it was read, if read with fingerprint ``mark`` at most a day ago."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("fingerprint") != mark or time.time() - float(data.get("read_at", 0)) > MAX_AGE_S:
+        read_at = float(data.get("read_at", 0))
+        if data.get("fingerprint") != mark or time.time() - read_at > MAX_AGE_S:
             return None
         schema = _decode(data["schema"])
         os.utime(path)  # recently used
-        return schema
+        return schema, read_at
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
