@@ -124,6 +124,12 @@ class Database:
         self.reads_cut_short = 0
         #: when the schema this handle uses was read, if it came from disk (None: read by this handle)
         self.schema_kept_since: float | None = None
+        #: the database's structure (:func:`~sqlweave.db.schema_cache.structure`) when its schema was read
+        self.schema_structure: str | None = None
+        #: seconds after which a long-lived handle (a server's) checks, by one query, that the database's tables
+        #: and columns are still those of the schema it holds, and reads it again if not; None: never
+        self.recheck_s: float | None = 60.0
+        self._checked_at = time.monotonic()
 
     # --- opening ---------------------------------------------------------------
 
@@ -308,15 +314,31 @@ class Database:
         """The introspected schema (read once, then cached on this handle, and kept on disk for the next process
         while the database does not change: :mod:`sqlweave.db.schema_cache`): under an access policy, only what
         the policy shows (every prompt, index, tool and door reads the schema from here). ``refresh`` reads it
-        from the database again, whatever is kept."""
+        from the database again, whatever is kept. A handle that lives on (a server's) checks at most every
+        ``recheck_s`` seconds that the database's tables, columns, keys and grants have not changed, and reads the
+        schema again when they have (new rows alone do not make it read again)."""
+        if self._schema is not None and not refresh and self._structure_changed():
+            self._schema = None
         if self._schema is None or refresh:
             from .schema_cache import read_schema
 
             self.schema_kept_since = None
+            self._checked_at = time.monotonic()
             with self.one_connection():
                 schema = read_schema(self, refresh=refresh)
             self._schema = self.policy.filter_schema(schema) if self.policy is not None else schema
         return self._schema
+
+    def _structure_changed(self) -> bool:
+        """Is it time to check the database's structure, and has it changed since the schema was read?"""
+        if self.recheck_s is None or self.schema_structure is None \
+                or time.monotonic() - self._checked_at < self.recheck_s:
+            return False
+        from .schema_cache import structure
+
+        self._checked_at = time.monotonic()
+        now = structure(self)
+        return now is not None and now != self.schema_structure
 
     def bind(self, params: Mapping[str, Any] | None) -> "Database":
         """A handle on the same connection pool, schema and knowledge whose row filters use ``params`` (one

@@ -20,7 +20,8 @@ least recently used are removed past ``MAX_FILES``.
 
 >>> from sqlweave.db import Database
 >>> from sqlweave.db.demo import demo_database_path
->>> fingerprint(Database.open(demo_database_path())) is not None
+>>> db = Database.open(demo_database_path())
+>>> fingerprint(db) is not None and structure(db) is not None
 True
 """
 
@@ -53,45 +54,73 @@ MAX_AGE_S = 24 * 3600
 #: Schemas kept at most (the least recently used go first).
 MAX_FILES = 500
 
-#: Everything of a PostgreSQL database a schema read depends on, as one digest (see the module's docstring), but
-#: other sessions' temporary tables (``pg_temp_N``, ``pg_toast_temp_N``). The counts of rows written come from the
-#: server's statistics, which a session still open reports within seconds of its commit (ten at most on
-#: PostgreSQL 15): rows written that recently may be missing from the samples and statistics of a schema kept.
-_POSTGRES_FINGERPRINT = r"""
-SELECT md5(string_agg(r, chr(10) ORDER BY r)) FROM (
-  SELECT concat_ws(':', 'rel', c.oid, n.nspname, c.relname, c.relkind, c.relfilenode, c.relacl::text,
-                   s.n_tup_ins, s.n_tup_upd, s.n_tup_del, obj_description(c.oid, 'pg_class'),
-                   CASE WHEN c.relkind IN ('v', 'm') THEN md5(pg_get_viewdef(c.oid)) END) AS r
+#: Everything of a PostgreSQL database a schema read depends on, as two digests (see the module's docstring): its
+#: structure (tables, columns, constraints, comments, enums, grants, role memberships, the session's search path),
+#: then the same with each table's counts of rows written, for all but other sessions' temporary tables
+#: (``pg_temp_N``, ``pg_toast_temp_N``). The counts come from the server's statistics, which a session still open
+#: reports within seconds of its commit (ten at most on PostgreSQL 15): rows written that recently may be missing
+#: from the samples and statistics of a schema kept.
+_POSTGRES_MARKS = r"""
+SELECT md5(string_agg(r, chr(10) ORDER BY r)), md5(string_agg(r || coalesce(w, ''), chr(10) ORDER BY r)) FROM (
+  SELECT concat_ws(':', 'rel', c.oid, n.nspname, c.relname, c.relkind, c.relacl::text,
+                   obj_description(c.oid, 'pg_class'),
+                   CASE WHEN c.relkind IN ('v', 'm') THEN md5(pg_get_viewdef(c.oid)) END) AS r,
+         concat_ws(':', c.relfilenode, s.n_tup_ins, s.n_tup_upd, s.n_tup_del) AS w
   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
   LEFT JOIN pg_catalog.pg_stat_all_tables s ON s.relid = c.oid
   WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f')
     AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_t%'
   UNION ALL
   SELECT concat_ws(':', 'att', a.attrelid, a.attnum, a.attname, a.atttypid, a.atttypmod, a.attnotnull,
-                   a.attisdropped, a.attacl::text, col_description(a.attrelid, a.attnum))
+                   a.attisdropped, a.attacl::text, col_description(a.attrelid, a.attnum)), NULL
   FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid
   JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
   WHERE a.attnum > 0 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
     AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_t%'
   UNION ALL
   SELECT concat_ws(':', 'con', co.oid, co.conname, co.contype, co.conrelid, co.confrelid, co.conkey::text,
-                   co.confkey::text, co.convalidated)
+                   co.confkey::text, co.convalidated), NULL
   FROM pg_catalog.pg_constraint co JOIN pg_catalog.pg_namespace n ON n.oid = co.connamespace
   WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\_t%'
   UNION ALL
-  SELECT concat_ws(':', 'enum', e.enumtypid, e.enumsortorder, e.enumlabel) FROM pg_catalog.pg_enum e
+  SELECT concat_ws(':', 'enum', e.enumtypid, e.enumsortorder, e.enumlabel), NULL FROM pg_catalog.pg_enum e
   UNION ALL
-  SELECT concat_ws(':', 'member', m.roleid, m.member) FROM pg_catalog.pg_auth_members m
+  SELECT concat_ws(':', 'member', m.roleid, m.member), NULL FROM pg_catalog.pg_auth_members m
   UNION ALL
-  SELECT concat_ws(':', 'session', current_user, current_database(), current_schemas(false)::text)
+  SELECT concat_ws(':', 'session', current_user, current_database(), current_schemas(false)::text), NULL
 ) AS parts
+"""
+
+#: A DuckDB file's structure: its tables' and views' columns, constraints, comments and definitions.
+_DUCKDB_STRUCTURE = """
+SELECT md5(string_agg(x, chr(10) ORDER BY x)) FROM (
+  SELECT concat_ws(':', 'col', schema_name, table_name, column_name, data_type, is_nullable, comment) AS x
+  FROM duckdb_columns() WHERE database_name = current_database()
+  UNION ALL SELECT concat_ws(':', 'con', schema_name, table_name, constraint_type, constraint_text)
+  FROM duckdb_constraints() WHERE database_name = current_database()
+  UNION ALL SELECT concat_ws(':', 'view', schema_name, view_name, sql)
+  FROM duckdb_views() WHERE database_name = current_database() AND NOT internal
+  UNION ALL SELECT concat_ws(':', 'table', schema_name, table_name, comment)
+  FROM duckdb_tables() WHERE database_name = current_database()
+) AS parts
+"""
+
+#: A MySQL or MariaDB database's structure, as rows to digest: its columns, keys and table comments.
+_MYSQL_STRUCTURE = """
+SELECT 'col', TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_KEY, IS_NULLABLE, COLUMN_COMMENT, ORDINAL_POSITION
+FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
+UNION ALL SELECT 'key', TABLE_NAME, COLUMN_NAME, CONSTRAINT_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME, '',
+ORDINAL_POSITION FROM information_schema.KEY_COLUMN_USAGE WHERE TABLE_SCHEMA = DATABASE()
+UNION ALL SELECT 'table', TABLE_NAME, TABLE_TYPE, TABLE_COMMENT, '', '', '', 0
+FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()
 """
 
 
 def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bool = False) -> Schema:
     """The schema of ``db``: the one kept on disk when it was read with the database's fingerprint of now (its
     time of reading then in ``db.schema_kept_since``), else read (:func:`~sqlweave.db.introspect.introspect`)
-    and kept. ``refresh`` reads it whatever is kept.
+    and kept. ``refresh`` reads it whatever is kept. ``db.schema_structure`` is set to the database's
+    :func:`structure` of now (how a long-lived handle tells, later, that a table or a column changed).
 
     >>> from sqlweave.db import Database
     >>> from sqlweave.db.demo import demo_database_path
@@ -101,10 +130,9 @@ def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bo
     from .introspect import introspect
 
     settings = settings if settings is not None else Settings.from_env()
-    if not settings.schema_cache:
-        return introspect(db)
-    mark = fingerprint(db)
-    if mark is None:
+    structure_now, mark = marks(db)
+    db.schema_structure = structure_now
+    if not settings.schema_cache or mark is None:
         return introspect(db)
     path = settings.cache_dir / "schemas" / f"{_key(db)}.json"
     kept = None if refresh else _load(path, mark)
@@ -113,32 +141,56 @@ def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bo
         return kept[0]
     cut_short = db.reads_cut_short
     schema = introspect(db)
-    if db.reads_cut_short == cut_short and fingerprint(db) == mark:  # complete, and nothing changed meanwhile
+    if db.reads_cut_short == cut_short and marks(db) == (structure_now, mark):  # complete, nothing changed meanwhile
         _store(path, mark, schema)
     return schema
 
 
 def fingerprint(db: "Database") -> str | None:
-    """A digest that changes when what a schema read of ``db`` shows may have changed, or ``None`` where there is
-    none to trust (MySQL, MariaDB, an in-memory database, a catalog that cannot be read)."""
+    """A digest that changes when what a schema read of ``db`` shows may have changed (its structure or its rows),
+    or ``None`` where there is none to trust (MySQL, MariaDB, an in-memory database, a catalog that cannot be
+    read)."""
+    return marks(db)[1]
+
+
+def structure(db: "Database") -> str | None:
+    """A digest of the database's tables, columns, keys, comments and grants (not of its rows), by one query, or
+    ``None`` when it cannot be read: SQLite's ``schema_version``, DuckDB's, PostgreSQL's and MySQL's catalogs."""
+    return marks(db)[0]
+
+
+def marks(db: "Database") -> tuple[str | None, str | None]:
+    """:func:`structure` and :func:`fingerprint` of ``db``, read together (one query to a server)."""
     backend = db.backend
+    if backend == "postgresql":
+        rows = _catalog(db, _POSTGRES_MARKS)
+        return (str(rows[0][0]), str(rows[0][1])) if rows and rows[0][0] else (None, None)
     if backend == "sqlite":
-        return _files_mark(Path(db.target), ("-wal", "-journal"), header=100)
+        rows = _catalog(db, "PRAGMA schema_version")
+        return (f"sqlite:{rows[0][0]}" if rows else None), _files_mark(Path(db.target), ("-wal", "-journal"),
+                                                                        header=100)
     if backend == "duckdb":
+        rows = _catalog(db, _DUCKDB_STRUCTURE)
+        shape = str(rows[0][0]) if rows and rows[0][0] else None
         try:
             database = make_url(db.target).database
         except ArgumentError:
-            return None
+            return shape, None
         if not database or database == ":memory:":
-            return None
-        return _files_mark(Path(database), (".wal",), header=12288)
-    if backend == "postgresql":
-        try:
-            rows = db.trusted_read(_POSTGRES_FINGERPRINT, timeout_s=db.timeout_s, max_rows=1).rows
-        except SqlweaveError:
-            return None
-        return str(rows[0][0]) if rows and rows[0][0] else None
-    return None
+            return shape, None
+        return shape, _files_mark(Path(database), (".wal",), header=12288)
+    if backend in ("mysql", "mariadb"):
+        rows = _catalog(db, _MYSQL_STRUCTURE)
+        return (hashlib.sha256(repr(sorted(map(tuple, rows))).encode()).hexdigest() if rows else None), None
+    return None, None
+
+
+def _catalog(db: "Database", sql: str) -> list[Any]:
+    """The rows of a query of sqlweave's own on the database's catalog, or none when it fails."""
+    try:
+        return list(db.trusted_read(sql, timeout_s=db.timeout_s, max_rows=1_000_000).rows)
+    except SqlweaveError:
+        return []
 
 
 def _files_mark(path: Path, journals: tuple[str, ...], header: int) -> str | None:

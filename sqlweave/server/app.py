@@ -255,7 +255,7 @@ class ServerState:
         self._answers: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._answers_lock = threading.Lock()
         self._feedback_lock = threading.Lock()
-        self._suggestions: dict[tuple[str, str | None], list[str]] = {}
+        self._suggestions: dict[tuple[str, str | None], tuple[Any, list[str]]] = {}
         build_pipeline(settings.preset)  # an unknown default preset fails at start-up
 
     @staticmethod
@@ -586,9 +586,10 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
         def build() -> list[str]:
             db = state.database(name, tenant)
-            if key not in state._suggestions:
-                state._suggestions[key] = suggest_questions(db)
-            return state._suggestions[key]
+            schema = db.schema()  # read again when the database's tables or columns changed: so are the questions
+            if key not in state._suggestions or state._suggestions[key][0] is not schema:
+                state._suggestions[key] = (schema, suggest_questions(db))
+            return state._suggestions[key][1]
 
         return {"questions": [well_formed(q) for q in await run_in_threadpool(build)]}
 

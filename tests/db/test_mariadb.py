@@ -287,3 +287,18 @@ def test_a_role_granted_some_columns_reads_them_and_no_more(mariadb_server: Mari
         assert s.table("pay").row_count == 1 and s.table("pay").columns[1].samples == (1,)
         assert "pay.staff_id -> staff.id" in [str(fk) for fk in s.foreign_keys]
         assert db.execute("SELECT s.name FROM pay p JOIN staff s ON p.staff_id = s.id").rows == (("Ada",),)
+
+
+def test_a_server_handle_reads_the_schema_again_when_a_column_is_added_not_when_rows_are(
+        mariadb_server: MariaDBServer) -> None:
+    mariadb_server.admin("DROP DATABASE IF EXISTS living")
+    mariadb_server.admin("CREATE DATABASE living")
+    mariadb_server.admin("CREATE TABLE t (id int PRIMARY KEY)", "living")
+    mariadb_server.admin("INSERT INTO t VALUES (1)", "living")
+    with Database.open(mariadb_server.url("living")) as db:
+        first = db.schema()
+        db.recheck_s = 0
+        mariadb_server.admin("INSERT INTO t VALUES (2)", "living")
+        assert db.schema() is first
+        mariadb_server.admin("ALTER TABLE t ADD COLUMN label varchar(20)", "living")
+        assert db.schema().table("t").column_names == ("id", "label")

@@ -544,3 +544,19 @@ def test_a_table_too_slow_to_count_costs_two_interrupted_queries(pg_server: Post
         schema = db.schema()
         assert schema.table("crawl").row_count is None and schema.table("fast").row_count == 1
         assert db.reads_cut_short == 2  # samples with the count, then the count alone: no halving of a slow read
+
+
+def test_a_server_handle_reads_the_schema_again_when_a_column_is_added_not_when_rows_are(
+        pg_server: PostgresServer) -> None:
+    pg_server.admin("DROP DATABASE IF EXISTS living")
+    pg_server.admin("CREATE DATABASE living")
+    pg_server.admin("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)", "living")
+    with Database.open(pg_server.url("living")) as db:
+        first = db.schema()
+        db.recheck_s = 0
+        pg_server.admin("INSERT INTO t VALUES (2)", "living")
+        assert db.schema() is first
+        pg_server.admin("ALTER TABLE t ADD COLUMN label text; CREATE TABLE u (x int)", "living")
+        assert db.schema().table("t").column_names == ("id", "label") and "u" in db.schema().table_names
+        pg_server.admin("COMMENT ON TABLE u IS 'units'", "living")
+        assert db.schema().table("u").description == "units"

@@ -152,3 +152,46 @@ def test_fingerprint_is_none_where_nothing_tells_a_change(tmp_path: Path) -> Non
 
     memory = Handle(sa.create_engine("duckdb:///:memory:"), name="mem", target="duckdb:///:memory:")
     assert fingerprint(memory) is None
+
+
+def test_a_long_lived_handle_sees_a_new_table_or_column_but_not_every_new_row(tmp_path: Path,
+                                                                              reads: list[str]) -> None:
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    db = Database.open(path)  # a server's handle
+    first = db.schema()
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO notes VALUES ('more', 1)")
+    con.commit()
+    db.recheck_s = 0  # check at every call (a server checks every minute)
+    assert db.schema() is first  # rows alone: the schema is not read again
+    con.execute("CREATE TABLE returns (order_id INTEGER, reason TEXT)")
+    con.commit()
+    db.recheck_s = None
+    assert db.schema() is first  # not checked
+    db.recheck_s = 0
+    assert "returns" in db.schema().table_names and db.schema().table("notes").row_count == 3
+    con.execute("ALTER TABLE returns ADD COLUMN amount REAL")
+    con.commit()
+    con.close()
+    assert db.schema().table("returns").column_names == ("order_id", "reason", "amount")
+    assert len(reads) == 3
+
+
+def test_duckdb_structure_changes_with_a_column_not_with_a_row(tmp_path: Path) -> None:
+    need_extra("duckdb")
+    import duckdb
+
+    from sqlweave.db.schema_cache import structure
+
+    path = tmp_path / "wh.duckdb"
+
+    def write(sql: str) -> str | None:
+        con = duckdb.connect(str(path))
+        con.execute(sql)
+        con.close()
+        with Database.open(path) as db:  # DuckDB lets one process hold a file one way at a time
+            return structure(db)
+
+    before = write("CREATE TABLE kpi (x INTEGER)")
+    assert before is not None and write("INSERT INTO kpi VALUES (1)") == before
+    assert write("ALTER TABLE kpi ADD COLUMN y VARCHAR") not in (None, before)

@@ -205,6 +205,20 @@ def test_suggestions_are_real_and_deterministic(make):
     assert llm.calls == []  # no model involved
 
 
+def test_a_table_added_while_the_server_runs_is_seen(make, tmp_path: Path):
+    import sqlite3
+
+    client, _, settings = make()
+    tables = {t["name"] for t in client.get("/api/databases/shop/schema").json()["tables"]}
+    assert "returns" not in tables
+    with sqlite3.connect(tmp_path / "shop.sqlite") as con:
+        con.execute("CREATE TABLE returns (order_id INTEGER, reason TEXT)")
+    settings.catalog.database("shop").recheck_s = 0  # the server checks every minute; the test at once
+    tables = {t["name"] for t in client.get("/api/databases/shop/schema").json()["tables"]}
+    assert "returns" in tables
+    assert client.get("/api/databases/shop/suggestions").status_code == 200
+
+
 # --- asking ------------------------------------------------------------------------------------------
 
 
