@@ -28,6 +28,7 @@ from .pipeline import Answer
 from .text import visible
 
 if TYPE_CHECKING:
+    from .db.schema import Schema
     from .engine import Engine
 
 app = typer.Typer(
@@ -144,10 +145,20 @@ def _engine(db: str, *, model: str, pipeline: str, english_only: bool = False, e
     database = _open_database(db, timeout=timeout, max_rows=max_rows, descriptions=descriptions,
                               knowledge=knowledge, policy=policy, params=params, keys_from_data=keys_from_data,
                               schemas=schemas)
-    database.schema()
+    _read_schema(database, quiet=quiet)
     database.check_bound()
     llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=quiet)
     return Engine(database, llm, pipe)
+
+
+def _read_schema(database: Database, *, quiet: bool = False, refresh: bool = False) -> "Schema":
+    """The database's schema, with a progress bar over its tables while they are read from the database (a server
+    far away takes a while the first time; a schema kept on disk shows none)."""
+    with Progress(TextColumn("[bold]Reading the schema"), BarColumn(), TextColumn("{task.completed}/{task.total} tables"),
+                  console=err_console, transient=True, disable=quiet) as bar:
+        task = bar.add_task("schema", total=None, visible=False)
+        return database.schema(refresh=refresh,
+                               progress=lambda done, total: bar.update(task, completed=done, total=total, visible=True))
 
 
 def _prepare_local(llm: Any, *, quiet: bool) -> None:
@@ -365,7 +376,7 @@ def schema(
     with _errors():
         database = _open_database(db, descriptions=descriptions, knowledge=knowledge, keys_from_data=keys_from_data,
                                   schemas=schemas)
-        s = database.schema(refresh=refresh)
+        s = _read_schema(database, refresh=refresh)
         if as_json:
             sys.stdout.write(json.dumps(asdict(s), indent=2, default=str) + "\n")
             return

@@ -21,7 +21,7 @@ import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 from urllib.parse import quote
 
 import sqlalchemy as sa
@@ -310,11 +310,12 @@ class Database:
         except ArgumentError:
             return self.target
 
-    def schema(self, *, refresh: bool = False) -> "Schema":
+    def schema(self, *, refresh: bool = False, progress: "Callable[[int, int], None] | None" = None) -> "Schema":
         """The introspected schema (read once, then cached on this handle, and kept on disk for the next process
         while the database does not change: :mod:`sqlweave.db.schema_cache`): under an access policy, only what
         the policy shows (every prompt, index, tool and door reads the schema from here). ``refresh`` reads it
-        from the database again, whatever is kept. A handle that lives on (a server's) checks at most every
+        from the database again, whatever is kept; ``progress(done, total)`` is called as each table is read from
+        the database (not from disk). A handle that lives on (a server's) checks at most every
         ``recheck_s`` seconds that the database's tables, columns, keys and grants have not changed, and reads the
         schema again when they have (new rows alone do not make it read again)."""
         if self._schema is not None and not refresh and self._structure_changed():
@@ -325,7 +326,7 @@ class Database:
             self.schema_kept_since = None
             self._checked_at = time.monotonic()
             with self.one_connection():
-                schema = read_schema(self, refresh=refresh)
+                schema = read_schema(self, refresh=refresh, progress=progress)
             self._schema = self.policy.filter_schema(schema) if self.policy is not None else schema
         return self._schema
 

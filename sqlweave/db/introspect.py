@@ -17,7 +17,7 @@ import re
 import warnings
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import sqlalchemy as sa
 from sqlalchemy.exc import SQLAlchemyError
@@ -40,14 +40,15 @@ _MAX_SAMPLE_TEXT = 60
 warnings.filterwarnings("ignore", message=".*SQL-parsed foreign key constraint", category=sa.exc.SAWarning)
 
 
-def introspect(db: "Database") -> Schema:
+def introspect(db: "Database", progress: "Callable[[int, int], None] | None" = None) -> Schema:
     """Read tables, columns, keys, descriptions, samples and statistics of ``db`` (on one connection: a round trip
-    to a server fewer for each of its hundreds of queries)."""
+    to a server fewer for each of its hundreds of queries); ``progress(done, total)`` is called as each table's
+    data has been read."""
     with db.one_connection() as conn:
-        return _introspect(db, conn)
+        return _introspect(db, conn, progress)
 
 
-def _introspect(db: "Database", conn: sa.Connection) -> Schema:
+def _introspect(db: "Database", conn: sa.Connection, progress: "Callable[[int, int], None] | None") -> Schema:
     try:
         inspector = sa.inspect(conn)
         owner = _tables_by_schema(inspector, db.schemas, _partitions(db) if db.backend == "postgresql" else set())
@@ -77,7 +78,9 @@ def _introspect(db: "Database", conn: sa.Connection) -> Schema:
     duck_keys = _duckdb_keys(db) if db.backend == "duckdb" else None
     duck_types = _duckdb_types(db) if db.backend == "duckdb" else {}
     pre = _reflected_together(inspector, conn, {n: owner[n] for n in names}) if db.backend == "postgresql" else None
-    for name in names:
+    for done, name in enumerate(names):
+        if progress is not None:
+            progress(done, len(names))
         schema = owner[name]
         granted = False  # read from what the role was granted of some columns (MySQL, MariaDB)
         cols: list[Any]
@@ -141,6 +144,8 @@ def _introspect(db: "Database", conn: sa.Connection) -> Schema:
             tables.append(table)  # no counts, samples or statistics: they would come from every tenant's rows
         else:
             tables.append(_with_data(db, table, explicit=granted or len(cols) < len(all_columns[name])))
+    if progress is not None:
+        progress(len(names), len(names))
     if policy is not None:
         policy.validate({**all_columns, **{t: [] for t in hidden_tables}})
     declared = bool(fks)

@@ -18,6 +18,11 @@ any database when ``$SQLWEAVE_SCHEMA_CACHE=0``. A read during which a query ran 
 would outlive the slow moment), nor is one that JSON cannot carry exactly. Files are written atomically; the
 least recently used are removed past ``MAX_FILES``.
 
+:func:`structure` is the part of the fingerprint that leaves rows out (for a file, SQLite's ``schema_version`` or
+DuckDB's catalog; MySQL's and MariaDB's catalogs too): a handle that lives on, a server's, compares it now and then
+with the one its schema was read with (:meth:`sqlweave.db.Database.schema`), and reads the schema again when a
+table, a column, a key or a grant changed.
+
 >>> from sqlweave.db import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> db = Database.open(demo_database_path())
@@ -35,7 +40,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -116,10 +121,12 @@ FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()
 """
 
 
-def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bool = False) -> Schema:
+def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> Schema:
     """The schema of ``db``: the one kept on disk when it was read with the database's fingerprint of now (its
     time of reading then in ``db.schema_kept_since``), else read (:func:`~sqlweave.db.introspect.introspect`)
-    and kept. ``refresh`` reads it whatever is kept. ``db.schema_structure`` is set to the database's
+    and kept (``progress(done, total)`` as each table is read). ``refresh`` reads it whatever is kept.
+    ``db.schema_structure`` is set to the database's
     :func:`structure` of now (how a long-lived handle tells, later, that a table or a column changed).
 
     >>> from sqlweave.db import Database
@@ -133,14 +140,14 @@ def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bo
     structure_now, mark = marks(db)
     db.schema_structure = structure_now
     if not settings.schema_cache or mark is None:
-        return introspect(db)
+        return introspect(db, progress)
     path = settings.cache_dir / "schemas" / f"{_key(db)}.json"
     kept = None if refresh else _load(path, mark)
     if kept is not None:
         db.schema_kept_since = kept[1]
         return kept[0]
     cut_short = db.reads_cut_short
-    schema = introspect(db)
+    schema = introspect(db, progress)
     if db.reads_cut_short == cut_short and marks(db) == (structure_now, mark):  # complete, nothing changed meanwhile
         _store(path, mark, schema)
     return schema

@@ -429,7 +429,8 @@ def test_a_schema_kept_on_disk_is_read_again_when_rows_or_grants_change(pg_serve
 
     reads: list[str] = []
     real = introspect_module.introspect
-    monkeypatch.setattr(introspect_module, "introspect", lambda db: reads.append(db.name) or real(db))
+    monkeypatch.setattr(introspect_module, "introspect",
+                        lambda db, progress=None: reads.append(db.name) or real(db, progress))
     pg_server.admin("DROP DATABASE IF EXISTS kept")
     pg_server.admin("CREATE DATABASE kept")
     pg_server.admin("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'sqlweave_reader') THEN "

@@ -24,9 +24,9 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = introspect_module.introspect
 
-    def counted(db: Database):  # type: ignore[no-untyped-def]
+    def counted(db: Database, progress=None):  # type: ignore[no-untyped-def]
         seen.append(db.name)
-        return real(db)
+        return real(db, progress)
 
     monkeypatch.setattr(introspect_module, "introspect", counted)
     return seen
@@ -195,3 +195,14 @@ def test_duckdb_structure_changes_with_a_column_not_with_a_row(tmp_path: Path) -
     before = write("CREATE TABLE kpi (x INTEGER)")
     assert before is not None and write("INSERT INTO kpi VALUES (1)") == before
     assert write("ALTER TABLE kpi ADD COLUMN y VARCHAR") not in (None, before)
+
+
+def test_progress_is_told_of_each_table_read_and_not_of_a_schema_from_disk(tmp_path: Path) -> None:
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    calls: list[tuple[int, int]] = []
+    with Database.open(path) as db:
+        db.schema(progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(0, 4), (1, 4), (2, 4), (3, 4), (4, 4)]
+    with Database.open(path) as db:
+        db.schema(progress=lambda done, total: calls.append((done, total)))
+    assert len(calls) == 5
