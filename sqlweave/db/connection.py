@@ -359,10 +359,11 @@ class Database:
         from ..knowledge import _knowledge_for, attach_knowledge
 
         checked = self.policy.check_params(params) if self.policy is not None else dict(params or {})
-        if self.policy is not None:
-            self.schema()  # read once, shared by every bound handle
+        if self.policy is not None or self._schema is not None:
+            self.schema()  # read once, shared by every bound handle (and checked here for changes, not by them)
         clone = copy.copy(self)
         clone.params = checked
+        clone.recheck_s = None  # one request's handle: this handle checks the structure, its clones take its schema
         known = _knowledge_for(self)  # what was attached or given as a YAML file (filtered when read)
         if known is not None:
             attach_knowledge(clone, known)

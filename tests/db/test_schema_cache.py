@@ -175,6 +175,10 @@ def test_a_long_lived_handle_sees_a_new_table_or_column_but_not_every_new_row(tm
     con.close()
     assert db.schema().table("returns").column_names == ("order_id", "reason", "amount")
     assert len(reads) == 3
+    bound = db.bind({"tenant": "a"})  # a request's handle takes the schema its parent holds, checked by the parent
+    assert bound.schema() is db.schema() and bound.recheck_s is None
+    sqlite3.connect(path).execute("DROP TABLE returns").connection.commit()
+    assert "returns" not in db.bind({}).schema().table_names and len(reads) == 4
 
 
 def test_duckdb_structure_changes_with_a_column_not_with_a_row(tmp_path: Path) -> None:
