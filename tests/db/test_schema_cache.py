@@ -1,5 +1,6 @@
 """Schemas kept on disk between processes (sqlweave.db.schema_cache): used while the database is unchanged, read
-again as soon as a table, a column, a row, the policy or the knowledge file changes."""
+again as soon as a table, a column, a row, the policy or the knowledge file changes; and a long-lived handle's
+schema read again when the database's structure (not its rows) changes."""
 
 from __future__ import annotations
 
