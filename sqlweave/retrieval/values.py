@@ -120,8 +120,10 @@ class ValueIndex:
 
     def search(self, value: str, *, table: str | None = None, column: str | None = None, k: int = 10) -> list[ValueHit]:
         """Values like ``value``, optionally only in ``table`` and/or ``column``; ties broken by string similarity."""
+        if not self.entries:  # a database with no text value (its BM25 was never indexed)
+            return []
         tokens = [t for t in _tokens(value) if t in self.retriever.vocab_dict]
-        if not self.entries or not tokens:
+        if not tokens:
             return []
         mask = np.ones(len(self.entries), dtype=np.float32)
         if table is not None:

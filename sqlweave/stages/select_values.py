@@ -300,7 +300,10 @@ def value_index(db: "Database", resources: "Resources | None" = None) -> "ValueI
     if "://" not in target and Path(target).exists():
         st = Path(target).stat()
         stamp = (st.st_mtime, st.st_size)
-    key = (target, *stamp, getattr(db, "policy", None))  # an access policy's index holds only what it shows
+    # an access policy's index holds only what it shows; a server's database whose tables or columns changed
+    # (its schema read again) gets its index built again
+    db.schema()
+    key = (target, *stamp, getattr(db, "policy", None), getattr(db, "schema_structure", None))
     return res.get("value_index", key, lambda: ValueIndex.build(db, settings=res.settings), keep=MAX_INDEXES)
 
 

@@ -82,6 +82,14 @@ def test_value_index_is_persisted_and_rebuilt_only_where_data_changed(tmp_path: 
     assert len(ValueIndex.build(again)) == len(idx) and sent == ["PRAGMA schema_version"]  # no COUNT, no read
 
 
+def test_a_database_without_text_values_is_searched_for_none() -> None:
+    from sqlweave.retrieval.values import ValueIndex
+
+    empty = ValueIndex([])
+    assert empty.search("Paris") == [] and empty.search("Paris", table="t") == []
+    assert empty.matches_in("customers from Paris") == []
+
+
 def test_execute_is_the_safe_executor(kit: Toolkit, singer_db: Path) -> None:
     before = file_digest(singer_db)
     text, err = kit.call("ExecuteSQL", ["DROP TABLE singer"], {})

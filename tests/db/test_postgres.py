@@ -552,12 +552,17 @@ def test_a_server_handle_reads_the_schema_again_when_a_column_is_added_not_when_
     pg_server.admin("DROP DATABASE IF EXISTS living")
     pg_server.admin("CREATE DATABASE living")
     pg_server.admin("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)", "living")
+    from sqlweave.stages.select_values import value_index
+
     with Database.open(pg_server.url("living")) as db:
         first = db.schema()
+        assert len(value_index(db)) == 0  # no text column yet
         db.recheck_s = 0
         pg_server.admin("INSERT INTO t VALUES (2)", "living")
         assert db.schema() is first
-        pg_server.admin("ALTER TABLE t ADD COLUMN label text; CREATE TABLE u (x int)", "living")
+        pg_server.admin("ALTER TABLE t ADD COLUMN label text; CREATE TABLE u (x int); "
+                        "UPDATE t SET label = 'Zebra crossing' WHERE id = 2", "living")
         assert db.schema().table("t").column_names == ("id", "label") and "u" in db.schema().table_names
+        assert value_index(db).search("zebra", k=1)[0].value == "Zebra crossing"  # the value index follows
         pg_server.admin("COMMENT ON TABLE u IS 'units'", "living")
         assert db.schema().table("u").description == "units"
