@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -66,6 +68,16 @@ def _errors() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("Interrupted.", style="red")
         raise typer.Exit(130) from None
+    except (typer.Exit, typer.Abort, click.exceptions.ClickException):
+        raise
+    except Exception as err:  # a bug of sqlweave's own: said in one line, not as a traceback
+        if os.environ.get("SQLWEAVE_DEBUG"):
+            raise
+        display.print_error(err_console, SqlweaveError(
+            f"sqlweave failed unexpectedly ({type(err).__name__}: {err})",
+            hint="This is a bug in sqlweave: please report it with the command you ran "
+                 "(SQLWEAVE_DEBUG=1 shows where it failed)."))
+        raise typer.Exit(EXIT_ERROR) from None
 
 
 def _build_llm(spec: str, *, cache: bool, base_url: str | None, api_key: str | None, quiet: bool,

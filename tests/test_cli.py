@@ -293,3 +293,19 @@ def test_help_paragraphs_flow_as_one_text() -> None:
     r = runner.invoke(app, ["mcp", "--help"], env={"COLUMNS": "300"}, terminal_width=300)
     lines = [line.strip() for line in r.output.splitlines()]
     assert '{"command": "sqlweave", "args": ["mcp", "--db", "shop=/data/shop.sqlite"]}' in lines
+
+
+def test_an_unexpected_failure_is_one_clear_line_not_a_traceback(singer_db: Path, monkeypatch) -> None:
+    import sqlweave.cli as cli
+
+    def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AttributeError("'BM25' object has no attribute \x1b[31mvocab_dict")
+
+    monkeypatch.setattr(cli, "_open_database", broken)
+    r = runner.invoke(app, ["schema", "--db", str(singer_db)])
+    assert r.exit_code == 2 and not isinstance(r.exception, AttributeError)
+    out = " ".join(r.output.split())
+    assert "Error: sqlweave failed unexpectedly (AttributeError:" in out and "This is a bug in sqlweave" in out
+    assert "\x1b" not in r.output and "Traceback" not in r.output  # the message shown as data
+    monkeypatch.setenv("SQLWEAVE_DEBUG", "1")
+    assert isinstance(runner.invoke(app, ["schema", "--db", str(singer_db)]).exception, AttributeError)
