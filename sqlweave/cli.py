@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
-import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -68,7 +67,7 @@ def _errors() -> Iterator[None]:
     except KeyboardInterrupt:
         err_console.print("Interrupted.", style="red")
         raise typer.Exit(130) from None
-    except (typer.Exit, typer.Abort, click.exceptions.ClickException):
+    except (typer.Exit, typer.Abort, typer.TyperException):  # the CLI's own ways out (usage errors among them)
         raise
     except Exception as err:  # a bug of sqlweave's own: said in one line, not as a traceback
         if os.environ.get("SQLWEAVE_DEBUG"):
