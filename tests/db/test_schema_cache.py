@@ -178,7 +178,9 @@ def test_a_long_lived_handle_sees_a_new_table_or_column_but_not_every_new_row(tm
     assert len(reads) == 3
     bound = db.bind({"tenant": "a"})  # a request's handle takes the schema its parent holds, checked by the parent
     assert bound.schema() is db.schema() and bound.recheck_s is None
-    sqlite3.connect(path).execute("DROP TABLE returns").connection.commit()
+    with sqlite3.connect(path) as con:
+        con.execute("DROP TABLE returns")
+    con.close()
     assert "returns" not in db.bind({}).schema().table_names and len(reads) == 4
 
 
