@@ -64,6 +64,16 @@ class ScriptServer:
     def load(self, name: str, source: Path) -> str:
         return self.script("load", name, str(source))
 
+    def admin(self, sql: str, db: str = "") -> list[tuple]:
+        """Run SQL on the server with every privilege (each server's own way)."""
+        raise NotImplementedError
+
+    def new_database(self, name: str) -> str:
+        """An empty database ``name`` (one a run left is dropped first); its URL."""
+        self.admin(f"DROP DATABASE IF EXISTS {name}")
+        self.admin(f"CREATE DATABASE {name}")
+        return self.url(name)
+
     def stop(self) -> None:
         subprocess.run(["bash", str(self.script_path), "stop"], env=self.env, capture_output=True, timeout=120)
 
@@ -106,6 +116,22 @@ class MariaDBServer(ScriptServer):
         with pymysql.connect(unix_socket=os.path.join(self.folder, "mysqld.sock"), user="root", database=db or None,
                              autocommit=True) as c, c.cursor() as cur:
             cur.execute(sql)
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the databases whose schema was read from the database itself (not from disk)."""
+    import sqlweave.db.introspect as introspect_module
+
+    seen: list[str] = []
+    real = introspect_module.introspect
+
+    def counted(db, progress=None):  # type: ignore[no-untyped-def]
+        seen.append(db.name)
+        return real(db, progress)
+
+    monkeypatch.setattr(introspect_module, "introspect", counted)
+    return seen
 
 
 def _serve(server: ScriptServer) -> Iterator[ScriptServer]:

@@ -149,8 +149,7 @@ def test_loader_gives_text_keys_a_length_and_keeps_keys_the_rows_break(mariadb_s
             INSERT INTO country VALUES ('NLD', 'Netherlands'), ('FRA', 'France');
             INSERT INTO city VALUES (1, 'Delft', 'NLD'), (2, 'Lyon', 'FRA'), (3, 'Nowhere', 'XXX');
         """)
-    mariadb_server.admin("DROP DATABASE IF EXISTS codes")
-    mariadb_server.admin("CREATE DATABASE codes")
+    mariadb_server.new_database("codes")
     report = load_database(source, mariadb_server.url("codes"))
     assert report.tables == {"country": 2, "city": 3}
     assert "foreign key city(country_code) -> country(code): rows refer to missing rows; kept, not checked" \
@@ -265,8 +264,7 @@ def test_a_url_without_a_database_or_with_an_unknown_one_gets_a_clear_error(mari
 
 def test_a_role_granted_some_columns_reads_them_and_no_more(mariadb_server: MariaDBServer) -> None:
     # MariaDB refuses such a role the table's definition: reflection failed, and with it the whole schema
-    mariadb_server.admin("DROP DATABASE IF EXISTS grants")
-    mariadb_server.admin("CREATE DATABASE grants")
+    mariadb_server.new_database("grants")
     for sql in ["CREATE TABLE staff (id int PRIMARY KEY, name text)", "INSERT INTO staff VALUES (1, 'Ada')",
                 "CREATE TABLE pay (id int, staff_id int, salary int, kind enum('Base', 'Bonus'), "
                 "FOREIGN KEY (staff_id) REFERENCES staff(id))",
@@ -291,8 +289,7 @@ def test_a_role_granted_some_columns_reads_them_and_no_more(mariadb_server: Mari
 
 def test_a_server_handle_reads_the_schema_again_when_a_column_is_added_not_when_rows_are(
         mariadb_server: MariaDBServer) -> None:
-    mariadb_server.admin("DROP DATABASE IF EXISTS living")
-    mariadb_server.admin("CREATE DATABASE living")
+    mariadb_server.new_database("living")
     mariadb_server.admin("CREATE TABLE t (id int PRIMARY KEY)", "living")
     mariadb_server.admin("INSERT INTO t VALUES (1)", "living")
     with Database.open(mariadb_server.url("living")) as db:

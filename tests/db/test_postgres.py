@@ -198,8 +198,7 @@ def test_keys_are_read_from_the_data_of_a_server_database_that_declares_none(pg_
 
 
 def test_tables_of_the_schemas_named_are_read_in_search_path_order(pg_server: PostgresServer) -> None:
-    pg_server.admin("DROP DATABASE IF EXISTS schemas_shop")
-    pg_server.admin("CREATE DATABASE schemas_shop")
+    pg_server.new_database("schemas_shop")
     pg_server.admin('CREATE SCHEMA sales; CREATE SCHEMA "Hr Dept"; '
                     "CREATE TABLE public.orders (note text); INSERT INTO public.orders VALUES ('archived'); "
                     "CREATE TABLE public.notes (body text); "
@@ -234,8 +233,7 @@ def test_tables_of_the_schemas_named_are_read_in_search_path_order(pg_server: Po
 
 
 def test_a_partitioned_table_is_read_as_one_and_a_materialized_view_as_a_table(pg_server: PostgresServer) -> None:
-    pg_server.admin("DROP DATABASE IF EXISTS parts")
-    pg_server.admin("CREATE DATABASE parts")
+    pg_server.new_database("parts")
     pg_server.admin("CREATE TABLE events (id int, day date, kind text) PARTITION BY RANGE (day); "
                     "CREATE TABLE events_2024 PARTITION OF events FOR VALUES FROM ('2024-01-01') TO ('2025-01-01') "
                     "PARTITION BY LIST (kind); CREATE TABLE events_2024_a PARTITION OF events_2024 FOR VALUES IN ('a'); "
@@ -267,8 +265,7 @@ def test_a_partitioned_table_is_read_as_one_and_a_materialized_view_as_a_table(p
 
 
 def test_what_the_role_may_not_read_is_not_in_the_schema(pg_server: PostgresServer) -> None:
-    pg_server.admin("DROP DATABASE IF EXISTS grants")
-    pg_server.admin("CREATE DATABASE grants")
+    pg_server.new_database("grants")
     pg_server.admin("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'sqlweave_reader') THEN "
                     "CREATE ROLE sqlweave_reader LOGIN; END IF; END $$")
     pg_server.admin("CREATE TABLE staff (id int PRIMARY KEY, name text); INSERT INTO staff VALUES (1, 'Ada'); "
@@ -292,8 +289,7 @@ def test_what_the_role_may_not_read_is_not_in_the_schema(pg_server: PostgresServ
 
 
 def test_a_search_path_without_tables_names_the_schemas_that_have_them(pg_server: PostgresServer) -> None:
-    pg_server.admin("DROP DATABASE IF EXISTS marts_only")
-    pg_server.admin("CREATE DATABASE marts_only")
+    pg_server.new_database("marts_only")
     pg_server.admin("CREATE SCHEMA marts; CREATE TABLE marts.kpi (x int)", "marts_only")
     with Database.open(pg_server.url("marts_only")) as db, \
             pytest.raises(SchemaError, match=r"no tables in public; its tables are in marts \(1 table\)") as err:
@@ -307,8 +303,7 @@ def test_a_search_path_without_tables_names_the_schemas_that_have_them(pg_server
 def test_a_large_fact_table_gets_its_keys_from_a_sample_of_its_blocks(pg_server: PostgresServer) -> None:
     from sqlweave.db.infer_keys import infer_database_keys
 
-    pg_server.admin("DROP DATABASE IF EXISTS warehouse")
-    pg_server.admin("CREATE DATABASE warehouse")
+    pg_server.new_database("warehouse")
     pg_server.admin("CREATE TABLE stores AS SELECT i AS store_id, 'store ' || i AS name FROM generate_series(1, 50) i; "
                     "CREATE TABLE sales AS SELECT i AS id, 1 + i % 50 AS store_id, i % 7 AS amount "
                     "FROM generate_series(0, 299999) i; ANALYZE", "warehouse")
@@ -321,8 +316,7 @@ def test_a_large_fact_table_gets_its_keys_from_a_sample_of_its_blocks(pg_server:
 
 
 def test_the_loader_takes_a_url_without_a_driver_as_open_does(pg_server: PostgresServer) -> None:
-    pg_server.admin("DROP DATABASE IF EXISTS plain_url")
-    pg_server.admin("CREATE DATABASE plain_url")
+    pg_server.new_database("plain_url")
     url = pg_server.url("plain_url").replace("postgresql+psycopg://", "postgresql://")
     assert url.startswith("postgresql://")  # SQLAlchemy's default driver (psycopg2) is not installed
     report = load_database(SINGER, url)
@@ -332,8 +326,7 @@ def test_the_loader_takes_a_url_without_a_driver_as_open_does(pg_server: Postgre
 
 
 def test_mixed_case_names_are_quoted_for_postgres(pg_server: PostgresServer) -> None:
-    pg_server.admin("DROP DATABASE IF EXISTS singer_case")
-    pg_server.admin("CREATE DATABASE singer_case")
+    pg_server.new_database("singer_case")
     report = load_database(SINGER, pg_server.url("singer_case"), lower_names=False)
     assert "singer_in_concert" in report.tables
     db = Database.open(pg_server.url("singer_case"))
@@ -424,15 +417,8 @@ def test_transpiled_sql_is_the_dialects_own(db: Database) -> None:
 
 
 def test_a_schema_kept_on_disk_is_read_again_when_rows_or_grants_change(pg_server: PostgresServer,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import sqlweave.db.introspect as introspect_module
-
-    reads: list[str] = []
-    real = introspect_module.introspect
-    monkeypatch.setattr(introspect_module, "introspect",
-                        lambda db, progress=None: reads.append(db.name) or real(db, progress))
-    pg_server.admin("DROP DATABASE IF EXISTS kept")
-    pg_server.admin("CREATE DATABASE kept")
+                                                                        reads: list[str]) -> None:
+    pg_server.new_database("kept")
     pg_server.admin("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'sqlweave_reader') THEN "
                     "CREATE ROLE sqlweave_reader LOGIN; END IF; END $$")
     pg_server.admin("CREATE TABLE staff (id int PRIMARY KEY, name text, salary int); "
@@ -482,8 +468,7 @@ def test_sample_values_of_a_wide_table_are_read_together_as_each_column_alone_re
     from sqlweave.db.introspect import _samples_sql
 
     monkeypatch.setenv("SQLWEAVE_SCHEMA_CACHE", "0")
-    pg_server.admin("DROP DATABASE IF EXISTS wide")
-    pg_server.admin("CREATE DATABASE wide")
+    pg_server.new_database("wide")
     many = ", ".join(f"n{i} int" for i in range(60))
     pg_server.admin("CREATE TYPE mood AS ENUM ('sad', 'ok'); "
                     f"CREATE TABLE w (id int, name text, price numeric(6,2), m mood, doc json, tags text[], {many}); "
@@ -517,8 +502,7 @@ def test_a_schema_of_many_tables_costs_few_statements_a_table(pg_server: Postgre
     import sqlalchemy as sa
 
     monkeypatch.setenv("SQLWEAVE_SCHEMA_CACHE", "0")
-    pg_server.admin("DROP DATABASE IF EXISTS many")
-    pg_server.admin("CREATE DATABASE many")
+    pg_server.new_database("many")
     pg_server.admin("; ".join(f"CREATE TABLE t{i} (id int PRIMARY KEY, name text, ref int REFERENCES t0(id)); "
                               f"COMMENT ON TABLE t{i} IS 'table {i}'; INSERT INTO t{i} VALUES (0, 'n{i}', 0)"
                               for i in range(30)), "many")
@@ -535,8 +519,7 @@ def test_a_schema_of_many_tables_costs_few_statements_a_table(pg_server: Postgre
 def test_a_table_too_slow_to_count_costs_two_interrupted_queries(pg_server: PostgresServer,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SQLWEAVE_SCHEMA_CACHE", "0")
-    pg_server.admin("DROP DATABASE IF EXISTS slow")
-    pg_server.admin("CREATE DATABASE slow")
+    pg_server.new_database("slow")
     cols = ", ".join(f"g AS c{i}" for i in range(8))
     pg_server.admin("CREATE TABLE fast (id int); INSERT INTO fast VALUES (1); "
                     f"CREATE VIEW crawl AS SELECT {cols} FROM generate_series(1, 100000) AS g "
@@ -549,8 +532,7 @@ def test_a_table_too_slow_to_count_costs_two_interrupted_queries(pg_server: Post
 
 def test_a_server_handle_reads_the_schema_again_when_a_column_is_added_not_when_rows_are(
         pg_server: PostgresServer) -> None:
-    pg_server.admin("DROP DATABASE IF EXISTS living")
-    pg_server.admin("CREATE DATABASE living")
+    pg_server.new_database("living")
     pg_server.admin("CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t VALUES (1)", "living")
     from sqlweave.stages.select_values import value_index
 

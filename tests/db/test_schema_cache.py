@@ -11,26 +11,11 @@ from pathlib import Path
 
 import pytest
 
-import sqlweave.db.introspect as introspect_module
 from sqlweave.db import Database
 from sqlweave.db.schema_cache import fingerprint
 from sqlweave.policy import AccessPolicy
 from tests.conftest import keyless_shop
 from tests.extras import need_extra
-
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the databases whose schema was read from the database itself (not from disk)."""
-    seen: list[str] = []
-    real = introspect_module.introspect
-
-    def counted(db: Database, progress=None):  # type: ignore[no-untyped-def]
-        seen.append(db.name)
-        return real(db, progress)
-
-    monkeypatch.setattr(introspect_module, "introspect", counted)
-    return seen
 
 
 def _read(path: Path, **kwargs: object):  # type: ignore[no-untyped-def]
