@@ -313,7 +313,7 @@ def _unreadable_columns(db: "Database") -> dict[tuple[str, str], set[str]]:
     """The columns of the tables and views on PostgreSQL's search path that the connection's role may not select
     (no privilege on the table nor on the column), by schema and table; none when the server cannot say (a
     server that speaks PostgreSQL's protocol without its catalog)."""
-    rows = _catalog_rows(
+    rows = catalog_rows(
         db, "SELECT n.nspname, c.relname, a.attname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON "
             "n.oid = c.relnamespace JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid WHERE a.attnum > 0 AND "
             "NOT a.attisdropped AND c.relkind IN ('r', 'p', 'v', 'm', 'f') AND n.nspname = ANY "
@@ -327,7 +327,7 @@ def _unreadable_columns(db: "Database") -> dict[tuple[str, str], set[str]]:
 def _partitions(db: "Database") -> set[tuple[str, str]]:
     """The partitions of PostgreSQL's partitioned tables, by schema and name: each is a table of its own to the
     catalog (``events_2024`` of ``events``), and a question asks of the table they make up."""
-    rows = _catalog_rows(db, "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+    rows = catalog_rows(db, "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
                              "ON n.oid = c.relnamespace WHERE c.relispartition")
     return {(str(schema), str(name)) for schema, name in rows}
 
@@ -361,14 +361,13 @@ def _duckdb_types(db: "Database") -> dict[tuple[str, str, str], str]:
     return {(str(s), str(t), str(c)): str(ty) for s, t, c, ty in rows}
 
 
-def _catalog_rows(db: "Database", sql: str) -> list[Any]:
-    """The rows of a query of the database's own catalog, or none when it fails (what it adds is then left out)."""
-    with db.one_connection() as con:
-        try:
-            return list(con.exec_driver_sql(sql).fetchall())
-        except SQLAlchemyError:
-            con.rollback()  # a failed statement ends a PostgreSQL transaction's use; the next query starts anew
-            return []
+def catalog_rows(db: "Database", sql: str) -> list[Any]:
+    """The rows of a query of sqlweave's own on the database's catalog (read-only, to the database's time limit),
+    or none when it fails (what it adds is then left out)."""
+    try:
+        return list(db.trusted_read(sql, timeout_s=db.timeout_s, max_rows=1_000_000).rows)
+    except SqlweaveError:
+        return []
 
 
 def _duckdb_keys(db: "Database") -> dict[tuple[str, str], tuple[set[str], list[dict[str, Any]]]]:

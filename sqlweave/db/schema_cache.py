@@ -46,7 +46,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..config import Settings
-from ..errors import SqlweaveError
+from .introspect import catalog_rows
 from .schema import Column, ColumnStats, ForeignKey, Schema, Table
 
 if TYPE_CHECKING:
@@ -170,14 +170,14 @@ def marks(db: "Database") -> tuple[str | None, str | None]:
     """:func:`structure` and :func:`fingerprint` of ``db``, read together (one query to a server)."""
     backend = db.backend
     if backend == "postgresql":
-        rows = _catalog(db, _POSTGRES_MARKS)
+        rows = catalog_rows(db, _POSTGRES_MARKS)
         return (str(rows[0][0]), str(rows[0][1])) if rows and rows[0][0] else (None, None)
     if backend == "sqlite":
-        rows = _catalog(db, "PRAGMA schema_version")
+        rows = catalog_rows(db, "PRAGMA schema_version")
         return (f"sqlite:{rows[0][0]}" if rows else None), _files_mark(Path(db.target), ("-wal", "-journal"),
                                                                         header=100)
     if backend == "duckdb":
-        rows = _catalog(db, _DUCKDB_STRUCTURE)
+        rows = catalog_rows(db, _DUCKDB_STRUCTURE)
         shape = str(rows[0][0]) if rows and rows[0][0] else None
         try:
             database = make_url(db.target).database
@@ -187,17 +187,9 @@ def marks(db: "Database") -> tuple[str | None, str | None]:
             return shape, None
         return shape, _files_mark(Path(database), (".wal",), header=12288)
     if backend in ("mysql", "mariadb"):
-        rows = _catalog(db, _MYSQL_STRUCTURE)
+        rows = catalog_rows(db, _MYSQL_STRUCTURE)
         return (hashlib.sha256(repr(sorted(map(tuple, rows))).encode()).hexdigest() if rows else None), None
     return None, None
-
-
-def _catalog(db: "Database", sql: str) -> list[Any]:
-    """The rows of a query of sqlweave's own on the database's catalog, or none when it fails."""
-    try:
-        return list(db.trusted_read(sql, timeout_s=db.timeout_s, max_rows=1_000_000).rows)
-    except SqlweaveError:
-        return []
 
 
 def _files_mark(path: Path, journals: tuple[str, ...], header: int) -> str | None:
