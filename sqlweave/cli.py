@@ -533,6 +533,7 @@ def _chat_history(*, load: bool) -> None:
     except ImportError:  # pragma: no cover - platforms without readline
         return
     from .config import cache_dir
+    from .files import private_folder
 
     path = cache_dir() / "chat_history"
     try:
@@ -540,7 +541,7 @@ def _chat_history(*, load: bool) -> None:
             if path.exists():
                 readline.read_history_file(str(path))
         else:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            private_folder(path.parent)
             readline.set_history_length(1000)
             readline.write_history_file(str(path))
     except OSError:

@@ -57,6 +57,7 @@ from .errors import (
     MissingDependencyError,
     SqlweaveError,
 )
+from .files import private_folder
 from .llm.base import LLM, GenerationOptions, Message
 from .pipeline import Answer, ModelCall, Pipeline, PriorTurn, StageCallback, TraceEntry
 
@@ -277,7 +278,7 @@ class ConversationStore:
                 if not parsed.database or parsed.database == ":memory:":
                     raise ConfigurationError("the conversation store needs a file, not an in-memory SQLite database",
                                              hint="Pass sqlite:///path/to/conversations.sqlite.")
-                Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+                private_folder(Path(parsed.database).expanduser().parent)
                 self._engine = sa.create_engine(
                     parsed, connect_args={"timeout": busy_timeout_s, "check_same_thread": False})
                 self._setup_sqlite(busy_timeout_s)

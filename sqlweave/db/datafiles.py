@@ -33,6 +33,7 @@ import re
 from pathlib import Path
 
 from ..errors import DatabaseError, DatabaseNotFoundError, MissingDependencyError
+from ..files import private_folder
 from .infer_keys import declare_keys, infer_keys
 
 #: File name endings read as data, and the DuckDB reader of each.
@@ -205,7 +206,7 @@ def data_database(source: str | Path, *, cache: Path | None = None, keys: bool =
     built = folder / f"{variant}{state}.duckdb"
     if built.is_file():
         return built
-    folder.mkdir(parents=True, exist_ok=True)
+    private_folder(folder)
     partial = folder / f".{built.name}.{os.getpid()}.partial"
     partial.unlink(missing_ok=True)
     sheet_csv = folder / f".{built.name}.{os.getpid()}.sheet.csv"

@@ -19,6 +19,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from ..config import cache_dir
+from ..files import private_folder
 
 DEMO_VERSION = 1
 
@@ -128,7 +129,7 @@ def demo_knowledge_path() -> Path:
 
 def build_demo_database(path: Path) -> Path:
     """Write the demo database to ``path`` atomically; the same rows every time."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     rng = random.Random(20261121)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(fd)

@@ -46,6 +46,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..config import Settings
+from ..files import private_folder
 from .introspect import catalog_rows
 from .schema import Column, ColumnStats, ForeignKey, Schema, Table
 
@@ -292,7 +293,7 @@ def _store(path: Path, mark: str, schema: Schema) -> None:
     if _decode(json.loads(text)["schema"]) != schema:  # kept only when read back exactly as read
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".schema-", suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)

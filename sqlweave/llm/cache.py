@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from ..files import private_folder
 from .base import LLM, Completion, GenerationOptions, Message, Usage, WrappedLLM
 
 
@@ -31,7 +32,7 @@ class CachedLLM(WrappedLLM):
     def __init__(self, inner: LLM, path: Path) -> None:
         super().__init__(inner)
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(self.path.parent)
         self._lock = threading.Lock()
         #: Calls of this process answered from the cache file.
         self.hits = 0

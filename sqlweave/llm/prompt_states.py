@@ -24,6 +24,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..files import private_folder
+
 #: A prompt whose first tokens (all but this many) a disk state already covers is not written again.
 NEW_TAIL = 256
 
@@ -128,7 +130,7 @@ class PromptStates:
 
     def _write(self, key: tuple[int, ...], value: Any) -> None:
         assert self.folder is not None
-        self.folder.mkdir(parents=True, exist_ok=True)
+        private_folder(self.folder)
         name = hashlib.sha256(np.asarray(key, dtype=np.int64).tobytes()).hexdigest()[:24] + ".npz"
         fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
         try:

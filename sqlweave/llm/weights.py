@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 
 from ..config import Settings
 from ..errors import ModelIntegrityError, ModelUnavailableError
+from ..files import private_folder
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -114,7 +115,7 @@ def ensure_weights(key: str = "1.5b", progress: Progress | None = None, director
         return assembled_path(spec, directory)
     parts = part_paths(spec)
     target = assembled_path(spec, directory)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(target.parent)
     with _assembly_lock(target):
         if is_assembled(spec, directory):  # another process finished while this one waited
             return target

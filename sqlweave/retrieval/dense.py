@@ -24,6 +24,7 @@ import numpy as np
 from ..config import Settings
 from ..text import well_formed
 from ..errors import MissingDependencyError, ModelUnavailableError
+from ..files import private_folder
 
 if TYPE_CHECKING:
     from ..resources import Resources
@@ -34,7 +35,7 @@ _INSTALL_HINT = ("Install the embedding extra with scripts/install.sh (it instal
 
 def open_cache(path: Path, ddl: str) -> sqlite3.Connection:
     """A SQLite file for cached vectors, shared across threads, with its table created by ``ddl``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_folder(path.parent)
     db = sqlite3.connect(path, check_same_thread=False, timeout=30)
     db.execute(ddl)
     return db

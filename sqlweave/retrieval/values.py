@@ -28,6 +28,7 @@ import numpy as np
 
 from ..config import Settings
 from ..errors import SchemaError, SqlweaveError
+from ..files import private_folder
 
 if TYPE_CHECKING:
     from ..db.connection import Database
@@ -197,7 +198,7 @@ def _table_values(db: "Database", table: str, columns: tuple[str, ...], limit: i
             if isinstance(v, str) and v.strip() and len(v) <= MAX_VALUE_CHARS:
                 values.append((col, v))
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps({"table": table, "fingerprint": fp, "values": values}), encoding="utf-8")
         tmp.replace(path)

@@ -1,0 +1,69 @@
+"""The cache holds what sqlweave read from the user's databases (schema samples, value indexes, questions and
+answers): every folder it creates there is readable by the user alone, whatever the umask."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from sqlweave.files import append_jsonl, private_folder
+
+
+@pytest.fixture
+def loose_umask() -> Iterator[None]:
+    previous = os.umask(0o022)  # the common default: folders made 0755, files 0644
+    yield
+    os.umask(previous)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_every_folder_sqlweave_makes_in_a_new_cache_is_private(
+        tmp_path: Path, singer_db: Path, monkeypatch: pytest.MonkeyPatch, loose_umask: None) -> None:
+    from sqlweave.conversation import ConversationStore, default_store_url
+    from sqlweave.db import Database
+    from sqlweave.db.demo import build_demo_database
+    from sqlweave.llm.cache import CachedLLM
+    from sqlweave.llm.base import Message
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.retrieval.pool import user_pool_file
+    from sqlweave.retrieval.values import ValueIndex
+
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    cache = home / ".cache" / "sqlweave"  # neither folder exists yet
+    monkeypatch.setenv("SQLWEAVE_CACHE_DIR", str(cache))
+
+    db = Database.open(singer_db)
+    db.schema()  # kept on disk, with sample values
+    ValueIndex.build(db)  # every text value, per table
+    CachedLLM(FakeLLM(["SELECT 1"]), cache / "responses" / "llm.sqlite").complete(
+        [Message("user", "How many singers?")])
+    ConversationStore(default_store_url())
+    append_jsonl(user_pool_file(), [{"question": "q", "sql": "SELECT 1"}])
+    build_demo_database(cache / "demo" / "shop.sqlite")
+
+    folders = [cache.parent] + [p for p in cache.rglob("*") if p.is_dir()] + [cache]
+    assert {p.relative_to(cache).parts[0] for p in cache.rglob("*") if p.is_dir()} >= {
+        "schemas", "values", "responses", "pool", "demo"}
+    assert {str(p.relative_to(home)): oct(_mode(p)) for p in folders if _mode(p) != 0o700} == {}
+    assert _mode(home) == 0o755  # a folder that was there keeps its permissions
+
+
+def test_a_folder_that_exists_keeps_its_permissions_and_a_file_in_the_way_is_an_error(
+        tmp_path: Path, loose_umask: None) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o775)
+    os.chmod(shared, 0o775)  # an administrator's shared cache
+    made = private_folder(shared / "sqlweave" / "schemas")
+    assert (_mode(shared), _mode(shared / "sqlweave"), _mode(made)) == (0o775, 0o700, 0o700)
+    assert private_folder(made) == made  # again: nothing to do
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OSError):
+        private_folder(tmp_path / "file" / "below")
