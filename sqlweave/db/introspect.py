@@ -479,9 +479,26 @@ _STATS_COLUMNS = 50
 
 def _samples_sql(db: "Database", table: str, column: str) -> str:
     """A column's first distinct values that are not NULL, among the table's first rows."""
+    return first_values_sql(db, table, column, SAMPLE_VALUES, scan=STATS_SAMPLE)
+
+
+def first_values_sql(db: "Database", table: str, column: str, limit: int, *, scan: int | None = None) -> str:
+    """A query for the first ``limit`` distinct values of a column that are not NULL (among the table's first
+    ``scan`` rows when given), the same ones in every process. SQLite and MySQL give a DISTINCT's values in the
+    order they first appear, PostgreSQL in its plan's order; DuckDB's DISTINCT runs on several threads and gives
+    them in another order each time, so there the values are ordered by where they first appear, as on SQLite.
+
+    >>> from types import SimpleNamespace
+    >>> duck = SimpleNamespace(backend="duckdb", quote=lambda n: f'"{n}"')
+    >>> first_values_sql(duck, "t", "c", 3)
+    'SELECT "c" FROM (SELECT "c", row_number() OVER () AS n FROM "t") AS o WHERE "c" IS NOT NULL GROUP BY "c" ORDER BY min(n) LIMIT 3'
+    """
     t, c = db.quote(table), db.quote(column)
-    return (f"SELECT DISTINCT {c} FROM (SELECT {c} FROM {t} LIMIT {STATS_SAMPLE}) AS s "
-            f"WHERE {c} IS NOT NULL LIMIT {SAMPLE_VALUES}")
+    rows = f"(SELECT {c} FROM {t} LIMIT {scan}) AS s" if scan is not None else t
+    if db.backend == "duckdb":
+        return (f"SELECT {c} FROM (SELECT {c}, row_number() OVER () AS n FROM {rows}) AS o "
+                f"WHERE {c} IS NOT NULL GROUP BY {c} ORDER BY min(n) LIMIT {limit}")
+    return f"SELECT DISTINCT {c} FROM {rows} WHERE {c} IS NOT NULL LIMIT {limit}"
 
 
 def _count_and_samples(db: "Database", table: Table) -> tuple[Any, dict[str, list[tuple[Any]]]]:

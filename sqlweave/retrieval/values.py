@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 import numpy as np
 
 from ..config import Settings
+from ..db.introspect import first_values_sql
 from ..errors import SchemaError, SqlweaveError
 from ..files import private_folder
 
@@ -188,10 +189,9 @@ def _table_values(db: "Database", table: str, columns: tuple[str, ...], limit: i
             pass
     values: list[tuple[str, str]] = []
     for col in columns:
-        c = db.quote(col)
         try:
-            rows = db.trusted_read(f"SELECT DISTINCT {c} FROM {db.quote(table)} WHERE {c} IS NOT NULL LIMIT {limit}",
-                                   timeout_s=db.timeout_s, max_rows=limit).rows
+            rows = db.trusted_read(first_values_sql(db, table, col, limit), timeout_s=db.timeout_s,
+                                   max_rows=limit).rows
         except SqlweaveError:
             continue
         for (v,) in rows:

@@ -262,6 +262,42 @@ def test_a_large_fact_table_gets_its_keys_from_a_sample_of_its_rows(tmp_path: Pa
         assert db.schema().table("sales").primary_key == ("id",)
 
 
+def test_sample_values_and_indexed_values_are_the_first_to_appear_as_on_sqlite(tmp_path: Path) -> None:
+    # DuckDB's DISTINCT runs on several threads and gives its values in another order in each process: the
+    # prompt's samples (and the value index of a column with too many values) changed from one run to the next
+    import sqlite3
+
+    import duckdb
+
+    from sqlweave.retrieval.values import ValueIndex
+
+    rows = [(f"city {i * 7919 % 50_000}", i % 3 or None) for i in range(200_000)]
+    con = sqlite3.connect(tmp_path / "t.sqlite")
+    con.execute("CREATE TABLE t (city VARCHAR, n INTEGER)")
+    con.executemany("INSERT INTO t VALUES (?, ?)", rows)
+    con.commit()
+    con.close()
+    duck = duckdb.connect(str(tmp_path / "t.duckdb"))
+    duck.execute("CREATE TABLE t AS SELECT 'city ' || (i * 7919 % 50000) AS city, CAST(NULLIF(i % 3, 0) AS INTEGER) AS n "
+                 "FROM range(200000) AS r(i)")
+    duck.close()
+    first: list[str] = []
+    for city, _ in rows:
+        if city not in first:
+            first.append(city)
+        if len(first) == 40:
+            break
+    schemas, indexed = [], []
+    for path in (tmp_path / "t.duckdb", tmp_path / "t.sqlite"):
+        with Database.open(path, keys_from_data=False) as db:
+            cols = {c.name: c for c in db.schema(refresh=True).table("t").columns}
+            schemas.append((cols["city"].samples, cols["n"].samples))
+            index = ValueIndex.build(db, max_per_column=40, persist=False)
+            indexed.append(sorted(v for _, _, v in index.entries))
+    assert schemas[0] == schemas[1] == (tuple(first[:3]), (1, 2))
+    assert indexed[0] == indexed[1] == sorted(first)
+
+
 def test_lists_structs_and_enums_read_as_duckdb_names_them(tmp_path: Path) -> None:
     import warnings
 
