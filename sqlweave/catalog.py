@@ -204,9 +204,9 @@ class Catalog:
     @classmethod
     def from_options(cls, dbs: Iterable[str] = (), config: str | Path | None = None, demo: bool = False,
                      timeout_s: float = 10.0, max_rows: int = 1000, policies: Iterable[str] = (),
-                     keys_from_data: bool = True) -> "Catalog":
-        """The catalog the doors' ``--db NAME=...`` (repeatable), ``--config FILE``, ``--demo`` and ``--policy``
-        options describe (see :meth:`with_policies`).
+                     keys_from_data: bool = True, schemas: Iterable[str] = ()) -> "Catalog":
+        """The catalog the doors' ``--db NAME=...`` (repeatable), ``--config FILE``, ``--demo``, ``--policy`` and
+        ``--schemas`` options describe (see :meth:`with_policies` and :meth:`with_schemas`).
 
         >>> Catalog.from_options(["sales=/data/sales.sqlite"], demo=True).names()
         ['sales', 'shop']
@@ -220,7 +220,7 @@ class Catalog:
             catalog = catalog.merged(cls.demo())
         if not catalog.entries:
             raise ConfigurationError("no database to serve", hint="Pass --db NAME=PATH_OR_URL, --config FILE or --demo.")
-        return catalog.with_policies(policies)
+        return catalog.with_policies(policies).with_schemas(schemas)
 
     def with_policies(self, specs: Iterable[str]) -> "Catalog":
         """This catalog with access policies added: ``NAME=FILE`` for one database, a bare ``FILE`` for every one
@@ -238,6 +238,32 @@ class Catalog:
                 if n not in entries:
                     raise ConfigurationError(f"--policy names the database {n!r}, which is not configured")
                 entries[n] = replace(entries[n], policy=entries[n].policy + (file,))
+        return Catalog(entries)
+
+    def with_schemas(self, specs: Iterable[str]) -> "Catalog":
+        """This catalog with the schemas to read of PostgreSQL or DuckDB databases: ``NAME=SCHEMA,SCHEMA`` for one
+        database (in the order a table's name is looked up; it replaces what the config file names), a bare
+        ``SCHEMA,SCHEMA`` when only one database is configured.
+
+        >>> Catalog.parse(["crm=postgresql://db/crm"]).with_schemas(["crm=sales,public"]).entries["crm"].schemas
+        ('sales', 'public')
+        """
+        entries = dict(self.entries)
+        for spec in specs:
+            name, sep, listed = spec.partition("=")
+            if not sep:
+                if len(entries) != 1:
+                    raise ConfigurationError(
+                        f"--schemas {spec} does not say which database it is for",
+                        hint=f"Name the database: --schemas NAME={spec} (one of {', '.join(entries)}).")
+                name, listed = next(iter(entries)), spec
+            if name not in entries:
+                raise ConfigurationError(f"--schemas names the database {name!r}, which is not configured")
+            names = tuple(n.strip() for n in listed.split(","))
+            if not all(names):
+                raise ConfigurationError(f"--schemas {spec}: an empty schema name",
+                                         hint="List the schemas separated by commas: --schemas NAME=sales,public.")
+            entries[name] = replace(entries[name], schemas=names)
         return Catalog(entries)
 
     def merged(self, other: "Catalog") -> "Catalog":

@@ -554,6 +554,9 @@ ConfigOption = typer.Option(None, "--config", help="A TOML file of databases (a 
 DemoOption = typer.Option(False, "--demo", help="Also serve the bundled demo shop, as 'shop'.")
 DoorPolicyOption = typer.Option([], "--policy", help="An access policy (YAML) for every database, or NAME=FILE for "
                                 "one (repeatable; merged with the config file's).")
+DoorSchemasOption = typer.Option([], "--schemas", help="PostgreSQL and DuckDB: the schemas of a database to read, "
+                                 "NAME=SCHEMA,SCHEMA in the order a table's name is looked up (repeatable; bare "
+                                 "SCHEMA,SCHEMA when one database is served; default: the search path).")
 
 
 @app.command()
@@ -586,6 +589,7 @@ def serve(
                                            "params}; each key binds the access policy's row-filter parameters and "
                                            "keeps its conversations to itself."),
     keys_from_data: bool = KeysOption,
+    schemas: list[str] = DoorSchemasOption,
 ) -> None:
     """Serve the HTTP API and the web page: ask, stream the stages, run SQL, conversations, feedback.
 
@@ -598,7 +602,7 @@ def serve(
 
     with _errors():
         catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy,
-                                       keys_from_data=keys_from_data)
+                                       keys_from_data=keys_from_data, schemas=schemas)
         settings = ServerSettings(
             catalog, llm=model, cache=not no_cache, preset=pipeline, api_key=api_key, host=host, port=port,
             tenants=load_tenants(tenants) if tenants is not None else (),
@@ -632,6 +636,7 @@ def mcp_command(
     param: list[str] = typer.Option([], "--param", help="A row-filter parameter of the access policies, bound for "
                                     "every tool call: NAME=VALUE (repeatable)."),
     keys_from_data: bool = KeysOption,
+    schemas: list[str] = DoorSchemasOption,
 ) -> None:
     """Serve databases to an AI assistant over MCP: tools list_databases, describe_schema, ask and run_sql (read-only).
 
@@ -647,7 +652,7 @@ def mcp_command(
             raise ConfigurationError(f"the MCP HTTP transport has no authentication and will not bind to {host!r}",
                                      hint="Keep --host 127.0.0.1 and put an authenticating proxy in front of it.")
         catalog = Catalog.from_options(db, config, demo, timeout_s=timeout, max_rows=max_rows, policies=policy,
-                                       keys_from_data=keys_from_data)
+                                       keys_from_data=keys_from_data, schemas=schemas)
         _pipeline(pipeline)  # an unknown preset fails before serving starts
         # the embedded model loads in the background once serving starts (stdio must stay silent)
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=api_key, quiet=True, load=False)

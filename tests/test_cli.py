@@ -309,3 +309,21 @@ def test_an_unexpected_failure_is_one_clear_line_not_a_traceback(singer_db: Path
     assert "\x1b" not in r.output and "Traceback" not in r.output  # the message shown as data
     monkeypatch.setenv("SQLWEAVE_DEBUG", "1")
     assert isinstance(runner.invoke(app, ["schema", "--db", str(singer_db)]).exception, AttributeError)
+
+
+def test_serve_and_mcp_take_the_schemas_of_a_database(tmp_path: Path, monkeypatch) -> None:
+    import sqlweave.mcp as mcp_door
+    import sqlweave.server as server
+
+    seen = {}
+    monkeypatch.setattr(server, "run", lambda settings, llm: seen.update(serve=settings.catalog.entries))
+    monkeypatch.setattr(mcp_door, "run", lambda catalog, *a, **k: seen.update(mcp=catalog.entries))
+    target = "crm=postgresql://127.0.0.1:1/crm"
+    for command in ("serve", "mcp"):
+        r = runner.invoke(app, [command, "--db", target, "--db", "shop=shop.sqlite", "--schemas", "crm=sales,hr",
+                                "--model", "fake"])
+        assert r.exit_code == 0, r.output
+        assert seen[command]["crm"].schemas == ("sales", "hr") and seen[command]["shop"].schemas is None
+        r = runner.invoke(app, [command, "--db", target, "--db", "shop=shop.sqlite", "--schemas", "sales",
+                                "--model", "fake"])
+        assert r.exit_code == 2 and "does not say which database" in r.output

@@ -247,6 +247,37 @@ def test_a_config_file_names_the_schemas_of_a_database(tmp_path: Path) -> None:
             Catalog.from_file(config)
 
 
+def test_the_doors_schemas_option_names_the_schemas_of_one_database(tmp_path: Path) -> None:
+    need_extra("duckdb")
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "wh.duckdb"))
+    con.execute("CREATE SCHEMA marts; CREATE TABLE marts.kpi (x INTEGER); CREATE TABLE main.raw (y INTEGER)")
+    con.close()
+    config = tmp_path / "dbs.toml"
+    config.write_text('[databases.wh]\ntarget = "wh.duckdb"\nschemas = ["main"]\n', encoding="utf-8")
+    wh = f"wh={tmp_path / 'wh.duckdb'}"
+    for options in ({"dbs": [wh], "schemas": ["wh=marts"]}, {"dbs": [wh], "schemas": ["marts"]},
+                    {"config": config, "schemas": ["wh=marts"]}):  # the option replaces the config file's
+        catalog = Catalog.from_options(**options)  # type: ignore[arg-type]
+
+        async def go() -> dict[str, Any]:
+            async with connected(build_server(catalog, FakeLLM())) as client:
+                return await call(client, "describe_schema", database="wh")
+
+        assert [t["name"] for t in data(run_async(go))["tables"]] == ["kpi"], options
+        catalog.close()
+    two = [wh, f"shop={tmp_path / 'shop.sqlite'}"]
+    assert Catalog.from_options(two, schemas=["wh=marts,main"]).entries["wh"].schemas == ("marts", "main")
+    with pytest.raises(ConfigurationError, match="does not say which database") as err:
+        Catalog.from_options(two, schemas=["marts"])
+    assert "--schemas NAME=marts" in (err.value.hint or "")
+    with pytest.raises(ConfigurationError, match="'crm', which is not configured"):
+        Catalog.from_options(two, schemas=["crm=marts"])
+    with pytest.raises(ConfigurationError, match="an empty schema name"):
+        Catalog.from_options(two, schemas=["wh=marts,"])
+
+
 # --- ask ---------------------------------------------------------------------------------------------
 
 

@@ -61,7 +61,8 @@ def _introspect(db: "Database", conn: sa.Connection, progress: "Callable[[int, i
             raise SchemaError(f"database {db.name!r} has no tables in {', '.join(db.schemas)}; its tables are in "
                               f"{schemas_note(elsewhere)}",
                               hint=f"Name the schemas to read: --schemas {','.join(n for n, _ in elsewhere)} "
-                                   "(schemas=[...] in Python, schemas = [...] in a config file).")
+                                   "(--schemas NAME=... for one of several databases served; schemas=[...] in "
+                                   "Python, schemas = [...] in a config file).")
         raise SchemaError(f"database {db.name!r} has no tables")
     side = load_descriptions(db.descriptions) if db.descriptions else {}
     policy = getattr(db, "policy", None)
