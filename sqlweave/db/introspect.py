@@ -440,6 +440,10 @@ def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
     t = q(table.name)
     if explicit and not table.columns:
         return table
+
+    def short(v: Any) -> Any:
+        return _short(v, postgres=db.backend == "postgresql")
+
     shown = ", ".join(q(c.name) for c in table.columns) if explicit else "*"
     try:
         count, sampled = _count_and_samples(db, table)
@@ -461,16 +465,16 @@ def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
         columns.append(
             replace(
                 col,
-                samples=tuple(_short(v[0]) for v in samples),
+                samples=tuple(short(v[0]) for v in samples),
                 stats=ColumnStats(distinct=stats[0], nulls=int(stats[1] or 0),
-                                  minimum=_short(stats[2]), maximum=_short(stats[3])),
+                                  minimum=short(stats[2]), maximum=short(stats[3])),
             )
         )
     return replace(
         table,
         columns=tuple(columns),
         row_count=int(count),
-        sample_rows=tuple(tuple(_short(v) for v in r) for r in rows),
+        sample_rows=tuple(tuple(short(v) for v in r) for r in rows),
     )
 
 
@@ -570,13 +574,39 @@ def _stats_together(db: "Database", table: Table) -> dict[str, tuple[Any, ...]]:
     return out
 
 
-def _short(v: Any) -> Any:
+def _short(v: Any, postgres: bool = False) -> Any:
+    """A value as a schema shows it: bytes as their size, a long text cut short, anything else that is not a
+    number, a text or a boolean as text; on PostgreSQL an array as PostgreSQL writes it (``{sql,db}``, which
+    ``'{sql,db}'`` in a query means), not as the Python list the driver gives.
+
+    >>> _short(["sql", "big data", None], postgres=True), _short(["sql", "db"])
+    ('{sql,"big data",NULL}', "['sql', 'db']")
+    """
     if isinstance(v, (bytes, bytearray, memoryview)):
         return f"<{len(bytes(v))} bytes>"
+    if postgres and isinstance(v, list):
+        v = _pg_array(v)
     if isinstance(v, str) and len(v) > _MAX_SAMPLE_TEXT:
         return v[: _MAX_SAMPLE_TEXT - 3] + "..."
     if v is not None and not isinstance(v, (int, float, str, bool)):
         return str(v)
     return v
+
+
+def _pg_array(values: list[Any]) -> str:
+    """PostgreSQL's text of an array: elements that are empty, spell NULL, or hold a space, a comma, a brace, a
+    quote or a backslash are quoted; NULL is bare; a nested list is a nested array."""
+    parts = []
+    for x in values:
+        if x is None:
+            parts.append("NULL")
+        elif isinstance(x, list):
+            parts.append(_pg_array(x))
+        else:
+            text = ("t" if x else "f") if isinstance(x, bool) else str(x)
+            if not text or text.upper() == "NULL" or any(ch in '{},"\\' or ch.isspace() for ch in text):
+                text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+            parts.append(text)
+    return "{" + ",".join(parts) + "}"
 
 

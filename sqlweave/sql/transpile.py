@@ -51,7 +51,7 @@ from sqlglot import exp
 from sqlglot.tokens import Tokenizer, TokenType
 from sqlglot.errors import ErrorLevel, SqlglotError
 
-from ..db.schema import is_number_type
+from ..db.schema import is_composite_type, is_number_type
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -1013,6 +1013,12 @@ def _table_case(tree: exp.Expression, schema: "Schema") -> bool:
 _TEXT_TYPE = re.compile(r"char|text|string|clob|citext|^name$", re.IGNORECASE)
 
 
+def _is_text_type(type_name: str) -> bool:
+    """Text that ``LIKE`` and comparisons read as it is: ``TEXT``, ``VARCHAR(20)``; not an array or a struct of it
+    (``TEXT[]``, ``VARCHAR[]``, which neither engine compares with a text)."""
+    return bool(_TEXT_TYPE.search(type_name)) and not is_composite_type(type_name)
+
+
 def text_patterns(sql: str, schema: "Schema", dialect: str) -> str:
     """Cast a column that is not text to text where ``LIKE`` (or ``ILIKE``) reads it, as SQLite does by itself.
 
@@ -1037,7 +1043,7 @@ def _patterns_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool
     read = _tables_read(tree, schema)
     changed = False
     for like in likes:
-        if _column_is(like.this, schema, read, lambda ty: not _TEXT_TYPE.search(ty)):
+        if _column_is(like.this, schema, read, lambda ty: not _is_text_type(ty)):
             like.set("this", exp.Cast(this=like.this.copy(), to=exp.DataType.build("text")))
             changed = True
     return changed
@@ -1084,7 +1090,7 @@ def _dates_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     read = _tables_read(tree, schema)
 
     def is_text(node: exp.Expression) -> bool:
-        return _column_is(node, schema, read, _TEXT_TYPE.search)
+        return _column_is(node, schema, read, _is_text_type)
 
     def is_date(node: exp.Expression | None) -> bool:
         node = _unparen(node)
@@ -1096,7 +1102,8 @@ def _dates_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
             return node.to.is_type(*exp.DataType.TEMPORAL_TYPES)
         if isinstance(node, (exp.Add, exp.Sub)):
             return is_date(node.this) or is_date(node.expression)
-        return _column_is(node, schema, read, lambda ty: _DATE_TYPE.search(ty) and not _TEXT_TYPE.search(ty))
+        return _column_is(node, schema, read, lambda ty: _DATE_TYPE.search(ty) and not _TEXT_TYPE.search(ty)
+                          and not is_composite_type(ty))
 
     def as_timestamp(node: exp.Expression) -> None:
         node.replace(exp.Cast(this=node.copy(), to=exp.DataType.build("timestamp")))
@@ -1260,7 +1267,7 @@ def _numbers_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     read = _tables_read(tree, schema)
 
     def is_text(node: exp.Expression | None) -> bool:
-        return _column_is(node, schema, read, _TEXT_TYPE.search)
+        return _column_is(node, schema, read, _is_text_type)
 
     def is_number(node: exp.Expression | None) -> bool:
         node = _unparen(node)

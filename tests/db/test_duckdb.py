@@ -317,3 +317,5 @@ def test_lists_structs_and_enums_read_as_duckdb_names_them(tmp_path: Path) -> No
             assert cols["m"].is_text and cols["m"].description == "one of 'sad', 'ok'"
             assert not cols["tags"].is_text and not cols["s"].is_text
             assert db.execute("SELECT count(*) FROM p WHERE m LIKE 'o%'").rows == ((1,),)
+            r = db.execute("SELECT count(*) FROM p WHERE tags LIKE '%a%'")  # no LIKE for a list: read as text
+            assert r.rows == ((1,),) and "CAST(tags AS TEXT)" in r.sql

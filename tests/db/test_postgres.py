@@ -264,6 +264,25 @@ def test_a_partitioned_table_is_read_as_one_and_a_materialized_view_as_a_table(p
         assert db.execute("SELECT n FROM kinds WHERE kind = 'a'").rows == ((2,),)
 
 
+def test_array_samples_are_written_as_postgresql_reads_them_and_like_reads_an_array_as_text(
+        pg_server: PostgresServer) -> None:
+    # the driver gives an array as a Python list: the prompt showed ['sql', 'db'], which is no PostgreSQL value
+    pg_server.new_database("arrays")
+    pg_server.admin("CREATE TABLE posts (id int, tags text[], grid int[][]); INSERT INTO posts VALUES "
+                    "(1, ARRAY['sql', 'big data', NULL, 'a\"b', 'c\\d', '', 'null', 'x,y', '{'], '{{1,2},{3,4}}'), "
+                    "(2, '{web}', NULL)", "arrays")
+    with Database.open(pg_server.url("arrays")) as db:
+        cols = {c.name: c for c in db.schema(refresh=True).table("posts").columns}
+        assert set(cols["tags"].samples) == {'{sql,"big data",NULL,"a\\"b","c\\\\d","","null","x,y","{"}', "{web}"}
+        assert cols["grid"].samples == ("{{1,2},{3,4}}",)
+        for sample in cols["tags"].samples + cols["grid"].samples:  # each one a value the query finds again
+            column = "tags" if sample in cols["tags"].samples else "grid"
+            literal = sample.replace("'", "''")
+            assert db.execute(f"SELECT id FROM posts WHERE {column} = '{literal}'").rows, sample
+        r = db.execute("SELECT id FROM posts WHERE tags LIKE '%big data%'")  # no LIKE for an array: read as text
+        assert r.rows == ((1,),) and "CAST(tags AS TEXT)" in r.sql
+
+
 def test_what_the_role_may_not_read_is_not_in_the_schema(pg_server: PostgresServer) -> None:
     pg_server.new_database("grants")
     pg_server.admin("DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'sqlweave_reader') THEN "
@@ -465,7 +484,7 @@ def test_a_schema_is_read_on_one_connection(pg_url: str, monkeypatch: pytest.Mon
 
 def test_sample_values_of_a_wide_table_are_read_together_as_each_column_alone_reads_them(
         pg_server: PostgresServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sqlweave.db.introspect import _samples_sql
+    from sqlweave.db.introspect import _samples_sql, _short
 
     monkeypatch.setenv("SQLWEAVE_SCHEMA_CACHE", "0")
     pg_server.new_database("wide")
@@ -485,8 +504,7 @@ def test_sample_values_of_a_wide_table_are_read_together_as_each_column_alone_re
     assert table.row_count == 40 and len(table.columns) == 66
     for col in table.columns:
         if col.name != "doc":  # json has no equality: no samples, read together or alone
-            assert col.samples == tuple(str(v) if not isinstance(v, (int, float, str)) else v
-                                        for v in alone[col.name]), col.name
+            assert col.samples == tuple(_short(v, postgres=True) for v in alone[col.name]), col.name
     assert table.column("price").samples and table.column("m").samples and table.column("tags").samples
     assert not table.column("doc").samples
     per_column = [s for s in sent if s.startswith("SELECT DISTINCT")]
