@@ -90,6 +90,16 @@ class DatabaseNotFoundError(DatabaseError):
                     "folder), or a SQLAlchemy URL such as postgresql://user@host/db.")
 
 
+class DatabaseUnavailableError(DatabaseError):
+    """The database server cannot be reached now (it stopped, the network failed, a login was refused): no query
+    ran. Not the SQL's fault, so no correction is tried; the same call may succeed once the server is back."""
+
+    code = "database_unavailable"
+    retryable = True
+    default_hint = ("Check that the database server is running and reachable from here; sqlweave connects again "
+                    "on the next query.")
+
+
 class UnsupportedDatabaseError(DatabaseError):
     """A kind of database sqlweave cannot hold read-only and to a time limit, so it runs no query there."""
 

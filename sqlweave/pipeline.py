@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
-from .errors import ConfigurationError, PipelineError, SqlweaveError
+from .errors import ConfigurationError, DatabaseUnavailableError, PipelineError, SqlweaveError
 from .llm.base import LLM, Completion, GenerationOptions, Message, Usage
 from .resources import Resources, shared_resources
 from .sql.quiet import reading_untrusted_text
@@ -462,6 +462,8 @@ class Pipeline:
                       resources=resources if resources is not None else shared_resources(),
                       min_confidence=min_confidence)
         for stage in self.stages:
+            if isinstance(state.error, DatabaseUnavailableError):
+                break  # not the SQL's fault: no correction, no vote, no model call can help
             if state.error is None or getattr(stage, "recovers", False):
                 _run_stage(stage, state, on_stage)
         state.confidence = estimate(question, state.sql, state.result, state.error, state.trace, db.dialect)

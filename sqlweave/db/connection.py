@@ -33,6 +33,7 @@ from ..errors import (
     ConfigurationError,
     DatabaseError,
     DatabaseNotFoundError,
+    DatabaseUnavailableError,
     ExecutionError,
     MissingDependencyError,
     QueryTimeoutError,
@@ -43,7 +44,7 @@ from ..errors import (
 from ..sql.classify import ensure_read_only
 from ..sql.quiet import reading_untrusted_text
 from .datafiles import data_database, data_name, reads_as_data
-from .diagnose import diagnose, first_line
+from .diagnose import diagnose, first_line, unreachable_reason
 from .sqlite_functions import add_percentiles
 
 if TYPE_CHECKING:
@@ -255,6 +256,9 @@ class Database:
             # configuration is locked once each connection has its search path (_duckdb_session).
             connect_args["read_only"] = True
             connect_args["config"] = dict(_DUCKDB_CONFIG)
+        if backend == "postgresql" and "connect_timeout" not in parsed.query:
+            # libpq waits for a host that does not answer as long as TCP does (about two minutes) by default
+            connect_args["connect_timeout"] = max(2, round(timeout_s))
         if backend == "postgresql" and (driver == "psycopg" or (not driver and not _importable("psycopg2"))):
             # Every statement goes through the extended protocol, which runs exactly one statement: text such
             # as "COMMIT; DELETE ..." cannot end the read-only transaction and write after it.
@@ -503,7 +507,7 @@ class Database:
         if held is not None:
             yield held
             return
-        with self.engine.connect() as conn:
+        with self._connect() as conn:
             self._held.conn = conn
             try:
                 yield conn
@@ -512,10 +516,27 @@ class Database:
                 if conn.in_transaction():
                     conn.rollback()
 
+    @contextmanager
+    def _connect(self) -> Iterator[sa.Connection]:
+        """A connection from the pool; a server that cannot be reached is a
+        :class:`~sqlweave.errors.DatabaseUnavailableError`, not the driver's exception."""
+        try:
+            conn = self.engine.connect()
+        except SQLAlchemyError as err:
+            raise self._unavailable(err) from err
+        with conn:
+            yield conn
+
+    def _unavailable(self, err: SQLAlchemyError) -> DatabaseUnavailableError:
+        """The typed error for a connection that failed or was lost: why, in words that name no host or user
+        (a server's clients see it); the driver's own first line is kept in ``details["driver"]``."""
+        return DatabaseUnavailableError(f"cannot reach the database: {unreachable_reason(err)}",
+                                        driver=first_line(err))
+
     def _exec(self, sql: str, *, timeout_s: float, max_rows: int) -> QueryResult:
         start = time.perf_counter()
         held = getattr(self._held, "conn", None)
-        with self._lock, (nullcontext(held) if held is not None else self.engine.connect()) as conn:
+        with self._lock, (nullcontext(held) if held is not None else self._connect()) as conn:
             raw = conn.connection.dbapi_connection
             cancel = self._arm_timeout(conn, raw, timeout_s)
             try:
@@ -524,6 +545,8 @@ class Database:
                 rows = result.fetchmany(max_rows + 1) if result.returns_rows else []
                 result.close()
             except DBAPIError as err:
+                if err.connection_invalidated:  # the server went away while the query ran
+                    raise self._unavailable(err) from err
                 if self._timed_out(err, start, timeout_s):
                     self.reads_cut_short += 1
                     raise QueryTimeoutError(f"query interrupted after {timeout_s:g} s", sql=sql) from err

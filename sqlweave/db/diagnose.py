@@ -141,6 +141,38 @@ _READERS: dict[str, Callable[[BaseException, str], tuple[type[ExecutionError], s
 }
 
 
+#: What a driver says when a connection cannot be made or was lost, and how sqlweave says it (no host, port or
+#: user: a server's clients see it).
+_UNREACHABLE = (
+    (re.compile(r"refused", re.I), "the connection was refused"),
+    (re.compile(r"timeout|timed out", re.I), "the connection timed out"),
+    (re.compile(r"password|authenticat|access denied|no pg_hba", re.I), "the login was refused"),
+    (re.compile(r"translate host|name or service|nodename|unknown host|name resolution", re.I),
+     "the host name is not known"),
+    (re.compile(r"database \S+ does not exist|unknown database", re.I), "the database does not exist"),
+    (re.compile(r"too many (connections|clients)", re.I), "the server has too many connections"),
+    (re.compile(r"starting up|shutting down|recovery mode", re.I), "the server is starting up or shutting down"),
+    (re.compile(r"closed the connection|terminating connection|lost connection|gone away|connection is closed|"
+                r"broken pipe|reset by peer|server closed", re.I), "the server closed the connection"),
+    (re.compile(r"unable to open database file", re.I), "the database file cannot be opened"),
+)
+
+
+def unreachable_reason(err: object) -> str:
+    """Why a connection failed, in a few words that name no host, port or user.
+
+    >>> unreachable_reason('connection to server at "10.0.0.5", port 5432 failed: Connection refused')
+    'the connection was refused'
+    >>> unreachable_reason("something else")
+    'the connection failed'
+    """
+    text = str(err)
+    for pattern, reason in _UNREACHABLE:
+        if pattern.search(text):
+            return reason
+    return "the connection failed"
+
+
 def first_line(err: object) -> str:
     """The first line of an error's text (drivers append context lines, carets and hints)."""
     text = str(err).strip()

@@ -14,6 +14,7 @@ has them, one JSON line).
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..catalog import UnknownDatabaseError
@@ -21,6 +22,7 @@ from ..errors import (
     ConfigurationError,
     DatabaseError,
     DatabaseNotFoundError,
+    DatabaseUnavailableError,
     ExecutionError,
     InvalidQuestionError,
     LLMError,
@@ -33,6 +35,7 @@ from ..errors import (
     SQLParseError,
     SqlweaveError,
 )
+from ..logs import log_event
 from ..text import well_formed
 from .gate import ServerBusyError
 
@@ -95,12 +98,15 @@ def _conversation_not_found() -> type[SqlweaveError] | None:
     return getattr(errors, "ConversationNotFoundError", None)
 
 
+log = logging.getLogger("sqlweave.server")
+
 #: Typed errors and their status, most specific first (the first ``isinstance`` match wins).
 _STATUS: tuple[tuple[type[SqlweaveError], int], ...] = (
     (ServerBusyError, 503),
     (InvalidQuestionError, 422),
     (UnknownDatabaseError, 404),
     (DatabaseNotFoundError, 404),
+    (DatabaseUnavailableError, 503),
     (RefusedStatementError, 400),
     (QueryTimeoutError, 504),
     (SchemaError, 400),
@@ -160,7 +166,10 @@ def install_handlers(app: Any) -> None:
     from fastapi.responses import JSONResponse
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
-    async def sqlweave_error(_request: Any, err: SqlweaveError) -> JSONResponse:
+    async def sqlweave_error(request: Any, err: SqlweaveError) -> JSONResponse:
+        if isinstance(err, DatabaseUnavailableError):  # the operator's side: what the driver said, in the log
+            log_event(log, "database_unavailable", level=logging.ERROR, path=request.url.path,
+                      error=err.message, driver=str(err.details.get("driver", "")))
         return JSONResponse(error_body(err), status_code=status_for(err), headers=headers_for(err))
 
     async def validation_error(_request: Any, err: RequestValidationError) -> JSONResponse:

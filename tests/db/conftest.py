@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -116,6 +118,68 @@ class MariaDBServer(ScriptServer):
         with pymysql.connect(unix_socket=os.path.join(self.folder, "mysqld.sock"), user="root", database=db or None,
                              autocommit=True) as c, c.cursor() as cur:
             cur.execute(sql)
+
+
+class Forwarder:
+    """A TCP port that forwards to a server until :meth:`stop` (connections cut, new ones refused) and again after
+    :meth:`start`, on the same port: a database server that goes away and comes back."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.upstream = (host, port)
+        self.port = 0
+        self._sockets: list[socket.socket] = []
+        self._listener: socket.socket | None = None
+        self.start()
+
+    def start(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        self.port = listener.getsockname()[1]
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def stop(self) -> None:
+        if self._listener is not None:
+            try:
+                self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread waiting in accept (close does not)
+            except OSError:
+                pass
+            self._listener.close()
+            self._listener = None
+        for sock in self._sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+        self._sockets.clear()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(self.upstream)
+            self._sockets += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for sock in (src, dst):
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
 
 @pytest.fixture

@@ -31,7 +31,7 @@ from sqlweave.sql.transpile import to_dialect
 from sqlweave.stages.rewrite import value_probe
 
 from ..conftest import keyless_shop
-from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT, PostgresServer
+from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT, Forwarder, PostgresServer
 from .suite import (
     DIALECT_CASES,
     MANY_ROW_CASES,
@@ -281,6 +281,71 @@ def test_array_samples_are_written_as_postgresql_reads_them_and_like_reads_an_ar
             assert db.execute(f"SELECT id FROM posts WHERE {column} = '{literal}'").rows, sample
         r = db.execute("SELECT id FROM posts WHERE tags LIKE '%big data%'")  # no LIKE for an array: read as text
         assert r.rows == ((1,),) and "CAST(tags AS TEXT)" in r.sql
+
+
+def test_a_server_that_goes_away_is_a_typed_error_no_model_call_and_503_and_it_comes_back(pg_url: str) -> None:
+    from sqlalchemy.engine import make_url
+
+    from sqlweave.errors import DatabaseUnavailableError
+
+    url = make_url(pg_url)
+    proxy = Forwarder(url.host or "127.0.0.1", url.port or 5432)
+    near = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    llm = FakeLLM(["SELECT count(*) FROM singer"] * 4)
+    engine = sqlweave.connect(near, llm=llm)
+    try:
+        assert engine.db.execute("SELECT count(*) FROM singer").rows == ((6,),)
+        engine.db.schema()  # read before the server goes (a server's handle has read it)
+        proxy.stop()
+        with pytest.raises(DatabaseUnavailableError) as err:  # was the driver's OperationalError
+            engine.db.execute("SELECT count(*) FROM singer")
+        assert err.value.message == "cannot reach the database: the connection was refused"
+        assert str(proxy.port) not in str(err.value) and "Connection refused" in err.value.details["driver"]
+        answer = engine.pipeline.run("How many singers are there?", engine.db, llm)
+        assert answer.error is not None and answer.error.code == "database_unavailable"
+        assert answer.model_calls == 1  # the SQL is not at fault: no correction, no vote
+        assert [e.stage for e in answer.trace][-1] == "execute"
+        proxy.start()
+        assert engine.db.execute("SELECT count(*) FROM singer").rows == ((6,),)  # back, by itself
+        assert engine.ask("How many singers are there?").result.rows == ((6,),)
+    finally:
+        engine.close()
+        proxy.stop()
+
+
+@pytest.mark.extra("server")
+def test_the_http_api_answers_503_while_the_server_is_away_and_200_when_it_is_back(
+        pg_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from fastapi.testclient import TestClient
+    from sqlalchemy.engine import make_url
+
+    from sqlweave.catalog import Catalog, DatabaseEntry
+    from sqlweave.server import ServerSettings, create_app
+
+    url = make_url(pg_url)
+    proxy = Forwarder(url.host or "127.0.0.1", url.port or 5432)
+    near = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+    settings = ServerSettings(Catalog({"music": DatabaseEntry("music", near)}),
+                              llm=FakeLLM(responder=lambda *_: "SELECT count(*) FROM singer"), api_key="",
+                              rate_limit_per_minute=0, conversation_url=f"sqlite:///{tmp_path / 'c.sqlite'}")
+    sql = {"database": "music", "sql": "SELECT count(*) FROM singer"}
+    try:
+        with TestClient(create_app(settings), base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+            assert client.post("/api/sql", json=sql).json()["rows"] == [[6]]
+            assert client.get("/api/databases/music/schema").status_code == 200
+            proxy.stop()
+            r = client.post("/api/sql", json=sql)
+            assert r.status_code == 503 and r.json()["error"]["code"] == "database_unavailable"  # was 500 internal
+            assert str(proxy.port) not in r.text and "127.0.0.1" not in r.text  # the operator's side stays there
+            logged = [rec for rec in caplog.records if rec.getMessage() == "database_unavailable"]
+            assert logged and "Connection refused" in logged[-1].driver  # what the driver said, for the operator
+            answer = client.post("/api/ask", json={"database": "music", "question": "How many singers?"}).json()
+            assert answer["error"]["code"] == "database_unavailable" and answer["timings"]["model_calls"] == 1
+            proxy.start()
+            assert client.post("/api/sql", json=sql).json()["rows"] == [[6]]
+    finally:
+        proxy.stop()
+        settings.catalog.close()
 
 
 def test_what_the_role_may_not_read_is_not_in_the_schema(pg_server: PostgresServer) -> None:
