@@ -131,6 +131,9 @@ class Database:
         #: and columns are still those of the schema it holds, and reads it again if not; None: never
         self.recheck_s: float | None = 60.0
         self._checked_at = time.monotonic()
+        #: a SQLite or DuckDB file's path and identity (device, inode) when opened: a file replaced by another
+        #: (a nightly rebuild renamed over it) is opened again at the next check
+        self.file: tuple[Path, tuple[int, int] | None] | None = None
 
     # --- opening ---------------------------------------------------------------
 
@@ -230,8 +233,10 @@ class Database:
             return conn
 
         engine = sa.create_engine("sqlite://", creator=creator, poolclass=sa.pool.SingletonThreadPool)
-        return cls(engine, name=path.stem, target=str(path), timeout_s=timeout_s, max_rows=max_rows,
-                   descriptions=descriptions)
+        db = cls(engine, name=path.stem, target=str(path), timeout_s=timeout_s, max_rows=max_rows,
+                 descriptions=descriptions)
+        db.file = (path, file_identity(path))
+        return db
 
     @classmethod
     def _open_url(
@@ -280,6 +285,8 @@ class Database:
             sa.event.listen(engine, "connect", _mysql_session_read_only)
         db = cls(engine, name=name, target=url,
                  timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions)
+        if backend == "duckdb" and parsed.database and parsed.database != ":memory:":
+            db.file = (Path(parsed.database), file_identity(Path(parsed.database)))
         try:
             with engine.connect() as con:
                 if backend in ("postgresql", "duckdb"):
@@ -342,8 +349,26 @@ class Database:
         from .schema_cache import structure
 
         self._checked_at = time.monotonic()
+        if self._file_replaced():
+            return True
         now = structure(self)
         return now is not None and now != self.schema_structure
+
+    def _file_replaced(self) -> bool:
+        """Was this handle's SQLite or DuckDB file replaced by another since it was opened (written elsewhere
+        and renamed over it)? Then the connections, which still read the old file, are let go: the next query
+        opens the new one. A file that is gone changes nothing (what is open still answers)."""
+        if self.file is None:
+            return False
+        path, opened = self.file
+        now = file_identity(path)
+        if now is None or now == opened:
+            return False
+        self.file = (path, now)
+        # SQLite's pool keeps one connection per thread, which another request may be using: it is dropped, not
+        # closed, and goes when unused; DuckDB's pool closes the connections no query holds
+        self.engine.dispose(close=self.backend != "sqlite")
+        return True
 
     def bind(self, params: Mapping[str, Any] | None) -> "Database":
         """A handle on the same connection pool, schema and knowledge whose row filters use ``params`` (one
@@ -657,6 +682,15 @@ def _no_schemas(schemas: tuple[str, ...] | None, kind: str, why: str) -> None:
     if schemas:
         raise ConfigurationError(f"schemas are read on PostgreSQL and DuckDB databases, not {kind} ({why})",
                                  hint="Leave out --schemas (schemas=...).")
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """The device and inode of a file, which a file renamed over it does not share (None when it is gone)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _quoted(name: str) -> str:

@@ -175,11 +175,11 @@ def marks(db: "Database") -> tuple[str | None, str | None]:
         return (str(rows[0][0]), str(rows[0][1])) if rows and rows[0][0] else (None, None)
     if backend == "sqlite":
         rows = catalog_rows(db, "PRAGMA schema_version")
-        return (f"sqlite:{rows[0][0]}" if rows else None), _files_mark(Path(db.target), ("-wal", "-journal"),
-                                                                        header=100)
+        return (f"sqlite:{rows[0][0]}:{_identity(db)}" if rows else None), \
+            _files_mark(Path(db.target), ("-wal", "-journal"), header=100)
     if backend == "duckdb":
         rows = catalog_rows(db, _DUCKDB_STRUCTURE)
-        shape = str(rows[0][0]) if rows and rows[0][0] else None
+        shape = f"{rows[0][0]}:{_identity(db)}" if rows and rows[0][0] else None
         try:
             database = make_url(db.target).database
         except ArgumentError:
@@ -191,6 +191,12 @@ def marks(db: "Database") -> tuple[str | None, str | None]:
         rows = catalog_rows(db, _MYSQL_STRUCTURE)
         return (hashlib.sha256(repr(sorted(map(tuple, rows))).encode()).hexdigest() if rows else None), None
     return None, None
+
+
+def _identity(db: "Database") -> str:
+    """The identity of the file a handle reads (a file renamed over it is another structure, even with the same
+    tables: a value index built on the old one is not used)."""
+    return "" if db.file is None else f"{db.file[1]}"
 
 
 def _files_mark(path: Path, journals: tuple[str, ...], header: int) -> str | None:

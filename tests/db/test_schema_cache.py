@@ -169,6 +169,50 @@ def test_a_long_lived_handle_sees_a_new_table_or_column_but_not_every_new_row(tm
     assert "returns" not in db.bind({}).schema().table_names and len(reads) == 4
 
 
+def test_a_long_lived_handle_opens_a_file_renamed_over_its_own(tmp_path: Path) -> None:
+    # a nightly rebuild writes the database elsewhere and renames it over the one a server reads: the server's
+    # connections still read the old file, whatever its structure says
+    import os
+
+    path = keyless_shop(tmp_path / "shop.sqlite")
+    db = Database.open(path)
+    db.schema()
+    assert db.execute("SELECT count(*) FROM orders").rows == ((4,),)
+    before = db.schema_structure
+    rebuilt = keyless_shop(tmp_path / "rebuilt.sqlite")  # the same tables, so the same schema_version
+    with sqlite3.connect(rebuilt) as con:
+        con.execute("INSERT INTO orders VALUES (14, 2, 9.5)")
+        con.execute("CREATE TABLE returns (order_id INTEGER, reason TEXT)")
+    con.close()
+    os.replace(rebuilt, path)
+    assert db.execute("SELECT count(*) FROM orders").rows == ((4,),)  # not yet checked: the old file
+    db.recheck_s = 0
+    assert "returns" in db.schema().table_names and db.schema_structure != before
+    assert db.execute("SELECT count(*) FROM orders").rows == ((5,),)
+    path.unlink()  # gone: what is open still answers
+    assert db.execute("SELECT count(*) FROM orders").rows == ((5,),) and "returns" in db.schema().table_names
+
+
+def test_a_duckdb_file_renamed_over_is_opened_again(tmp_path: Path) -> None:
+    need_extra("duckdb")
+    import os
+
+    import duckdb
+
+    path = tmp_path / "wh.duckdb"
+    for target, rows in ((path, 2), (tmp_path / "new.duckdb", 3)):
+        con = duckdb.connect(str(target))
+        con.execute(f"CREATE TABLE kpi AS SELECT range AS x FROM range({rows})")
+        con.close()
+    with Database.open(path) as db:
+        assert db.execute("SELECT count(*) FROM kpi").rows == ((2,),)
+        before = db.schema_structure if db.schema() else None
+        os.replace(tmp_path / "new.duckdb", path)
+        db.recheck_s = 0
+        db.schema()
+        assert db.execute("SELECT count(*) FROM kpi").rows == ((3,),) and db.schema_structure != before
+
+
 def test_duckdb_structure_changes_with_a_column_not_with_a_row(tmp_path: Path) -> None:
     need_extra("duckdb")
     import duckdb
