@@ -165,11 +165,15 @@ def _engine(db: str, *, model: str, pipeline: str, english_only: bool = False, e
 def _read_schema(database: Database, *, quiet: bool = False, refresh: bool = False) -> "Schema":
     """The database's schema, with a progress bar over its tables while they are read from the database (a server
     far away takes a while the first time; a schema kept on disk shows none)."""
-    with Progress(TextColumn("[bold]Reading the schema"), BarColumn(), TextColumn("{task.completed}/{task.total} tables"),
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total} tables"),
                   console=err_console, transient=True, disable=quiet) as bar:
-        task = bar.add_task("schema", total=None, visible=False)
-        return database.schema(refresh=refresh,
-                               progress=lambda done, total: bar.update(task, completed=done, total=total, visible=True))
+        task = bar.add_task("Reading the schema", total=None, visible=False)
+
+        def step(done: int, total: int) -> None:
+            # after the last table come the keys (read from the data when the database declares none: seconds)
+            bar.update(task, completed=done, total=total, visible=True,
+                       description="Reading the schema" if done < total else "Reading the schema: keys")
+        return database.schema(refresh=refresh, progress=step)
 
 
 def _prepare_local(llm: Any, *, quiet: bool) -> None:
