@@ -43,7 +43,7 @@ from ..errors import (
 )
 from ..sql.classify import ensure_read_only
 from ..sql.quiet import reading_untrusted_text
-from .datafiles import data_database, data_name, reads_as_data
+from .datafiles import data_database, data_name, reads_as_data, source_state
 from .diagnose import diagnose, first_line, unreachable_reason
 from .sqlite_functions import add_percentiles
 
@@ -134,6 +134,11 @@ class Database:
         #: a SQLite or DuckDB file's path and identity (device, inode) when opened: a file replaced by another
         #: (a nightly rebuild renamed over it) is opened again at the next check
         self.file: tuple[Path, tuple[int, int] | None] | None = None
+        #: the data files (CSV, Parquet, ...) this handle's DuckDB copy was built from, and their state then
+        self.source: Path | None = None
+        self._source_built: tuple[tuple[str, int, int], ...] = ()
+        self._source_seen: tuple[tuple[str, int, int], ...] | None = None
+        self._recheck_lock = threading.Lock()
 
     # --- opening ---------------------------------------------------------------
 
@@ -183,7 +188,9 @@ class Database:
                 # CSV, TSV, Parquet, JSON or Excel files (or a folder of them): a DuckDB copy of them, built once
                 _no_schemas(schemas, "data files", "each file is a table of its own")
                 built = data_database(path)
-                return cls._open_url(f"duckdb:///{built}", timeout_s, max_rows, descriptions, data_name(path))
+                db = cls._open_url(f"duckdb:///{built}", timeout_s, max_rows, descriptions, data_name(path))
+                db.source, db._source_built = path, source_state(path)
+                return db
             if not path.is_file():
                 raise DatabaseNotFoundError(f"no database file at {text!r}")
             if path.suffix.lower() in _DUCKDB_SUFFIXES:
@@ -348,11 +355,40 @@ class Database:
             return False
         from .schema_cache import structure
 
-        self._checked_at = time.monotonic()
-        if self._file_replaced():
-            return True
-        now = structure(self)
-        return now is not None and now != self.schema_structure
+        if not self._recheck_lock.acquire(blocking=False):
+            return False  # another request is checking (or rebuilding) now
+        try:
+            self._checked_at = time.monotonic()
+            if self._source_rebuilt() or self._file_replaced():
+                return True
+            now = structure(self)
+            return now is not None and now != self.schema_structure
+        finally:
+            self._recheck_lock.release()
+
+    def _source_rebuilt(self) -> bool:
+        """Were this handle's data files changed, and have they held still since the last check? Then its DuckDB
+        copy is built again and the handle reads the new one (files still being written wait for the next check;
+        a copy that cannot be built leaves the old one in use, and is tried again at the next check)."""
+        if self.source is None:
+            return False
+        now = source_state(self.source)
+        if now == self._source_built or not now:
+            self._source_seen = None
+            return False
+        if now != self._source_seen:
+            self._source_seen = now
+            return False
+        try:
+            fresh = Database._open_url(f"duckdb:///{data_database(self.source)}", self.timeout_s, self.max_rows,
+                                       None, self.name)
+        except SqlweaveError:
+            return False
+        old = self.engine
+        self.engine, self.target, self.file = fresh.engine, fresh.target, fresh.file
+        self._source_built, self._source_seen = now, None
+        old.dispose()
+        return True
 
     def _file_replaced(self) -> bool:
         """Was this handle's SQLite or DuckDB file replaced by another since it was opened (written elsewhere

@@ -171,6 +171,25 @@ def _cell(value: object) -> object:
     return value
 
 
+def source_state(source: str | Path) -> tuple[tuple[str, int, int], ...]:
+    """What a copy of ``source`` is built from: each data file's path, size and time (empty when there is none).
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.csv").write_text("x\\n1\\n")
+    >>> [(pathlib.Path(f).name, size) for f, size, _ in source_state(folder)]
+    [('a.csv', 4)]
+    """
+    state = []
+    for f in data_files(source):
+        try:
+            st = f.stat()
+        except OSError:  # removed while the folder was read
+            continue
+        state.append((str(f), st.st_size, st.st_mtime_ns))
+    return tuple(state)
+
+
 def data_database(source: str | Path, *, cache: Path | None = None, keys: bool = True) -> Path:
     """The DuckDB database holding ``source``'s data files as tables (built now if it is missing or out of date),
     with the keys their data shows unless ``keys`` is false.
@@ -197,10 +216,7 @@ def data_database(source: str | Path, *, cache: Path | None = None, keys: bool =
         cache = cache_dir()
     folder = cache / "datafiles"
     place = hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    stats = []
-    for f in files:
-        st = f.stat()
-        stats.append((str(f), st.st_size, st.st_mtime_ns))
+    stats = list(source_state(path))
     state = hashlib.sha256(repr((_BUILD, keys, duckdb.__version__, stats)).encode()).hexdigest()[:16]
     variant = f"{place}-{'keys' if keys else 'nokeys'}-"  # a copy of this source, with or without keys
     built = folder / f"{variant}{state}.duckdb"

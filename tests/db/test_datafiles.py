@@ -100,6 +100,40 @@ def test_a_changed_file_is_read_again_and_the_old_copy_removed(folder: Path, cac
     assert len(second) == 1 and second != first
 
 
+def test_a_server_reads_files_changed_while_it_runs_once_they_hold_still(folder: Path, cache: Path) -> None:
+    # a folder of exports refreshed every night, served by a process that lives on
+    db = Database.open(folder)
+    db.recheck_s = None
+
+    def check() -> tuple[str, ...]:  # what a server does once a minute
+        db.recheck_s = 0
+        try:
+            return db.schema().table_names
+        finally:
+            db.recheck_s = None
+
+    def count(table: str) -> int:
+        return db.execute(f"SELECT COUNT(*) FROM {table}").rows[0][0]
+
+    assert count("people") == 3 and len(check()) == 4
+    (folder / "people.csv").write_text(PEOPLE + "4,Di,1,2024-04-05\n")
+    os.utime(folder / "people.csv", ns=(1, 1))
+    (folder / "orders.csv").write_text("id,person_id\n1,1\n")
+    assert "orders" not in check() and count("people") == 3  # just changed: perhaps still being written
+    assert "orders" in check() and count("people") == 4  # unchanged since the last check: built again, and read
+    assert len(list(cache.glob("*.duckdb"))) == 1  # the old copy removed
+    (folder / "zz broken.parquet").write_bytes(b"not a parquet file")
+    check()
+    assert "orders" in check() and count("orders") == 1  # cannot be built: the copy in use stays, no error
+    (folder / "zz broken.parquet").unlink()
+    (folder / "orders.csv").write_text("id,person_id\n1,1\n2,3\n")
+    os.utime(folder / "orders.csv", ns=(2, 2))
+    check()
+    check()
+    assert count("orders") == 2
+    db.close()
+
+
 def test_a_file_duckdb_cannot_read_is_named_and_nothing_half_built_is_kept(folder: Path, cache: Path) -> None:
     (folder / "zz broken.parquet").write_bytes(b"not a parquet file")
     with pytest.raises(DatabaseError, match="zz broken.parquet") as err:
