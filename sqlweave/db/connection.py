@@ -268,9 +268,15 @@ class Database:
             # configuration is locked once each connection has its search path (_duckdb_session).
             connect_args["read_only"] = True
             connect_args["config"] = dict(_DUCKDB_CONFIG)
-        if backend == "postgresql" and "connect_timeout" not in parsed.query:
-            # libpq waits for a host that does not answer as long as TCP does (about two minutes) by default
-            connect_args["connect_timeout"] = max(2, round(timeout_s))
+        if backend == "postgresql":
+            # libpq waits for a host that does not answer as long as TCP does (about two minutes) by default, and
+            # for the answer of a server the network lost as long as the system's keepalives say (two hours): a
+            # connection gives up after the query time limit, and a lost one is noticed within 15 s past it
+            for key, value in (("connect_timeout", max(2, round(timeout_s))), ("keepalives", 1),
+                               ("keepalives_idle", max(5, round(timeout_s))), ("keepalives_interval", 5),
+                               ("keepalives_count", 3)):
+                if key not in parsed.query:
+                    connect_args[key] = value
         if backend == "postgresql" and (driver == "psycopg" or (not driver and not _importable("psycopg2"))):
             # Every statement goes through the extended protocol, which runs exactly one statement: text such
             # as "COMMIT; DELETE ..." cannot end the read-only transaction and write after it.

@@ -307,6 +307,9 @@ def test_a_server_that_goes_away_is_a_typed_error_no_model_call_and_503_and_it_c
         assert [e.stage for e in answer.trace][-1] == "execute"
         proxy.start()
         assert engine.db.execute("SELECT count(*) FROM singer").rows == ((6,),)  # back, by itself
+        with engine.db.engine.connect() as con:  # a lost server is given up on, not waited for
+            given = con.connection.dbapi_connection.info.get_parameters()
+        assert (given["connect_timeout"], given["keepalives_idle"], given["keepalives_count"]) == ("10", "10", "3")
         assert engine.ask("How many singers are there?").result.rows == ((6,),)
     finally:
         engine.close()
