@@ -268,7 +268,7 @@ class Database:
             # configuration is locked once each connection has its search path (_duckdb_session).
             connect_args["read_only"] = True
             connect_args["config"] = dict(_DUCKDB_CONFIG)
-        if backend == "postgresql":
+        if backend == "postgresql" and driver in ("", "psycopg", "psycopg2"):  # libpq's settings
             # libpq waits for a host that does not answer as long as TCP does (about two minutes) by default, and
             # for the answer of a server the network lost as long as the system's keepalives say (two hours): a
             # connection gives up after the query time limit, and a lost one is noticed within 15 s past it
