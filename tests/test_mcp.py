@@ -218,29 +218,39 @@ def test_describe_schema_says_when_keys_come_from_the_data(tmp_path: Path) -> No
         Catalog.from_file(config)
 
 
-def test_a_config_file_names_the_schemas_of_a_database(tmp_path: Path) -> None:
+def _marts_file(tmp_path: Path) -> Path:
+    """A DuckDB file with a table in ``main`` and one in ``marts``."""
     need_extra("duckdb")
     import duckdb
 
     con = duckdb.connect(str(tmp_path / "wh.duckdb"))
     con.execute("CREATE SCHEMA marts; CREATE TABLE marts.kpi (x INTEGER); CREATE TABLE main.raw (y INTEGER)")
     con.close()
-    config = tmp_path / "dbs.toml"
-    config.write_text('[databases.wh]\ntarget = "wh.duckdb"\nschemas = ["marts"]\n', encoding="utf-8")
-    catalog = Catalog.from_file(config)
+    return tmp_path / "wh.duckdb"
+
+
+def _described(catalog: Catalog, database: str = "wh") -> dict[str, Any]:
+    """``describe_schema`` of ``database`` through the MCP door; the catalog is closed after."""
 
     async def go() -> dict[str, Any]:
         async with connected(build_server(catalog, FakeLLM())) as client:
-            return await call(client, "describe_schema", database="wh")
+            return await call(client, "describe_schema", database=database)
 
-    schema = data(run_async(go))
+    try:
+        return data(run_async(go))
+    finally:
+        catalog.close()
+
+
+def test_a_config_file_names_the_schemas_of_a_database(tmp_path: Path) -> None:
+    _marts_file(tmp_path)
+    config = tmp_path / "dbs.toml"
+    config.write_text('[databases.wh]\ntarget = "wh.duckdb"\nschemas = ["marts"]\n', encoding="utf-8")
+    schema = _described(Catalog.from_file(config))
     assert [t["name"] for t in schema["tables"]] == ["kpi"] and schema["schemas"] == []  # one schema: not listed
-    catalog.close()
     config.write_text('[databases.wh]\ntarget = "wh.duckdb"\nschemas = ["main", "marts"]\n', encoding="utf-8")
-    catalog = Catalog.from_file(config)
-    schema = data(run_async(go))
+    schema = _described(Catalog.from_file(config))
     assert sorted(t["name"] for t in schema["tables"]) == ["kpi", "raw"] and schema["schemas"] == ["main", "marts"]
-    catalog.close()
     for bad in ('"marts"', "[]", "[1]"):
         config.write_text(f'[databases.wh]\ntarget = "wh.duckdb"\nschemas = {bad}\n', encoding="utf-8")
         with pytest.raises(ConfigurationError, match="schemas must be a list"):
@@ -248,25 +258,13 @@ def test_a_config_file_names_the_schemas_of_a_database(tmp_path: Path) -> None:
 
 
 def test_the_doors_schemas_option_names_the_schemas_of_one_database(tmp_path: Path) -> None:
-    need_extra("duckdb")
-    import duckdb
-
-    con = duckdb.connect(str(tmp_path / "wh.duckdb"))
-    con.execute("CREATE SCHEMA marts; CREATE TABLE marts.kpi (x INTEGER); CREATE TABLE main.raw (y INTEGER)")
-    con.close()
+    wh = f"wh={_marts_file(tmp_path)}"
     config = tmp_path / "dbs.toml"
     config.write_text('[databases.wh]\ntarget = "wh.duckdb"\nschemas = ["main"]\n', encoding="utf-8")
-    wh = f"wh={tmp_path / 'wh.duckdb'}"
     for options in ({"dbs": [wh], "schemas": ["wh=marts"]}, {"dbs": [wh], "schemas": ["marts"]},
                     {"config": config, "schemas": ["wh=marts"]}):  # the option replaces the config file's
         catalog = Catalog.from_options(**options)  # type: ignore[arg-type]
-
-        async def go() -> dict[str, Any]:
-            async with connected(build_server(catalog, FakeLLM())) as client:
-                return await call(client, "describe_schema", database="wh")
-
-        assert [t["name"] for t in data(run_async(go))["tables"]] == ["kpi"], options
-        catalog.close()
+        assert [t["name"] for t in _described(catalog)["tables"]] == ["kpi"], options
     two = [wh, f"shop={tmp_path / 'shop.sqlite'}"]
     assert Catalog.from_options(two, schemas=["wh=marts,main"]).entries["wh"].schemas == ("marts", "main")
     with pytest.raises(ConfigurationError, match="does not say which database") as err:
