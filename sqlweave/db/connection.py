@@ -305,7 +305,10 @@ class Database:
                 if backend in ("postgresql", "duckdb"):
                     db.schemas = _search_path(con)
         except SQLAlchemyError as err:
-            raise DatabaseNotFoundError(f"cannot connect to {db._safe_target()}: {first_line(err)}") from err
+            # no such database or host: not found; a server that refuses, is down or is full now: unavailable
+            absent = unreachable_reason(err) in ("the database does not exist", "the host name is not known")
+            kind = DatabaseNotFoundError if absent else DatabaseUnavailableError
+            raise kind(f"cannot connect to {db._safe_target()}: {first_line(err)}") from err
         if schemas:
             missing = [s for s in schemas if s not in db.schemas]
             if missing:

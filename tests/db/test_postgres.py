@@ -16,6 +16,7 @@ from sqlweave.agent.tools import Toolkit
 from sqlweave.db import Database
 from sqlweave.db.load import load_database
 from sqlweave.errors import (
+    DatabaseNotFoundError,
     ExecutionError,
     MissingDependencyError,
     QueryTimeoutError,
@@ -305,7 +306,11 @@ def test_a_server_that_goes_away_is_a_typed_error_no_model_call_and_503_and_it_c
         assert answer.error is not None and answer.error.code == "database_unavailable"
         assert answer.model_calls == 1  # the SQL is not at fault: no correction, no vote
         assert [e.stage for e in answer.trace][-1] == "execute"
+        with pytest.raises(DatabaseUnavailableError, match="cannot connect to"):  # opened while it is away
+            Database.open(near)
         proxy.start()
+        with pytest.raises(DatabaseNotFoundError):  # a database the server does not have is not found
+            Database.open(url.set(host="127.0.0.1", port=proxy.port, database="nope").render_as_string(False))
         assert engine.db.execute("SELECT count(*) FROM singer").rows == ((6,),)  # back, by itself
         with engine.db.engine.connect() as con:  # a lost server is given up on, not waited for
             given = con.connection.dbapi_connection.info.get_parameters()
