@@ -17,9 +17,14 @@ questions and answers): each folder it creates is readable by the user alone (``
 from __future__ import annotations
 
 import json
+import logging
 import os
+import sqlite3
+import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
+
+log = logging.getLogger("sqlweave.cache")
 
 
 def private_folder(path: Path) -> Path:
@@ -65,4 +70,110 @@ def append_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
         fh.flush()
 
 
-__all__ = ["append_jsonl", "private_folder"]
+class CacheFile:
+    """A SQLite file sqlweave keeps as a cache (model answers, embeddings): one that cannot be read or written
+    costs its speed, never an answer or a command.
+
+    A file that is not a SQLite database (cut short, overwritten) is kept aside as ``<name>.broken`` and a new one is
+    started; a read that fails (the file locked past ``timeout_s``, unreadable) is a miss; a write that fails (disk
+    full, locked, read-only) leaves the value unstored. Each failure is told once per file in the log
+    (``sqlweave.cache``), with what to do.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "c.sqlite"
+    >>> _ = path.write_bytes(b"not a database at all, but it is long enough to look like a header" * 2)
+    >>> cache = CacheFile(path, "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT)")
+    >>> cache.write("INSERT OR REPLACE INTO kv VALUES (?, ?)", [("a", "1")])
+    >>> cache.read("SELECT v FROM kv WHERE k = ?", ("a",)), path.with_name("c.sqlite.broken").exists()
+    ([('1',)], True)
+    """
+
+    def __init__(self, path: Path, ddl: str, *, timeout_s: float = 30.0) -> None:
+        self.path = Path(path)
+        self.ddl = ddl
+        self.timeout_s = timeout_s
+        self._ready = False
+        self._told: set[str] = set()
+        self._lock = threading.Lock()
+
+    def prepare(self) -> bool:
+        """Create the file and its table now (instead of at the first read or write); False when it cannot be."""
+        try:
+            self._connection().conn.close()
+            return True
+        except sqlite3.Error as err:
+            self._tell("read", err)
+            return False
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """The rows of ``sql``; none when the cache cannot be read."""
+        try:
+            with self._connection() as conn:
+                return [tuple(r) for r in conn.execute(sql, tuple(params)).fetchall()]
+        except sqlite3.Error as err:
+            self._tell("read", err)
+            return []
+
+    def write(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run ``sql`` for each of ``rows`` and commit; nothing when the cache cannot be written."""
+        try:
+            with self._connection() as conn:
+                conn.executemany(sql, [tuple(r) for r in rows])
+        except sqlite3.Error as err:
+            self._tell("written", err)
+
+    def _connection(self) -> "_Closing":
+        if not self._ready:
+            with self._lock:
+                if not self._ready:
+                    self._prepare()
+        return _Closing(sqlite3.connect(self.path, timeout=self.timeout_s))
+
+    def _prepare(self) -> None:
+        private_folder(self.path.parent)
+        for attempt in (1, 2):
+            try:
+                with _Closing(sqlite3.connect(self.path, timeout=self.timeout_s)) as conn:
+                    conn.execute(self.ddl)
+                self._ready = True
+                return
+            except sqlite3.DatabaseError as err:
+                if attempt == 2 or not _corrupt(err):
+                    raise  # read() and write() tell it; the next call tries again
+                aside = self.path.with_name(self.path.name + ".broken")
+                os.replace(self.path, aside)
+                log.warning("sqlweave's cache %s was not a readable SQLite file (%s); it is kept as %s and a new one "
+                            "is started", self.path, err, aside)
+
+    def _tell(self, what: str, err: sqlite3.Error) -> None:
+        if what not in self._told:
+            self._told.add(what)
+            log.warning("sqlweave's cache %s could not be %s (%s); answers are given without it. Check the free "
+                        "space and permissions there, or remove the file.", self.path, what, err)
+
+
+class _Closing:
+    """A SQLite connection as a context manager that commits (or rolls back) and closes it."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        return self.conn
+
+    def __exit__(self, kind: Any, *_: Any) -> None:
+        try:
+            if kind is None:
+                self.conn.commit()
+            else:
+                self.conn.rollback()
+        finally:
+            self.conn.close()
+
+
+def _corrupt(err: sqlite3.DatabaseError) -> bool:
+    text = str(err).lower()
+    return any(s in text for s in ("not a database", "malformed", "encrypted"))
+
+
+__all__ = ["CacheFile", "append_jsonl", "private_folder"]

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
 
-from ..files import private_folder
+from ..files import CacheFile
 from .base import LLM, Completion, GenerationOptions, Message, Usage, WrappedLLM
 
 
@@ -32,18 +31,14 @@ class CachedLLM(WrappedLLM):
     def __init__(self, inner: LLM, path: Path) -> None:
         super().__init__(inner)
         self.path = Path(path)
-        private_folder(self.path.parent)
         self._lock = threading.Lock()
         #: Calls of this process answered from the cache file.
         self.hits = 0
-        with self._connect() as conn:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, texts TEXT, "
-                "prompt_tokens INTEGER, completion_tokens INTEGER, seconds REAL, created REAL)"
-            )
-
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=30)
+        #: the file (one that cannot be read or written costs the cache, never an answer)
+        self.file = CacheFile(self.path, "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, model TEXT, "
+                                         "texts TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, seconds REAL, "
+                                         "created REAL)")
+        self.file.prepare()
 
     def key(self, messages: tuple[Message, ...], options: GenerationOptions) -> str:
         payload = {
@@ -59,10 +54,10 @@ class CachedLLM(WrappedLLM):
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         start = time.perf_counter()
         k = self.key(messages, options)
-        with self._lock, self._connect() as conn:
-            row = conn.execute(
-                "SELECT texts, prompt_tokens, completion_tokens, seconds FROM responses WHERE key = ?", (k,)
-            ).fetchone()
+        with self._lock:
+            found = self.file.read(
+                "SELECT texts, prompt_tokens, completion_tokens, seconds FROM responses WHERE key = ?", (k,))
+        row = found[0] if found else None
         texts = _stored_texts(row[0]) if row is not None else ()
         if row is not None and _is_answer(texts):  # an empty entry (written by an older version) is a miss
             with self._lock:
@@ -72,17 +67,15 @@ class CachedLLM(WrappedLLM):
         result = self.inner.complete(messages, options)  # a failed call raises: nothing is stored
         if not _is_answer(result.texts):
             return result  # an empty answer is a failure to answer, never worth replaying
-        with self._lock, self._connect() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)",
+        with self._lock:
+            self.file.write("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?)", [
                 (k, self.model_id, json.dumps(list(result.texts)), result.usage.prompt_tokens,
-                 result.usage.completion_tokens, result.cost_seconds, time.time()),  # a replayed answer: its first cost
-            )
+                 result.usage.completion_tokens, result.cost_seconds, time.time())])  # a replayed answer: its first cost
         return result
 
     def __len__(self) -> int:
-        with self._connect() as conn:
-            return int(conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+        rows = self.file.read("SELECT COUNT(*) FROM responses")
+        return int(rows[0][0]) if rows else 0
 
 
 def _is_answer(texts: tuple[str, ...]) -> bool:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -24,21 +23,13 @@ import numpy as np
 from ..config import Settings
 from ..text import well_formed
 from ..errors import MissingDependencyError, ModelUnavailableError
-from ..files import private_folder
+from ..files import CacheFile
 
 if TYPE_CHECKING:
     from ..resources import Resources
 
 _INSTALL_HINT = ("Install the embedding extra with scripts/install.sh (it installs the CPU build torch==2.13.0 first), "
                  "or: pip install torch==2.13.0 'sqlweave[embed]'.")
-
-
-def open_cache(path: Path, ddl: str) -> sqlite3.Connection:
-    """A SQLite file for cached vectors, shared across threads, with its table created by ``ddl``."""
-    private_folder(path.parent)
-    db = sqlite3.connect(path, check_same_thread=False, timeout=30)
-    db.execute(ddl)
-    return db
 
 
 class Embedder:
@@ -55,8 +46,9 @@ class Embedder:
         self._load = load or (lambda: load_sentence_transformer(self.model_dir))
         self._model: Any = None
         self._lock = threading.Lock()
-        self._cache_path = settings.cache_dir / "embeddings.sqlite" if cache else None
-        self._db: sqlite3.Connection | None = None
+        self._cache = CacheFile(settings.cache_dir / "embeddings.sqlite",
+                                "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL)") \
+            if cache else None
 
     @property
     def model(self) -> Any:
@@ -83,14 +75,6 @@ class Embedder:
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.model_id}\x00{text}".encode()).hexdigest()[:32]
 
-    def _conn(self) -> sqlite3.Connection | None:
-        if self._cache_path is None:
-            return None
-        if self._db is None:
-            self._db = open_cache(self._cache_path,
-                                  "CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vec BLOB NOT NULL)")
-        return self._db
-
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """An ``(len(texts), dim)`` float32 array of unit vectors."""
         texts = [well_formed(t) for t in texts]  # undecodable database bytes as U+FFFD, as the tokenizer needs
@@ -98,13 +82,12 @@ class Embedder:
             return np.zeros((0, self.dimension), dtype=np.float32)
         keys = [self._key(t) for t in texts]
         found: dict[str, np.ndarray] = {}
-        conn = self._conn()
-        if conn is not None:
+        if self._cache is not None:
             with self._lock:
                 for i in range(0, len(keys), 500):
                     chunk = keys[i:i + 500]
-                    rows = conn.execute(f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(chunk))})",
-                                        chunk).fetchall()
+                    rows = self._cache.read(f"SELECT key, vec FROM vectors WHERE key IN ({','.join('?' * len(chunk))})",
+                                            chunk)
                     found.update((k, np.frombuffer(v, dtype=np.float32)) for k, v in rows)
         missing = sorted({k: t for k, t in zip(keys, texts) if k not in found}.items())
         if missing:
@@ -112,11 +95,10 @@ class Embedder:
                                      convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
             for (k, _), v in zip(missing, vecs):
                 found[k] = v
-            if conn is not None:
+            if self._cache is not None:
                 with self._lock:
-                    conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
-                                     [(k, v.tobytes()) for (k, _), v in zip(missing, vecs)])
-                    conn.commit()
+                    self._cache.write("INSERT OR REPLACE INTO vectors VALUES (?, ?)",
+                                      [(k, v.tobytes()) for (k, _), v in zip(missing, vecs)])
         return np.stack([found[k] for k in keys])
 
 

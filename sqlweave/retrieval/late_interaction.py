@@ -20,14 +20,14 @@ True
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from ..config import Settings
-from .dense import Embedder, get_embedder, open_cache
+from ..files import CacheFile
+from .dense import Embedder, get_embedder
 
 if TYPE_CHECKING:
     from ..resources import Resources
@@ -46,8 +46,8 @@ class TokenEmbedder:
         self._memory: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
         root = (settings if settings is not None else Settings.from_env()).cache_dir
-        self._cache_path = root / "token_embeddings.sqlite" if cache else None
-        self._db: sqlite3.Connection | None = None
+        self._cache = CacheFile(root / "token_embeddings.sqlite", "CREATE TABLE IF NOT EXISTS tokens (key TEXT "
+                                "PRIMARY KEY, n INTEGER NOT NULL, vec BLOB NOT NULL)") if cache else None
 
     @property
     def max_tokens(self) -> int:
@@ -60,14 +60,6 @@ class TokenEmbedder:
 
     def _key(self, text: str) -> str:
         return hashlib.sha256(f"{self.embedder.model_id}\x00tokens\x00{text}".encode()).hexdigest()[:32]
-
-    def _conn(self) -> sqlite3.Connection | None:
-        if self._cache_path is None:
-            return None
-        if self._db is None:
-            self._db = open_cache(self._cache_path, "CREATE TABLE IF NOT EXISTS tokens (key TEXT PRIMARY KEY, "
-                                                    "n INTEGER NOT NULL, vec BLOB NOT NULL)")
-        return self._db
 
     def _embed(self, texts: list[str]) -> list[np.ndarray]:
         model = self.embedder.model
@@ -90,14 +82,13 @@ class TokenEmbedder:
             for k in keys:
                 if k in self._memory:
                     found[k] = self._memory[k]
-        conn = self._conn()
         todo = [k for k in dict.fromkeys(keys) if k not in found]
-        if conn is not None and todo:
+        if self._cache is not None and todo:
             with self._lock:
                 for i in range(0, len(todo), 500):
                     chunk = todo[i:i + 500]
-                    rows = conn.execute(f"SELECT key, n, vec FROM tokens WHERE key IN ({','.join('?' * len(chunk))})",
-                                        chunk).fetchall()
+                    rows = self._cache.read(
+                        f"SELECT key, n, vec FROM tokens WHERE key IN ({','.join('?' * len(chunk))})", chunk)
                     for k, n, v in rows:
                         found[k] = np.frombuffer(v, dtype=np.float16).astype(np.float32).reshape(n, -1)
         missing = {k: t for k, t in zip(keys, texts) if k not in found}
@@ -106,11 +97,10 @@ class TokenEmbedder:
             vecs = self._embed([t for _, t in items])
             for (k, _), v in zip(items, vecs):
                 found[k] = v
-            if conn is not None:
+            if self._cache is not None:
                 with self._lock:
-                    conn.executemany("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?)",
-                                     [(k, len(v), v.astype(np.float16).tobytes()) for (k, _), v in zip(items, vecs)])
-                    conn.commit()
+                    self._cache.write("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?)",
+                                      [(k, len(v), v.astype(np.float16).tobytes()) for (k, _), v in zip(items, vecs)])
         with self._lock:
             for k in keys:
                 self._memory.setdefault(k, found[k])

@@ -68,6 +68,30 @@ def test_cache_hits_and_keys(tmp_path: Path) -> None:
     assert len(llm) == 2 and llm.hits == 1  # the hits of this wrapper alone
 
 
+def test_a_cache_file_that_is_broken_full_or_locked_costs_the_cache_never_the_answer(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    import sqlite3
+
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"\x00garbage: a cache file cut short or overwritten\x00" * 50)
+    llm = CachedLLM(FakeLLM(["answer", "again"]), path)  # was: "file is not a database" from every command
+    assert llm.complete(MSGS).text == "answer" and llm.complete(MSGS).cached  # a new file, which works
+    assert (tmp_path / "c.sqlite.broken").read_bytes().startswith(b"\x00garbage")  # kept aside, not deleted
+    assert "kept as" in caplog.text
+    caplog.clear()
+    locker = sqlite3.connect(path)
+    locker.execute("BEGIN EXCLUSIVE")  # another process holds the file (or the disk is full): no read, no write
+    inner = FakeLLM(["fresh 1", "fresh 2", "fresh 3"])
+    busy = CachedLLM(inner, path)
+    busy.file.timeout_s = 0.05
+    other = [Message("user", "How many concerts?")]
+    assert [busy.complete(other).text for _ in range(3)] == ["fresh 1", "fresh 2", "fresh 3"]  # misses, answered
+    assert caplog.text.count("could not be read") == 1 and caplog.text.count("could not be written") == 1
+    locker.rollback()
+    locker.close()
+    assert CachedLLM(FakeLLM([]), path).complete(MSGS).text == "answer"  # the file itself was never harmed
+
+
 def test_cached_answer_keeps_what_it_first_cost(tmp_path: Path) -> None:
     import time
 

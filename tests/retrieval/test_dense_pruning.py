@@ -157,3 +157,25 @@ def test_counting_a_long_texts_word_pieces_prints_nothing() -> None:
         assert any("Token indices" in m for m in said)  # ... which is what would have been printed
     finally:
         logging.getLogger("transformers").removeHandler(heard)
+
+
+@needs_embeddings
+def test_a_broken_embeddings_cache_is_set_aside_and_the_vectors_still_come(tmp_path: Path) -> None:
+    import numpy as np
+
+    from sqlweave.config import Settings
+    from sqlweave.retrieval.dense import Embedder
+
+    class Fake:
+        calls = 0
+
+        def encode(self, texts, **_):  # type: ignore[no-untyped-def]
+            Fake.calls += 1
+            return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+    settings = Settings(cache_dir=tmp_path, model_dir=tmp_path / "models")
+    (tmp_path / "embeddings.sqlite").write_bytes(b"not sqlite " * 100)  # was: "file is not a database"
+    vectors = Embedder(load=Fake, settings=settings).encode(["orders", "customers"])
+    assert vectors.shape == (2, 4) and (tmp_path / "embeddings.sqlite.broken").exists()
+    Embedder(load=Fake, settings=settings).encode(["orders"])  # from the new file: the model is not asked
+    assert Fake.calls == 1
