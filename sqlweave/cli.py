@@ -613,6 +613,7 @@ def serve(
             queue_size=queue_size, model_concurrency=model_concurrency, rate_limit_per_minute=rate_limit,
             cors_origins=tuple(cors_origin), conversation_url=conversations)
         settings.check_exposure()
+        settings.check_conversations()
         _pipeline(pipeline)  # an unknown preset fails before the model loads
         llm = _build_llm(model, cache=not no_cache, base_url=base_url, api_key=llm_api_key, quiet=False)
         err_console.print(display.label(f"sqlweave {__version__} serving ", ", ".join(catalog.names()),

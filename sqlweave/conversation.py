@@ -278,7 +278,13 @@ class ConversationStore:
                 if not parsed.database or parsed.database == ":memory:":
                     raise ConfigurationError("the conversation store needs a file, not an in-memory SQLite database",
                                              hint="Pass sqlite:///path/to/conversations.sqlite.")
-                private_folder(Path(parsed.database).expanduser().parent)
+                try:
+                    private_folder(Path(parsed.database).expanduser().parent)
+                except OSError as err:
+                    raise ConversationStoreError(
+                        f"the conversation store's folder cannot be made: {err.strerror or err}",
+                        hint="Pass a writable place (--conversations sqlite:///path/conversations.sqlite, or a "
+                             "PostgreSQL URL), or set SQLWEAVE_CACHE_DIR to a folder you can write.") from err
                 self._engine = sa.create_engine(
                     parsed, connect_args={"timeout": busy_timeout_s, "check_same_thread": False})
                 self._setup_sqlite(busy_timeout_s)

@@ -101,7 +101,7 @@ class CacheFile:
         try:
             self._connection().conn.close()
             return True
-        except sqlite3.Error as err:
+        except (sqlite3.Error, OSError) as err:  # OSError: its folder cannot be made (read-only, a file in the way)
             self._tell("read", err)
             return False
 
@@ -110,7 +110,7 @@ class CacheFile:
         try:
             with self._connection() as conn:
                 return [tuple(r) for r in conn.execute(sql, tuple(params)).fetchall()]
-        except sqlite3.Error as err:
+        except (sqlite3.Error, OSError) as err:
             self._tell("read", err)
             return []
 
@@ -119,7 +119,7 @@ class CacheFile:
         try:
             with self._connection() as conn:
                 conn.executemany(sql, [tuple(r) for r in rows])
-        except sqlite3.Error as err:
+        except (sqlite3.Error, OSError) as err:
             self._tell("written", err)
 
     def _connection(self) -> "_Closing":
@@ -145,7 +145,7 @@ class CacheFile:
                 log.warning("sqlweave's cache %s was not a readable SQLite file (%s); it is kept as %s and a new one "
                             "is started", self.path, err, aside)
 
-    def _tell(self, what: str, err: sqlite3.Error) -> None:
+    def _tell(self, what: str, err: Exception) -> None:
         if what not in self._told:
             self._told.add(what)
             log.warning("sqlweave's cache %s could not be %s (%s); answers are given without it. Check the free "

@@ -19,6 +19,7 @@ from datetime import date, timedelta
 from pathlib import Path
 
 from ..config import cache_dir
+from ..errors import ConfigurationError
 from ..files import private_folder
 
 DEMO_VERSION = 1
@@ -111,7 +112,13 @@ def demo_database_path() -> Path:
     """Path of the demo database, built on first use."""
     path = cache_dir() / "demo" / f"shop-v{DEMO_VERSION}" / "shop.sqlite"
     if not path.exists():
-        build_demo_database(path)
+        try:
+            build_demo_database(path)
+        except OSError as err:
+            raise ConfigurationError(
+                f"the demo database cannot be written to {str(path.parent)!r}: {err.strerror or err}",
+                hint="Set SQLWEAVE_CACHE_DIR to a folder you can write (sqlweave keeps its caches there too).",
+            ) from err
     return path
 
 

@@ -130,9 +130,11 @@ class PromptStates:
 
     def _write(self, key: tuple[int, ...], value: Any) -> None:
         assert self.folder is not None
-        private_folder(self.folder)
         name = hashlib.sha256(np.asarray(key, dtype=np.int64).tobytes()).hexdigest()[:24] + ".npz"
-        fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+        try:
+            fd, tmp = tempfile.mkstemp(dir=private_folder(self.folder), suffix=".tmp")
+        except OSError:
+            return  # a folder that cannot be made (read-only, a file in the way) costs the speed-up too
         try:
             with os.fdopen(fd, "wb") as fh:
                 np.savez(fh, input_ids=np.asarray(value.input_ids), scores=np.asarray(value.scores),

@@ -198,8 +198,11 @@ def _table_values(db: "Database", table: str, columns: tuple[str, ...], limit: i
             if isinstance(v, str) and v.strip() and len(v) <= MAX_VALUE_CHARS:
                 values.append((col, v))
     if path is not None:
-        private_folder(path.parent)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"table": table, "fingerprint": fp, "values": values}), encoding="utf-8")
-        tmp.replace(path)
+        try:
+            private_folder(path.parent)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"table": table, "fingerprint": fp, "values": values}), encoding="utf-8")
+            tmp.replace(path)
+        except OSError:  # a cache that cannot be written (read-only, full) costs the next build, not this one
+            pass
     return [(table, c, v) for c, v in values]

@@ -214,6 +214,13 @@ class ServerSettings:
                 hint=f"Set one with --api-key or the {API_KEY_ENV} environment variable, or listen on 127.0.0.1.",
             )
 
+    def check_conversations(self) -> None:
+        """Open the conversation store once and close it: a store that cannot be made or reached is a typed error
+        when the server starts, not after a question's model time."""
+        from ..conversation import ConversationStore
+
+        ConversationStore(self.conversation_url).close()
+
     def resolved_allowed_hosts(self) -> tuple[str, ...]:
         if self.allowed_hosts is not None:
             return tuple(self.allowed_hosts)

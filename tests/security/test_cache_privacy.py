@@ -3,6 +3,7 @@ answers): every folder it creates there is readable by the user alone, whatever 
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -67,3 +68,36 @@ def test_a_folder_that_exists_keeps_its_permissions_and_a_file_in_the_way_is_an_
     (tmp_path / "file").write_text("x")
     with pytest.raises(OSError):
         private_folder(tmp_path / "file" / "below")
+
+
+def test_a_cache_folder_that_cannot_be_made_costs_the_caches_never_an_answer(
+        tmp_path: Path, singer_db: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # a read-only file system, or a file where the folder should be: caches are skipped, said once; what needs a
+    # place of its own (the demo database, the server's conversations) is a clear error before any model time
+    from typer.testing import CliRunner
+
+    from sqlweave.cli import app
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.llm.registry import BACKENDS
+
+    (tmp_path / "in-the-way").write_text("a file, not a folder")
+    monkeypatch.setenv("SQLWEAVE_CACHE_DIR", str(tmp_path / "in-the-way" / "cache"))
+    asked: list[int] = []
+
+    def model(arg: str, **kw: object) -> FakeLLM:
+        asked.append(1)
+        return FakeLLM(responder=lambda m, o: "```sql\nSELECT COUNT(*) FROM singer WHERE Country = 'France'\n```")
+
+    monkeypatch.setitem(BACKENDS, "cache-fake", model)
+    runner = CliRunner()
+    for pipeline in ("default", "default+values"):  # the response cache, the schema cache, the value index
+        r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "cache-fake", "-p", pipeline, "--json",
+                                "How many singers are from France?"])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["result"]["rows"] == [[4]]
+        assert "answers are given without it" in caplog.text and "Traceback" not in r.output  # said, on stderr
+    for command, says in ((["serve", "--demo"], "the demo database cannot be written"),
+                          (["serve", "--db", f"cs={singer_db}"], "the conversation store's folder cannot be made")):
+        asked.clear()
+        r = runner.invoke(app, [*command, "--model", "cache-fake"])
+        assert r.exit_code == 2 and says in " ".join(r.output.split()) and not asked, r.output
