@@ -308,7 +308,11 @@ class Database:
             # no such database or host: not found; a server that refuses, is down or is full now: unavailable
             absent = unreachable_reason(err) in ("the database does not exist", "the host name is not known")
             kind = DatabaseNotFoundError if absent else DatabaseUnavailableError
-            raise kind(f"cannot connect to {db._safe_target()}: {first_line(err)}") from err
+            hint = None
+            if backend == "duckdb" and "lock" in str(err).lower():
+                hint = ("Another program has the file open for writing, and DuckDB then lets no other process "
+                        "read it: close that program (or ask a copy of the file), then try again.")
+            raise kind(f"cannot connect to {db._safe_target()}: {first_line(err)}", hint=hint) from err
         if schemas:
             missing = [s for s in schemas if s not in db.schemas]
             if missing:

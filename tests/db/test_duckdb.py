@@ -298,6 +298,30 @@ def test_sample_values_and_indexed_values_are_the_first_to_appear_as_on_sqlite(t
     assert indexed[0] == indexed[1] == sorted(first)
 
 
+def test_a_file_another_program_writes_is_a_clear_error_that_says_so(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import duckdb
+
+    from sqlweave.errors import DatabaseUnavailableError
+
+    path = tmp_path / "busy.duckdb"
+    duckdb.connect(str(path)).close()
+    writer = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('open', flush=True); time.sleep(60)", str(path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "open"
+        with pytest.raises(DatabaseUnavailableError, match="lock") as err:
+            Database.open(path)
+        assert "Another program has the file open for writing" in (err.value.hint or "")
+    finally:
+        writer.kill()
+        writer.wait()
+    with Database.open(path) as db:  # once it is closed, the file opens
+        assert db.backend == "duckdb"
+
+
 def test_lists_structs_and_enums_read_as_duckdb_names_them(tmp_path: Path) -> None:
     import warnings
 
