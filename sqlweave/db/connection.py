@@ -233,7 +233,8 @@ class Database:
         uri = f"file:{quote(str(path))}?mode=ro"
 
         def creator() -> sqlite3.Connection:
-            conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
+            # a writer's lock is waited for 5 s at most, and never longer than a query may run
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=min(5.0, timeout_s))
             conn.text_factory = _sqlite_text
             conn.execute("PRAGMA query_only = ON")
             add_percentiles(conn)
@@ -604,8 +605,12 @@ class Database:
     def _unavailable(self, err: SQLAlchemyError) -> DatabaseUnavailableError:
         """The typed error for a connection that failed or was lost: why, in words that name no host or user
         (a server's clients see it); the driver's own first line is kept in ``details["driver"]``."""
-        return DatabaseUnavailableError(f"cannot reach the database: {unreachable_reason(err)}",
-                                        driver=first_line(err))
+        reason = unreachable_reason(err)
+        if reason == "another program holds a lock on the database":
+            return DatabaseUnavailableError(f"cannot read the database: {reason}", driver=first_line(err),
+                                            hint="Another program is writing to the file; try again when it has "
+                                                 "finished.")
+        return DatabaseUnavailableError(f"cannot reach the database: {reason}", driver=first_line(err))
 
     def _exec(self, sql: str, *, timeout_s: float, max_rows: int) -> QueryResult:
         start = time.perf_counter()
@@ -620,6 +625,8 @@ class Database:
                 result.close()
             except DBAPIError as err:
                 if err.connection_invalidated:  # the server went away while the query ran
+                    raise self._unavailable(err) from err
+                if self.backend == "sqlite" and "database is locked" in str(err.orig):  # not the SQL's fault either
                     raise self._unavailable(err) from err
                 if self._timed_out(err, start, timeout_s):
                     self.reads_cut_short += 1

@@ -155,6 +155,7 @@ _UNREACHABLE = (
     (re.compile(r"closed the connection|terminating connection|lost connection|gone away|connection is closed|"
                 r"broken pipe|reset by peer|server closed", re.I), "the server closed the connection"),
     (re.compile(r"unable to open database file", re.I), "the database file cannot be opened"),
+    (re.compile(r"database is locked", re.I), "another program holds a lock on the database"),
 )
 
 

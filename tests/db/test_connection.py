@@ -159,3 +159,26 @@ def test_a_number_column_read_as_a_date_is_left_for_sqlite_to_refuse(events_db: 
             db.execute(sql)
         fine = "SELECT EXTRACT(YEAR FROM happened) FROM event WHERE id = 1"
         assert db.execute(extract_sql(fine, "sqlite", schema=schema)).rows == ((2019,),)
+
+
+def test_a_file_another_program_has_locked_is_not_the_sqls_fault(singer_db: Path) -> None:
+    # "database is locked" was an ExecutionError, which the pipeline gave the model to correct, call after call
+    from sqlweave.errors import DatabaseUnavailableError
+    from sqlweave.llm import FakeLLM
+    from sqlweave.presets import build_pipeline
+
+    db = Database.open(singer_db, timeout_s=0.5)  # a lock is waited for as long as a query may run, at most
+    db.schema()
+    writer = sqlite3.connect(singer_db, isolation_level=None)
+    writer.execute("BEGIN EXCLUSIVE")  # another program in the middle of writing
+    try:
+        with pytest.raises(DatabaseUnavailableError, match="another program holds a lock") as err:
+            db.execute("SELECT count(*) FROM singer")
+        assert "try again when it has finished" in (err.value.hint or "")
+        llm = FakeLLM(["SELECT count(*) FROM singer"] * 5)
+        answer = build_pipeline("default").run("How many singers are there?", db, llm)
+        assert answer.error is not None and answer.error.code == "database_unavailable" and answer.model_calls == 1
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert db.execute("SELECT count(*) FROM singer").rows == ((6,),)
