@@ -312,7 +312,7 @@ class Database:
             hint = None
             if backend == "duckdb" and "lock" in str(err).lower():
                 hint = ("Another program has the file open for writing, and DuckDB then lets no other process "
-                        "read it: close that program (or ask a copy of the file), then try again.")
+                        "read it: close that program (or give sqlweave a copy of the file), then try again.")
             raise kind(f"cannot connect to {db._safe_target()}: {first_line(err)}", hint=hint) from err
         if schemas:
             missing = [s for s in schemas if s not in db.schemas]
