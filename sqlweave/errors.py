@@ -73,6 +73,15 @@ class ConversationNotFoundError(SqlweaveError):
     default_hint = "Start a new conversation, or list the existing ones to find its id."
 
 
+class StorageError(SqlweaveError):
+    """A file sqlweave keeps (feedback, the user's examples, an evaluation's results) cannot be written: the disk is
+    full, the place is read-only, a file is in the way. What was written before is kept."""
+
+    code = "storage"
+    retryable = True
+    default_hint = "Check the free space and the permissions there (or choose another place), then try again."
+
+
 # --- databases ---------------------------------------------------------------
 
 

@@ -24,6 +24,8 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from .errors import StorageError
+
 log = logging.getLogger("sqlweave.cache")
 
 
@@ -57,17 +59,21 @@ def private_folder(path: Path) -> Path:
 
 def append_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     """Append ``rows`` to ``path`` as JSON lines (creating its folder). A last line cut short by an
-    interruption is ended first, so it cannot swallow the first new row; readers skip it."""
-    private_folder(path.parent)
-    with path.open("a+b") as fh:
-        fh.seek(0, 2)
-        if fh.tell() > 0:
-            fh.seek(-1, 2)
-            if fh.read(1) != b"\n":
-                fh.write(b"\n")
-        for row in rows:
-            fh.write((json.dumps(row) + "\n").encode("utf-8"))
-        fh.flush()
+    interruption is ended first, so it cannot swallow the first new row; readers skip it. A place that cannot be
+    written is a :class:`~sqlweave.errors.StorageError`."""
+    try:
+        private_folder(path.parent)
+        with path.open("a+b") as fh:
+            fh.seek(0, 2)
+            if fh.tell() > 0:
+                fh.seek(-1, 2)
+                if fh.read(1) != b"\n":
+                    fh.write(b"\n")
+            for row in rows:
+                fh.write((json.dumps(row) + "\n").encode("utf-8"))
+            fh.flush()
+    except OSError as err:
+        raise StorageError(f"cannot write {str(path)!r}: {err.strerror or err}") from err
 
 
 class CacheFile:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from ..db.connection import Database
-from ..errors import ConfigurationError, SqlweaveError
+from ..errors import ConfigurationError, SqlweaveError, StorageError
 from ..llm.base import LLM
 from ..pipeline import Pipeline
 from .datasets import Dataset, Example
@@ -340,7 +340,11 @@ class ResultStore:
 
     def __init__(self, folder: Path, meta: dict[str, Any], stages: Sequence[Any] | None = None) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise StorageError(f"cannot write the run to {str(self.folder)!r}: {err.strerror or err}",
+                               hint="Choose another --out folder, one you can write.") from err
         self.results_path = self.folder / "results.jsonl"
         self.traces_path = self.folder / "traces.jsonl"
         meta_path = self.folder / "run.json"
@@ -360,7 +364,11 @@ class ResultStore:
                     hint="The package or the preset changed since the run began. Use another --out folder (answers "
                          "the response cache holds cost no model time again).")
         else:
-            meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+            try:
+                meta_path.write_text(json.dumps(meta, indent=2) + "\n")
+            except OSError as err:
+                raise StorageError(f"cannot write the run to {str(self.folder)!r}: {err.strerror or err}",
+                                   hint="Choose another --out folder, one you can write.") from err
         self.done: dict[str, QuestionResult] = self._load()
         self._lock = threading.Lock()
 
@@ -387,12 +395,18 @@ class ResultStore:
         with self._lock:
             if result.id in self.done:
                 return
-            with self.traces_path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps({"id": result.id, "trace": trace}, default=str) + "\n")
-            with self.results_path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(asdict(result), default=str) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
+            try:
+                with self.traces_path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"id": result.id, "trace": trace}, default=str) + "\n")
+                with self.results_path.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(asdict(result), default=str) + "\n")
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as err:  # a line cut short is skipped when the run resumes
+                raise StorageError(
+                    f"the run stopped: cannot write {str(self.folder)!r}: {err.strerror or err}",
+                    hint="Free some space there, then run the same command again: it resumes where it stopped.",
+                ) from err
             self.done[result.id] = result
 
 

@@ -34,6 +34,7 @@ from ..errors import (
     SchemaError,
     SQLParseError,
     SqlweaveError,
+    StorageError,
 )
 from ..logs import log_event
 from ..text import well_formed
@@ -107,6 +108,7 @@ _STATUS: tuple[tuple[type[SqlweaveError], int], ...] = (
     (UnknownDatabaseError, 404),
     (DatabaseNotFoundError, 404),
     (DatabaseUnavailableError, 503),
+    (StorageError, 503),
     (RefusedStatementError, 400),
     (QueryTimeoutError, 504),
     (SchemaError, 400),

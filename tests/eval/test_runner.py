@@ -91,6 +91,28 @@ def test_scores_wrong_order_errors_and_broken_gold(tmp_path: Path) -> None:
     assert results["Broken gold?"].error.startswith("gold failed")
 
 
+def test_a_place_that_cannot_be_written_stops_the_run_clearly_and_it_resumes(tmp_path: Path) -> None:
+    from sqlweave.errors import StorageError
+
+    ds = load_spider(_tiny_dataset(tmp_path), "dev")
+    (tmp_path / "a file").write_text("not a folder")
+    with pytest.raises(StorageError, match="cannot write the run to") as err:  # was FileExistsError
+        run_eval(ds, ds.examples, build_pipeline("zero-shot"), FakeLLM(responder=lambda m, o: "SELECT 1"),
+                 tmp_path / "a file" / "run")
+    assert "--out" in (err.value.hint or "")
+    out = tmp_path / "run"
+    llm = FakeLLM(responder=lambda m, o: "SELECT 1")
+    run_eval(ds, ds.examples[:2], build_pipeline("zero-shot"), llm, out)
+    (out / "traces.jsonl").unlink()
+    (out / "traces.jsonl").mkdir()  # the disk "full" from here on
+    with pytest.raises(StorageError, match="the run stopped") as err:
+        run_eval(ds, ds.examples, build_pipeline("zero-shot"), llm, out)
+    assert "resumes" in (err.value.hint or "")
+    (out / "traces.jsonl").rmdir()
+    assert len(run_eval(ds, ds.examples, build_pipeline("zero-shot"), llm, out)) == 5
+    assert len(llm.calls) == 2 + 1 + 3  # what was written before was kept: asked once more, then the other three
+
+
 def test_resume_after_interruption_gives_one_result_per_question(tmp_path: Path) -> None:
     ds = load_spider(_tiny_dataset(tmp_path), "dev")
     out = tmp_path / "run"

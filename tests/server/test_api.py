@@ -641,6 +641,14 @@ def test_feedback_right_adds_the_pair_to_the_example_pool(make, tmp_path):
     assert log[0]["verdict"] == "right" and log[0]["added"] is True and log[0]["known_answer"] is True
 
 
+def test_feedback_that_cannot_be_written_is_a_503_that_says_so(make, tmp_path):
+    (tmp_path / "in-the-way").write_text("a file where the log's folder should be")
+    client, _, settings = make(feedback_log=tmp_path / "in-the-way" / "feedback.jsonl")
+    r = client.post("/api/feedback", json={"database": "shop", "question": "How many customers are there?",
+                                           "sql": "SELECT COUNT(*) FROM customers", "verdict": "wrong"})
+    assert r.status_code == 503 and r.json()["error"]["code"] == "storage", r.text  # was 500 internal
+
+
 def test_feedback_wrong_with_and_without_a_correction(make, tmp_path):
     from sqlweave.retrieval.pool import user_examples
 
