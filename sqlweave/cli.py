@@ -74,8 +74,8 @@ def _errors() -> Iterator[None]:
             raise
         display.print_error(err_console, SqlweaveError(
             f"sqlweave failed unexpectedly ({type(err).__name__}: {err})",
-            hint="This is a bug in sqlweave: please report it with the command you ran "
-                 "(SQLWEAVE_DEBUG=1 shows where it failed)."))
+            hint="This is a bug in sqlweave: please report it with the command you ran and the output of "
+                 "`sqlweave doctor` (SQLWEAVE_DEBUG=1 shows where it failed)."))
         raise typer.Exit(EXIT_ERROR) from None
 
 
@@ -706,6 +706,36 @@ def models() -> None:
         table.add_row(f"local:{key}", spec.name, f"{installed}/{spec.parts}", "yes" if is_assembled(spec) else "no",
                       str(assembled_path(spec)))
     console.print(table)
+
+
+@app.command()
+def doctor(
+    db: Optional[str] = typer.Option(None, "--db", help="Also open this database (path or URL) and read its schema."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Check this installation: the cache folder, the embedded model, llama.cpp, the extras, and a database.
+
+    Exit code 1 when something sqlweave needs is broken or missing (optional extras that are not installed are
+    listed, not counted). Paste its output in a bug report.
+    """
+    from .doctor import run_checks
+
+    with _errors():
+        checks = run_checks(db)
+    if as_json:
+        sys.stdout.write(json.dumps([c.as_dict() for c in checks]) + "\n")
+    else:
+        table = RichTable(header_style="bold")
+        for col in ("", "part", "found", "what to do"):
+            table.add_column(col, overflow="fold")
+        marks = {True: ("ok", "green"), False: ("no", "bold red"), None: ("-", "dim")}
+        for c in checks:
+            mark, style = marks[c.ok]
+            table.add_row(Text(mark, style=style), c.name, display.data(c.found, max_chars=None),
+                          display.data(c.todo, max_chars=None))
+        console.print(table)
+    if any(c.ok is False for c in checks):
+        raise typer.Exit(1)
 
 
 eval_app = typer.Typer(help="Evaluate pipelines on benchmarks (Spider, BIRD) with the official metrics.",

@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("parts", {"db", "sql", "llm", "retrieval", "prompts", "knowledge", "policy", "question", "chart", "export",
                "display", "resources", "confidence"}),
     ("pipeline", {"pipeline", "stages", "agent", "presets"}),
-    ("product", {"engine", "catalog", "conversation", "eval"}),
+    ("product", {"engine", "catalog", "conversation", "eval", "doctor"}),
     ("doors", {"cli", "server", "mcp", "web"}),
 ]
 
