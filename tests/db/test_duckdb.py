@@ -317,7 +317,7 @@ def test_a_file_another_program_writes_is_a_clear_error_that_says_so(tmp_path: P
         assert "Another program has the file open for writing" in (err.value.hint or "")
     finally:
         writer.kill()
-        writer.wait()
+        writer.communicate()  # waits, and closes its pipe
     with Database.open(path) as db:  # once it is closed, the file opens
         assert db.backend == "duckdb"
 
