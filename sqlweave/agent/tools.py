@@ -20,7 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ConfigurationError, SchemaError, SchemaLinkError, SqlweaveError
+from ..errors import ConfigurationError, DatabaseUnavailableError, SchemaError, SchemaLinkError, SqlweaveError
 
 if TYPE_CHECKING:
     from ..db.connection import Database, QueryResult
@@ -336,6 +336,8 @@ class Toolkit:
                 return text, result
         except TypeError as err:
             return f"Error: wrong arguments for {name}: {err}", None
+        except DatabaseUnavailableError:
+            raise  # no next step of the model's can reach a database that is away: the answer says so now
         except SqlweaveError as err:
             return f"Error: {err.message}" + (f" ({err.hint})" if err.hint else ""), err
         return (f"Error: unknown tool {name!r}. Use one of: SearchColumn, SearchValue, FindShortestPath, "

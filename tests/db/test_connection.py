@@ -178,6 +178,9 @@ def test_a_file_another_program_has_locked_is_not_the_sqls_fault(singer_db: Path
         llm = FakeLLM(["SELECT count(*) FROM singer"] * 5)
         answer = build_pipeline("default").run("How many singers are there?", db, llm)
         assert answer.error is not None and answer.error.code == "database_unavailable" and answer.model_calls == 1
+        agent = FakeLLM(['Thought: count them.\nAction: ExecuteSQL("SELECT count(*) FROM singer")'] * 8)
+        answer = build_pipeline("agent").run("How many singers are there?", db, agent)  # no step can mend it
+        assert answer.error is not None and answer.error.code == "database_unavailable" and len(agent.calls) == 1
     finally:
         writer.execute("ROLLBACK")
         writer.close()
