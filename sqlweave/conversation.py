@@ -289,7 +289,10 @@ class ConversationStore:
                     parsed, connect_args={"timeout": busy_timeout_s, "check_same_thread": False})
                 self._setup_sqlite(busy_timeout_s)
             else:
-                self._engine = sa.create_engine(parsed, pool_pre_ping=True)
+                from .db.connection import libpq_limits  # a store that does not answer is an error in seconds
+
+                self._engine = sa.create_engine(parsed, pool_pre_ping=True,
+                                                connect_args=libpq_limits(parsed, busy_timeout_s))
         except NoSuchModuleError as err:
             raise ConfigurationError(f"unknown database kind in {parsed.render_as_string()!r}",
                                      hint="Use sqlite:/// or postgresql+psycopg:// URLs.") from err

@@ -416,6 +416,9 @@ def test_postgres_store_shared_by_several_writers(pg_store_url: str) -> None:
     stores[3].delete(rec.id)
     with pytest.raises(ConversationNotFoundError):
         stores[0].get(rec.id)
+    with stores[0]._engine.connect() as con:  # a store that does not answer is an error in seconds, not minutes
+        given = con.connection.dbapi_connection.info.get_parameters()
+    assert (given["connect_timeout"], given["keepalives"]) == ("30", "1")
     for store in stores:
         store.close()
 

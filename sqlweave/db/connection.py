@@ -269,15 +269,7 @@ class Database:
             # configuration is locked once each connection has its search path (_duckdb_session).
             connect_args["read_only"] = True
             connect_args["config"] = dict(_DUCKDB_CONFIG)
-        if backend == "postgresql" and driver in ("", "psycopg", "psycopg2"):  # libpq's settings
-            # libpq waits for a host that does not answer as long as TCP does (about two minutes) by default, and
-            # for the answer of a server the network lost as long as the system's keepalives say (two hours): a
-            # connection gives up after the query time limit, and a lost one is noticed within 15 s past it
-            for key, value in (("connect_timeout", max(2, round(timeout_s))), ("keepalives", 1),
-                               ("keepalives_idle", max(5, round(timeout_s))), ("keepalives_interval", 5),
-                               ("keepalives_count", 3)):
-                if key not in parsed.query:
-                    connect_args[key] = value
+        connect_args.update(libpq_limits(parsed, timeout_s))
         if backend == "postgresql" and (driver == "psycopg" or (not driver and not _importable("psycopg2"))):
             # Every statement goes through the extended protocol, which runs exactly one statement: text such
             # as "COMMIT; DELETE ..." cannot end the read-only transaction and write after it.
@@ -738,6 +730,27 @@ def _no_schemas(schemas: tuple[str, ...] | None, kind: str, why: str) -> None:
     if schemas:
         raise ConfigurationError(f"schemas are read on PostgreSQL and DuckDB databases, not {kind} ({why})",
                                  hint="Leave out --schemas (schemas=...).")
+
+
+def libpq_limits(url: "sa.URL", timeout_s: float) -> dict[str, int]:
+    """The connection settings that keep a PostgreSQL client (psycopg, psycopg2) from waiting on a server that does
+    not answer: libpq waits for a host as long as TCP does (about two minutes) by default, and for the answer of a
+    server the network lost as long as the system's keepalives say (two hours). With these a connection gives up
+    after ``timeout_s``, and a lost one is noticed within 15 s past it. A URL's own settings win; other drivers and
+    engines get none.
+
+    >>> from sqlalchemy.engine import make_url
+    >>> libpq_limits(make_url("postgresql+psycopg://h/db?connect_timeout=3"), 10)["keepalives_idle"]
+    10
+    >>> "connect_timeout" in libpq_limits(make_url("postgresql+psycopg://h/db?connect_timeout=3"), 10)
+    False
+    """
+    driver = url.get_driver_name() if "+" in url.drivername else ""
+    if url.get_backend_name() != "postgresql" or driver not in ("", "psycopg", "psycopg2"):
+        return {}
+    wanted = {"connect_timeout": max(2, round(timeout_s)), "keepalives": 1, "keepalives_idle": max(5, round(timeout_s)),
+              "keepalives_interval": 5, "keepalives_count": 3}
+    return {k: v for k, v in wanted.items() if k not in url.query}
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:
