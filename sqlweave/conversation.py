@@ -329,7 +329,10 @@ class ConversationStore:
                         conn.execute(sa.text("ALTER TABLE conversations ADD COLUMN owner VARCHAR(128)"))
                 return
             except DBAPIError as err:  # another process created them at the same moment
-                if attempt + 1 == _ATTEMPTS:
+                text = str(err).lower()
+                lasting = any(s in text for s in ("not a database", "malformed", "encrypted", "password",
+                                                  "permission denied"))
+                if lasting or attempt + 1 == _ATTEMPTS:  # no retry mends a file that is not a database
                     raise self._store_error(err) from err
                 self._backoff(attempt)
 
@@ -345,7 +348,12 @@ class ConversationStore:
 
     def _store_error(self, err: Exception) -> ConversationStoreError:
         msg = str(getattr(err, "orig", None) or err).splitlines()[0]
-        return ConversationStoreError(f"the conversation store failed: {msg}", url=self._engine.url.render_as_string())
+        hint = None
+        if self._sqlite and any(s in msg.lower() for s in ("not a database", "malformed")):
+            hint = (f"The file {self._engine.url.database} is not a readable SQLite database: move it away (a new "
+                    "store is started in its place) or pass another file with --conversations.")
+        return ConversationStoreError(f"the conversation store failed: {msg}", hint=hint,
+                                      url=self._engine.url.render_as_string())
 
     # --- conversations -------------------------------------------------------------------------------------
 

@@ -461,3 +461,14 @@ def test_real_model_follow_up_average_age(singer_db: Path, store: ConversationSt
     assert second.trace[0].stage == "rewrite_question" and "France" in second.trace[0].notes["rewritten"]
     assert second.result.rows[0][-1] == pytest.approx(gold) and gold == 34.5
     assert second.builds_on == 1
+
+
+def test_a_store_file_that_is_not_a_database_is_a_clear_error_and_is_left_as_it_is(tmp_path: Path) -> None:
+    from sqlweave.conversation import ConversationStoreError
+
+    path = tmp_path / "conversations.sqlite"
+    path.write_bytes(b"garbage, not SQLite " * 40)
+    with pytest.raises(ConversationStoreError, match="not a database") as err:
+        ConversationStore(f"sqlite:///{path}")
+    assert "move it away" in (err.value.hint or "") and str(path) in (err.value.hint or "")
+    assert path.read_bytes() == b"garbage, not SQLite " * 40  # a user's conversations are never set aside unasked
