@@ -350,8 +350,9 @@ class ConversationStore:
         msg = str(getattr(err, "orig", None) or err).splitlines()[0]
         hint = None
         if self._sqlite and any(s in msg.lower() for s in ("not a database", "malformed")):
-            hint = (f"The file {self._engine.url.database} is not a readable SQLite database: move it away (a new "
-                    "store is started in its place) or pass another file with --conversations.")
+            # no path here: a server's clients see the hint (the operator finds the file in the configuration)
+            hint = ("The store's file is not a readable SQLite database: move it away (a new store is started in its "
+                    "place) or pass another file with --conversations.")
         return ConversationStoreError(f"the conversation store failed: {msg}", hint=hint,
                                       url=self._engine.url.render_as_string())
 

@@ -172,6 +172,10 @@ def install_handlers(app: Any) -> None:
         if isinstance(err, DatabaseUnavailableError):  # the operator's side: what the driver said, in the log
             log_event(log, "database_unavailable", level=logging.ERROR, path=request.url.path,
                       error=err.message, driver=str(err.details.get("driver", "")))
+        if isinstance(err, StorageError):  # names a file of the server's: in the log, not in the answer
+            log_event(log, "storage_error", level=logging.ERROR, path=request.url.path, error=err.message)
+            err = StorageError("the server cannot keep this right now",
+                               hint="Try again later; the server's operator can see why in the server log.")
         return JSONResponse(error_body(err), status_code=status_for(err), headers=headers_for(err))
 
     async def validation_error(_request: Any, err: RequestValidationError) -> JSONResponse:
