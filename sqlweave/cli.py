@@ -207,11 +207,12 @@ CsvOption = typer.Option(False, "--csv", help="Print the result as CSV; formula-
 RawCsvOption = typer.Option(False, "--raw-csv", help="Print the result as CSV with every cell exactly as stored.")
 
 
-def _json_default(value: Any) -> Any:
-    """JSON for values json cannot write itself: bytes as hex, the rest as text. Strings stay exact (ASCII escapes)."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).hex()
-    return str(value)
+def _write_json(value: Any, indent: int | None = None) -> None:
+    """``value`` as JSON on stdout, every cell exact (:func:`~sqlweave.cells.json_cell`: numbers with every digit,
+    NaN as ``"NaN"``, bytes whole); text as stored, in ASCII escapes."""
+    from .cells import json_cell
+
+    sys.stdout.write(json.dumps(json_cell(value, exact_text=True), indent=indent, allow_nan=False) + "\n")
 
 
 def _write_csv(result: Any, *, raw: bool) -> None:
@@ -225,7 +226,7 @@ def _show_answer(answer: Answer, *, as_json: bool, trace: bool, as_csv: bool = F
         data = answer.as_dict()
         if not trace:
             data.pop("trace")
-        sys.stdout.write(json.dumps(data, indent=2, default=_json_default) + "\n")
+        _write_json(data, indent=2)
         return
     if (as_csv or raw_csv) and answer.result is not None:
         _write_csv(answer.result, raw=raw_csv)
@@ -393,7 +394,7 @@ def schema(
                                   schemas=schemas)
         s = _read_schema(database, refresh=refresh)
         if as_json:
-            sys.stdout.write(json.dumps(asdict(s), indent=2, default=str) + "\n")
+            _write_json(asdict(s), indent=2)
             return
         rendered = render_schema(s, style)
         console.print(display.sql(rendered.text))
@@ -436,8 +437,8 @@ def run_sql(
         if result.sql != query and not (as_json or as_csv or raw_csv):
             _say(f"ran as: {result.sql}", style="dim", err=True)
         if as_json:
-            sys.stdout.write(json.dumps({"sql": result.sql, "columns": result.columns, "rows": result.rows,
-                                         "truncated": result.truncated}, default=_json_default) + "\n")
+            _write_json({"sql": result.sql, "columns": result.columns, "rows": result.rows,
+                         "truncated": result.truncated})
         elif as_csv or raw_csv:
             _write_csv(result, raw=raw_csv)
         else:
@@ -1048,7 +1049,7 @@ app.add_typer(tool_app, name="tool")
 
 def _print_rows(rows: list[dict[str, Any]], title: str, as_json: bool) -> None:
     if as_json:
-        sys.stdout.write(json.dumps(rows, default=str) + "\n")
+        _write_json(rows)
         return
     if rows:
         console.print(display.records_table(rows, Text(visible(title))))

@@ -23,6 +23,7 @@ override or other hidden character reaches the terminal). Only sqlweave's own la
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from rich.console import Console, RenderableType
@@ -31,6 +32,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from .cells import text_cell
 from .text import DEFAULT_MAX_CHARS, visible
 
 if TYPE_CHECKING:
@@ -64,16 +66,21 @@ def sql(text: str | None) -> RenderableType:
 
 def cell(value: Any) -> Any:
     """A result value as a table shows it: a float to 15 significant digits, as SQLite's shell prints it, so a sum
-    of prices reads ``3501.5`` rather than the binary rounding ``3501.4999999999995``. Every other value as it is.
+    of prices reads ``3501.5`` rather than the binary rounding ``3501.4999999999995``; arrays, structs, intervals,
+    decimals and bytes as :func:`~sqlweave.cells.text_cell` writes them. Text, integers and ``NULL`` as they are.
     JSON, MCP and exported files keep every digit.
 
     >>> cell(0.1 + 0.2), cell(3501.4999999999995), cell(3.0), cell(1e-07), cell(float("nan")), cell(7), cell("0.1")
-    ('0.3', '3501.5', '3.0', '1e-07', 'nan', 7, '0.1')
+    ('0.3', '3501.5', '3.0', '1e-07', 'NaN', 7, '0.1')
+    >>> cell([1.5, None]), cell({"a": "b"})
+    ('[1.5, null]', '{"a": "b"}')
     """
-    if not isinstance(value, float):
+    if value is None or isinstance(value, (str, int)):
         return value
+    if not isinstance(value, float) or not math.isfinite(value):
+        return text_cell(value)
     shown = format(value, ".15g")
-    return shown if any(ch in shown for ch in ".en") else shown + ".0"  # still reads as a float: 3.0, not 3
+    return shown if any(ch in shown for ch in ".e") else shown + ".0"  # still reads as a float: 3.0, not 3
 
 
 def result_table(result: "QueryResult", limit: int = 50, max_chars: int = 200) -> Table:

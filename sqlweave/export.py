@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import csv
 import io
+from decimal import Decimal
 from typing import Any, Iterable, Sequence
 
+from .cells import text_cell
 from .text import well_formed
 
 #: First characters that make a spreadsheet read a cell as a formula.
@@ -39,14 +41,10 @@ def neutralise(cell: str) -> str:
 def _cell(value: Any, raw: bool) -> Any:
     if value is None:
         return ""
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return "X'" + bytes(value).hex() + "'"
-    text = well_formed(str(value))
-    return text if raw else neutralise(text)
+    text = well_formed(text_cell(value, max_bytes=None))  # every digit and every byte; arrays as JSON
+    return text if raw or isinstance(value, (float, Decimal)) else neutralise(text)
 
 
 def to_csv(columns: Sequence[Any], rows: Iterable[Sequence[Any]], *, raw: bool = False) -> str:

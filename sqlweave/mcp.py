@@ -53,24 +53,23 @@ And as an MCP server (``build_server`` needs the ``mcp`` extra: ``pip install 's
 import argparse
 import json
 import logging
-import math
 import sys
 import threading
 from contextlib import asynccontextmanager
-from datetime import date, datetime, time
-from decimal import Decimal
 from typing import Annotated, Any, AsyncIterator, Callable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
 from ._version import __version__
 from .catalog import Catalog, UnknownDatabaseError
+from .cells import json_cell
 from .db.connection import Database, QueryResult
 from .engine import Engine
 from .errors import ConfigurationError, MissingDependencyError, SqlweaveError
 from .llm.base import LLM
 from .pipeline import Pipeline
 from .presets import with_schema_budget
+from .text import SHOWN_BYTES
 
 logger = logging.getLogger("sqlweave.mcp")
 
@@ -207,20 +206,14 @@ class AskResult(QueryRows):
 
 
 def _cell(value: Any) -> Any:
-    """A cell value as JSON can carry it.
+    """A cell value as JSON can carry it (:func:`~sqlweave.cells.json_cell`), text exactly as stored.
 
+    >>> from datetime import date
+    >>> from decimal import Decimal
     >>> [_cell(v) for v in (1, 2.5, "x", None, b"\\x00\\xff", Decimal("1.10"), date(2024, 1, 2), float("nan"))]
-    [1, 2.5, 'x', None, '00ff', '1.10', '2024-01-02', 'nan']
+    [1, 2.5, 'x', None, "X'00ff'", 1.1, '2024-01-02', 'NaN']
     """
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).hex()
-    if isinstance(value, (datetime, date, time)):
-        return value.isoformat()
-    return str(value)
+    return json_cell(value, max_bytes=SHOWN_BYTES, exact_text=True)
 
 
 class SqlweaveTools:

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
+from .cells import json_cell
 from .errors import ConfigurationError, DatabaseUnavailableError, PipelineError, SqlweaveError
 from .llm.base import LLM, Completion, GenerationOptions, Message, Usage
 from .resources import Resources, shared_resources
@@ -89,20 +90,10 @@ class TraceEntry:
                 }
                 for c in self.calls
             ],
-            "notes": _jsonable(self.notes),
+            "notes": json_cell(self.notes, exact_text=True),
             "error": self.error,
             "sql": self.sql,
         }
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    if v is None or isinstance(v, (str, int, float, bool)):
-        return v
-    return str(v)
 
 
 @dataclass(frozen=True)
@@ -300,7 +291,8 @@ class Reading:
     def as_dict(self) -> dict[str, Any]:
         r = self.result
         return {"sql": self.sql, "share": round(self.share, 3),
-                "result": {"columns": list(r.columns), "rows": _jsonable(r.rows), "truncated": r.truncated}}
+                "result": {"columns": list(r.columns), "rows": json_cell(r.rows, exact_text=True),
+                           "truncated": r.truncated}}
 
 
 @dataclass(frozen=True)
@@ -365,7 +357,7 @@ class Answer:
             "question": self.question,
             "sql": self.sql,
             "result": None if r is None else {
-                "columns": list(r.columns), "rows": _jsonable(r.rows), "truncated": r.truncated,
+                "columns": list(r.columns), "rows": json_cell(r.rows, exact_text=True), "truncated": r.truncated,
                 "elapsed_s": round(r.elapsed_s, 4),
             },
             "error": None if self.error is None else {

@@ -65,6 +65,22 @@ def escape_char(ch: str) -> str:
     return f"\\U{code:08x}"
 
 
+#: Bytes shown at most where a person or a model reads them (tables, HTTP, MCP); exports keep every byte.
+SHOWN_BYTES = 512
+
+
+def hex_literal(data: bytes | bytearray | memoryview, max_bytes: int | None = None) -> str:
+    """Bytes as the SQL hex literal ``X'...'``, cut after ``max_bytes`` with how many more there are.
+
+    >>> hex_literal(b"\\xde\\xad\\xbe\\xef"), hex_literal(b"\\x00" * 3, max_bytes=2)
+    ("X'deadbeef'", "X'0000'… (1 more bytes)")
+    """
+    raw = bytes(data)
+    if max_bytes is None or len(raw) <= max_bytes:
+        return f"X'{raw.hex()}'"
+    return f"X'{raw[:max_bytes].hex()}'… ({len(raw) - max_bytes} more bytes)"
+
+
 def as_text(value: Any) -> str:
     """Any value as the text a person should see: ``None`` is ``NULL``, bytes are shown as a hex literal.
 
@@ -74,9 +90,7 @@ def as_text(value: Any) -> str:
     if value is None:
         return "NULL"
     if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-        shown = data[:512].hex()
-        return f"X'{shown}'" + (f"… ({len(data) - 512} more bytes)" if len(data) > 512 else "")
+        return hex_literal(value, SHOWN_BYTES)
     if isinstance(value, str):
         return value
     try:

@@ -445,7 +445,7 @@ def test_text_in_cells_comes_back_only_as_data(tmp_path: Path) -> None:
         return [path] if isinstance(value, str) and "Ignore previous instructions" in value else []
 
     by_sql, by_ask = run_async(go)
-    assert data(by_sql)["rows"] == [[1, INJECTION, "0001"]]
+    assert data(by_sql)["rows"] == [[1, INJECTION, "X'0001'"]]
     assert paths(data(by_sql)) == [("rows", 0, 1)]
     assert data(by_ask)["rows"] == [[INJECTION]]
     assert paths(data(by_ask)) == [("rows", 0, 0)]

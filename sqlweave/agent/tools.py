@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..cells import text_cell
 from ..errors import ConfigurationError, DatabaseUnavailableError, SchemaError, SchemaLinkError, SqlweaveError
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ MAX_OBSERVATION_ROWS = 10
 
 
 def _cell(v: Any) -> str:
-    s = "NULL" if v is None else str(v)
+    s = text_cell(v)
     return s if len(s) <= MAX_CELL_CHARS else s[: MAX_CELL_CHARS - 3] + "..."
 
 

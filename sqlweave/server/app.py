@@ -12,13 +12,11 @@ import concurrent.futures
 import datetime as dt
 import json
 import logging
-import math
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from decimal import Decimal
 from typing import Any, AsyncIterator, Callable, TypeVar
 
 from fastapi import FastAPI, Query, Request
@@ -27,6 +25,7 @@ from starlette.concurrency import run_in_threadpool
 
 from .._version import __version__
 from ..catalog import Catalog
+from ..cells import json_cell
 from ..chart import NO_CHART, choose_chart
 from ..db.connection import Database, QueryResult
 from ..engine import Engine, add_example
@@ -40,7 +39,7 @@ from ..llm.base import LLM, Message
 from ..logs import log_event
 from ..pipeline import Answer, Pipeline, PriorTurn, TraceEntry
 from ..presets import build_pipeline, describe_presets, with_schema_budget
-from ..text import well_formed
+from ..text import SHOWN_BYTES, well_formed
 from . import models as m
 from .errors import (
     ConversationMismatchError,
@@ -80,26 +79,8 @@ class _Cancelled(Exception):
 
 
 def json_value(v: Any) -> Any:
-    """A cell as JSON data: numbers stay numbers, text stays text (made well-formed), others become text."""
-    if v is None or isinstance(v, (bool, int)):
-        return v
-    if isinstance(v, float):
-        return v if math.isfinite(v) else None
-    if isinstance(v, str):
-        return well_formed(v)
-    if isinstance(v, Decimal):
-        if not v.is_finite():
-            return None
-        return int(v) if v == v.to_integral_value() and abs(v) < 2**53 else float(v)
-    if isinstance(v, (dt.date, dt.datetime, dt.time)):
-        return v.isoformat()
-    if isinstance(v, (bytes, bytearray, memoryview)):
-        return f"<{len(bytes(v))} bytes>"
-    if isinstance(v, dict):
-        return {str(k): json_value(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [json_value(x) for x in v]
-    return well_formed(str(v))
+    """A value as the HTTP door writes it: :func:`~sqlweave.cells.json_cell`, bytes cut as tables cut them."""
+    return json_cell(v, max_bytes=SHOWN_BYTES)
 
 
 def rows_out(result: QueryResult | None) -> list[list[Any]]:
@@ -290,9 +271,11 @@ class ServerState:
         except (DatabaseError, MissingDependencyError) as err:
             log_event(log, "database_unavailable", level=logging.ERROR, database=name, code=err.code,
                       error=err.message)
-            raise HTTPProblem(f"database {name!r} is not available right now", status=503,
-                              code="database_unavailable",
-                              hint="The server's operator can see why in the server log.") from None
+            problem = HTTPProblem(f"database {name!r} is not available right now", status=503,
+                                  code="database_unavailable",
+                                  hint="The server's operator can see why in the server log.")
+            problem.retryable = err.retryable  # a server that is down or full, not a file that is not there
+            raise problem from None
 
     def pipeline(self, preset: str | None) -> Pipeline:
         name = (preset or self.settings.preset).strip()

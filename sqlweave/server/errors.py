@@ -140,26 +140,33 @@ def status_for(err: SqlweaveError) -> int:
     return 500
 
 
-def error_dict(err: SqlweaveError) -> dict[str, str]:
-    """``{"code", "message", "hint"}``: what a client may see of an error."""
-    return {"code": err.code, "message": well_formed(err.message), "hint": well_formed(err.hint or "")}
+def error_dict(err: SqlweaveError) -> dict[str, Any]:
+    """``{"code", "message", "hint", "retryable"}``: what a client may see of an error (as the MCP door says it)."""
+    return {"code": err.code, "message": well_formed(err.message), "hint": well_formed(err.hint or ""),
+            "retryable": bool(err.retryable)}
 
 
 def error_body(err: SqlweaveError) -> dict[str, Any]:
     return {"error": error_dict(err)}
 
 
+#: ``Retry-After`` (seconds) of a 503 that may pass by itself (a database away, a store locked) and names no time.
+RETRY_AFTER_S = 5
+
+
 def headers_for(err: SqlweaveError) -> dict[str, str]:
-    """Extra response headers: ``Retry-After`` for busy and rate-limited answers."""
+    """Extra response headers: ``Retry-After`` for busy and rate-limited answers, and for any retryable 503."""
     headers = dict(getattr(err, "headers", {}) or {})
     retry = getattr(err, "retry_after", None)
+    if retry is None and err.retryable and status_for(err) == 503:
+        retry = RETRY_AFTER_S
     if retry is not None:
         headers.setdefault("Retry-After", str(int(retry)))
     return headers
 
 
 INTERNAL = {"error": {"code": "internal", "message": "the server failed to answer this request",
-                      "hint": "Try again; if it keeps failing, the server log has the details."}}
+                      "hint": "Try again; if it keeps failing, the server log has the details.", "retryable": True}}
 
 
 def install_handlers(app: Any) -> None:
@@ -192,7 +199,7 @@ def install_handlers(app: Any) -> None:
         message = {404: "no such resource", 405: "this method is not allowed here"}.get(
             err.status_code, str(err.detail) if isinstance(err.detail, str) else "request failed")
         hint = RequestTooLargeError.default_hint if err.status_code == 413 else ""
-        return JSONResponse({"error": {"code": code, "message": message, "hint": hint}},
+        return JSONResponse({"error": {"code": code, "message": message, "hint": hint, "retryable": False}},
                             status_code=err.status_code, headers=getattr(err, "headers", None))
 
     app.add_exception_handler(SqlweaveError, sqlweave_error)

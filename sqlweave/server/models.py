@@ -73,6 +73,8 @@ class ErrorOut(_Response):
     code: str
     message: str
     hint: str = ""
+    retryable: bool = Field(False, description="Whether the same request may succeed later (a 503 says when in "
+                                               "Retry-After).")
 
 
 class ErrorBody(_Response):

@@ -344,11 +344,13 @@ def test_the_http_api_answers_503_while_the_server_is_away_and_200_when_it_is_ba
             proxy.stop()
             r = client.post("/api/sql", json=sql)
             assert r.status_code == 503 and r.json()["error"]["code"] == "database_unavailable"  # was 500 internal
+            assert r.json()["error"]["retryable"] is True and r.headers["Retry-After"] == "5"  # when to come back
             assert str(proxy.port) not in r.text and "127.0.0.1" not in r.text  # the operator's side stays there
             logged = [rec for rec in caplog.records if rec.getMessage() == "database_unavailable"]
             assert logged and "Connection refused" in logged[-1].driver  # what the driver said, for the operator
             answer = client.post("/api/ask", json={"database": "music", "question": "How many singers?"}).json()
             assert answer["error"]["code"] == "database_unavailable" and answer["timings"]["model_calls"] == 1
+            assert answer["error"]["retryable"] is True
             proxy.start()
             assert client.post("/api/sql", json=sql).json()["rows"] == [[6]]
     finally:
@@ -639,3 +641,48 @@ def test_a_server_handle_reads_the_schema_again_when_a_column_is_added_not_when_
         assert value_index(db).search("zebra", k=1)[0].value == "Zebra crossing"  # the value index follows
         pg_server.admin("COMMENT ON TABLE u IS 'units'", "living")
         assert db.schema().table("u").description == "units"
+
+
+PG_TYPES = ("SELECT ARRAY['a', 'b c'] AS tags, ARRAY[1.50, NULL]::numeric[] AS prices, "
+            "'{\"k\": [1, 2]}'::jsonb AS doc, 12345678901234567.89::numeric AS big, -3.25::numeric AS loss, "
+            "interval '1 day 2 hours' AS took, 'NaN'::float8 AS ratio, '\\xdead'::bytea AS b, "
+            "'00000000-0000-0000-0000-000000000001'::uuid AS id, timestamptz '2024-01-02 03:04:05+00' AS at, "
+            "'10.0.0.1'::inet AS ip, int4range(1, 5) AS r")
+PG_JSON = {"tags": ["a", "b c"], "prices": [1.5, None], "doc": {"k": [1, 2]}, "big": "12345678901234567.89",
+           "loss": -3.25, "took": "P1DT2H", "ratio": "NaN", "b": "X'dead'", "id": "00000000-0000-0000-0000-000000000001",
+           "at": "2024-01-02T03:04:05+00:00", "ip": "10.0.0.1", "r": "[1, 5)"}
+
+
+def test_postgresql_values_are_written_the_same_way_at_every_door(pg_url: str, tmp_path: Path) -> None:
+    """Arrays, jsonb, exact numerics, intervals, bytea and NaN: one form for JSON doors, one for text doors."""
+    import csv
+    import io
+    import json
+
+    from typer.testing import CliRunner
+
+    from sqlweave.catalog import Catalog, DatabaseEntry
+    from sqlweave.cli import app
+    from sqlweave.mcp import SqlweaveTools
+
+    from ..test_cells import need_doors, server_row_is
+
+    need_doors()
+    r = CliRunner().invoke(app, ["sql", "--db", pg_url, "--json", PG_TYPES])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout, parse_constant=lambda name: pytest.fail(f"bare {name} is not JSON"))
+    assert dict(zip(out["columns"], out["rows"][0])) == PG_JSON  # was NaN (no JSON), "1 day, 2:00:00", "dead"
+
+    r = CliRunner().invoke(app, ["sql", "--db", pg_url, "--csv", PG_TYPES])
+    header, row = list(csv.reader(io.StringIO(r.stdout)))
+    shown = dict(zip(header, row))
+    assert (shown["tags"], shown["prices"], shown["loss"], shown["took"]) == \
+        ('["a", "b c"]', "[1.5, null]", "-3.25", "P1DT2H")  # was ['a', 'b c'], [Decimal('1.50'), None], '-3.25
+
+    catalog = Catalog({"pg": DatabaseEntry("pg", pg_url)})
+    try:
+        got = SqlweaveTools(catalog, FakeLLM([])).run_sql("pg", PG_TYPES)
+        assert dict(zip(got.columns, got.rows[0])) == PG_JSON
+        server_row_is(catalog, "pg", PG_TYPES, PG_JSON, tmp_path)
+    finally:
+        catalog.close()

@@ -105,7 +105,7 @@ def sse_events(text: str) -> list[tuple[str, Any]]:
 def assert_error(resp, status: int, code: str) -> dict[str, Any]:
     assert resp.status_code == status, resp.text
     body = resp.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "hint"}
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "hint", "retryable"}
     assert body["error"]["code"] == code, body
     assert "Traceback" not in resp.text
     return body["error"]
