@@ -41,14 +41,25 @@ def _non_finite(value: float | Decimal) -> str:
 
 
 def iso_duration(value: dt.timedelta) -> str:
-    """An interval as an ISO 8601 duration (``P1DT2H``), which JSON clients and pandas read back.
+    """An interval as an ISO 8601 duration in days and time (``P1DT2H``), which JSON clients and pandas read back.
 
-    >>> iso_duration(dt.timedelta(days=1, hours=2)), iso_duration(-dt.timedelta(seconds=90))
-    ('P1DT2H', '-PT1M30S')
+    Days are never folded into months or years: drivers have already turned a month into 30 days (DuckDB) or
+    a year into 365 (psycopg), and a ``P2Y`` would claim a calendar length the value does not have.
+
+    >>> iso_duration(dt.timedelta(days=730)), iso_duration(-dt.timedelta(seconds=90)), iso_duration(dt.timedelta())
+    ('P730D', '-PT1M30S', 'PT0S')
+    >>> iso_duration(dt.timedelta(days=1, hours=2, microseconds=500))
+    'P1DT2H0.0005S'
     """
-    from pydantic_core import to_jsonable_python
-
-    return str(to_jsonable_python(value))
+    sign = "-" if value < dt.timedelta(0) else ""
+    value = abs(value)
+    hours, rest = divmod(value.seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    second = f"{seconds}.{value.microseconds:06d}".rstrip("0") if value.microseconds else str(seconds)
+    clock = "".join(f"{n}{unit}" for n, unit in ((hours, "H"), (minutes, "M")) if n)
+    clock += f"{second}S" if seconds or value.microseconds else ""
+    shown = (f"{value.days}D" if value.days else "") + (f"T{clock}" if clock else "")
+    return f"{sign}P{shown or 'T0S'}"
 
 
 def _decimal(value: Decimal) -> int | float | str:

@@ -174,3 +174,19 @@ def server_row_is(catalog: Any, name: str, sql: str, expected: dict[str, Any], t
         assert r.status_code == 200, r.text
         body = _strict_loads(r.text)
         assert dict(zip(body["columns"], body["rows"][0])) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.timedeltas())
+def test_an_interval_reads_back_as_the_same_length_of_time(value: dt.timedelta) -> None:
+    import re
+
+    shown = json_cell(value)
+    m = re.fullmatch(r"(-?)P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", shown)
+    assert m, shown
+    sign, days, hours, minutes, seconds = m.groups()
+    total = (Decimal(days or 0) * 86400 + Decimal(hours or 0) * 3600 + Decimal(minutes or 0) * 60
+             + Decimal(seconds or 0))
+    expected = Decimal(value.days) * 86400 + value.seconds + Decimal(value.microseconds) / 10**6
+    assert (-total if sign else total) == expected
+    assert "Y" not in shown and "W" not in shown  # days are not folded into calendar years (pydantic says P2Y)
