@@ -2,7 +2,8 @@
 
 A result of one row and one numeric column is a single ``number``; a date or time column with a
 numeric one is a ``line`` over time; a text (category) column with a numeric one is a ``bar`` chart
-(at most :data:`MAX_BARS` rows); anything else gets no chart (``none``). The page draws the chart
+(at most :data:`MAX_BARS` rows); anything else gets no chart (``none``). Numbers named as identifiers
+(``id``, ``customer_id``) and columns holding NaN or infinity are never the measure drawn. The page draws the chart
 from the returned column names; nothing in the data is ever run.
 
 >>> from sqlweave.db.connection import QueryResult
@@ -41,6 +42,8 @@ _DATE_TEXT = re.compile(
 #: Words of a column name that say "time" even when the values are plain numbers (a ``year`` of 2024).
 _TIME_WORDS = frozenset({"date", "day", "week", "month", "quarter", "year", "time", "timestamp", "period", "dt"})
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+#: Last words of a column name that make its numbers identifiers.
+_ID_WORDS = frozenset({"id", "uuid", "pk"})
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,18 @@ def _column(rows: Sequence[Sequence[Any]], i: int) -> list[Any]:
 
 
 def _numeric(values: list[Any]) -> bool:
-    return bool(values) and all(_is_number(v) for v in values)
+    """Numbers a chart can draw: no NaN or infinity."""
+    return bool(values) and all(_is_number(v) and math.isfinite(v) for v in values)
+
+
+def identifier_name(name: str) -> bool:
+    """``id``, ``customer_id``, ``CustomerID``, ``order uuid``: a number that names a row, not one to draw.
+
+    >>> [identifier_name(n) for n in ("id", "customer_id", "CustomerID", "paid", "idle_hours", "n_ids")]
+    [True, True, True, False, False, False]
+    """
+    words = _WORD.findall(name)
+    return bool(words) and words[-1].lower() in _ID_WORDS
 
 
 def _time_like(name: str, values: list[Any]) -> bool:
@@ -121,7 +135,8 @@ def chart_for(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Chart:
     if len(rows) < 2:
         return NO_CHART
     time_cols = [i for i, name in enumerate(columns) if _time_like(name, values[i])]
-    numeric_cols = [i for i in range(len(columns)) if _numeric(values[i])]
+    # Identifiers are numbers but not measures: a bar per product of its id says nothing.
+    numeric_cols = [i for i in range(len(columns)) if _numeric(values[i]) and not identifier_name(columns[i])]
     if time_cols:
         x = time_cols[0]
         ys = [i for i in numeric_cols if i not in time_cols]
@@ -135,4 +150,5 @@ def chart_for(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Chart:
     return NO_CHART
 
 
-__all__ = ["Chart", "ChartKind", "MAX_BARS", "NO_CHART", "chart_for", "choose_chart", "is_date_value", "time_like_name"]
+__all__ = ["Chart", "ChartKind", "MAX_BARS", "NO_CHART", "chart_for", "choose_chart", "identifier_name", "is_date_value",
+           "time_like_name"]

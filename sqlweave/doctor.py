@@ -32,7 +32,8 @@ EXTRAS: dict[str, tuple[tuple[str, ...], str]] = {
     "duckdb": (("duckdb", "duckdb_engine", "openpyxl"), "DuckDB files, and CSV, Parquet, JSON and Excel files"),
     "postgres": (("psycopg",), "PostgreSQL"),
     "mysql": (("pymysql",), "MySQL and MariaDB"),
-    "server": (("fastapi", "uvicorn", "sse_starlette", "multipart"), "sqlweave serve: the HTTP API and web page"),
+    "server": (("fastapi", "uvicorn", "sse_starlette", "multipart", "inflection"),
+               "sqlweave serve: the HTTP API and web page"),
     "mcp": (("mcp",), "sqlweave mcp: tools for AI assistants"),
 }
 

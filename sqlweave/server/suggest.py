@@ -48,15 +48,29 @@ def words(name: str) -> str:
 
 
 def singular(phrase: str) -> str:
-    """A rough English singular of the last word: ``categories`` -> ``category``, ``orders`` -> ``order``."""
+    """The English singular of the last word (``inflection``): ``categories`` -> ``category``."""
+    import inflection
+
     head, _, last = phrase.rpartition(" ")
-    if last.endswith("ies") and len(last) > 4:
-        last = last[:-3] + "y"
-    elif last.endswith(("sses", "shes", "ches", "xes")):
-        last = last[:-2]
-    elif last.endswith("s") and not last.endswith(("ss", "us", "is")):
-        last = last[:-1]
-    return f"{head} {last}".strip()
+    return f"{head} {inflection.singularize(last)}".strip()
+
+
+def plural(phrase: str) -> str:
+    """The English plural of the last word, a plural left as it is: a table named ``gadget`` is asked about as
+    ``gadgets``, one named ``orders`` as ``orders``.
+
+    >>> plural("gadget"), plural("orders"), plural("order item"), plural("country"), plural("people")
+    ('gadgets', 'orders', 'order items', 'countries', 'people')
+    """
+    import inflection
+
+    head, _, last = phrase.rpartition(" ")
+    return f"{head} {inflection.pluralize(last)}".strip()
+
+
+def rows_of(table: "Table") -> str:
+    """How a question names the rows of ``table``: its name's words, in the plural."""
+    return plural(words(table.name))
 
 
 @dataclass(frozen=True)
@@ -154,13 +168,13 @@ def suggestions_for(schema: "Schema", db: "Database | None" = None, *, limit: in
             out.append(q)
 
     if entities:
-        add(f"How many {words(entities[0].name)} are there?")
+        add(f"How many {rows_of(entities[0])} are there?")
     grouped = [(t, c) for t in entities for c in facts.categories(t)]
     used_category: tuple[str, str] | None = None
     if grouped:
         t, c = grouped[0]
         used_category = (t.name, c.name)
-        add(f"How many {words(t.name)} per {words(c.name)}?")
+        add(f"How many {rows_of(t)} per {words(c.name)}?")
     # Totals per category: a measure with a foreign key to a named table, or a category in its own table.
     measures = sorted(((_rank(m.name, _TOTAL_WORDS), i, t, m) for i, t in enumerate(schema.tables)
                        if (t.row_count or 0) > 0 for m in facts.measures(t)), key=lambda x: (x[0], x[1]))
@@ -178,22 +192,22 @@ def suggestions_for(schema: "Schema", db: "Database | None" = None, *, limit: in
             break
     for t in entities:
         if any(facts.is_date(c) for c in t.columns):
-            add(f"How many {words(t.name)} per month?")
+            add(f"How many {rows_of(t)} per month?")
             break
     for t, c in grouped:
         if (t.name, c.name) == used_category and len(grouped) > 1:
             continue
         value = _common_value(db, t, c)
         if value is not None:
-            add(f"Which {words(t.name)} have {words(c.name)} = '{value}'?")
+            add(f"Which {rows_of(t)} have {words(c.name)} = '{value}'?")
             break
     for t in entities:
         top = facts.measures(t, _TOP_WORDS)
         if facts.name_column(t) is not None and top:
-            add(f"Which 5 {words(t.name)} have the highest {words(top[0].name)}?")
+            add(f"Which 5 {rows_of(t)} have the highest {words(top[0].name)}?")
             break
     for t in entities[1:]:
         if len(out) >= 4:
             break
-        add(f"How many {words(t.name)} are there?")
+        add(f"How many {rows_of(t)} are there?")
     return out[:limit]

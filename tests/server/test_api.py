@@ -205,6 +205,24 @@ def test_suggestions_are_real_and_deterministic(make):
     assert llm.calls == []  # no model involved
 
 
+def test_suggestions_name_the_rows_of_a_singular_table_in_the_plural(tmp_path: Path):
+    import sqlite3
+
+    from sqlweave.db import Database
+    from sqlweave.server.suggest import suggest_questions
+
+    path = tmp_path / "gadgets.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE gadget (id INTEGER PRIMARY KEY, name TEXT, category TEXT, price REAL)")
+        con.executemany("INSERT INTO gadget VALUES (?, ?, ?, ?)",
+                        [(i, f"g{i}", ["home", "tools", "toys"][i % 3], i * 1.5) for i in range(30)])
+    with Database.open(path) as db:
+        questions = suggest_questions(db)
+    assert "How many gadgets are there?" in questions  # was "How many gadget are there?"
+    assert "Which 5 gadgets have the highest price?" in questions
+    assert not any(" gadget " in q for q in questions)
+
+
 def test_a_table_added_while_the_server_runs_is_seen(make, tmp_path: Path):
     import sqlite3
 

@@ -55,9 +55,17 @@ def test_category_and_number_make_a_bar():
     assert choose_chart(result(["country", "customers"], rows)) == Chart("bar", "country", "customers")
 
 
-def test_bar_picks_the_first_text_and_first_numeric_column():
+def test_bar_picks_the_first_text_and_first_numeric_column_that_is_a_measure():
     rows = [(1, "Books", 40.0, 3), (2, "Music", 12.5, 1)]
-    assert chart_for(["id", "category", "revenue", "n"], rows) == Chart("bar", "category", "id")
+    assert chart_for(["id", "category", "revenue", "n"], rows) == Chart("bar", "category", "revenue")  # was "id"
+    assert chart_for(["category", "revenue", "n"], [r[1:] for r in rows]) == Chart("bar", "category", "revenue")
+
+
+def test_identifiers_and_columns_with_nan_are_never_the_measure():
+    assert chart_for(["CustomerID", "name"], [(1, "Ada"), (2, "Bo")]) == NO_CHART  # a bar per person of its id
+    assert chart_for(["name", "ratio", "n"], [("a", float("nan"), 1), ("b", 0.5, 2)]) == Chart("bar", "name", "n")
+    assert chart_for(["total"], [(float("inf"),)]) == NO_CHART
+    assert chart_for(["paid", "name"], [(10, "Ada"), (20, "Bo")]) == Chart("bar", "name", "paid")  # "paid" is no id
 
 
 def test_too_many_categories_is_no_chart():
