@@ -1244,6 +1244,13 @@ def text_numbers(sql: str, schema: "Schema", dialect: str) -> str:
     ...            dialect="duckdb")
     >>> text_numbers("SELECT AVG(hp) FROM car WHERE hp > 150 AND name = 'ford' AND id = 1", s, "duckdb")
     "SELECT AVG(TRY_CAST(hp AS DOUBLE)) FROM car WHERE TRY_CAST(hp AS DOUBLE) > 150 AND name = 'ford' AND id = 1"
+
+    A JSON value read as text (``doc ->> 'watts'``) is read so too, and ordered against a text that spells a
+    number (``> '100'``, which runs and compares text: ``'9' > '100'``) it is compared with that number
+    (:func:`_numbers_for_json`); ``= '650'`` is left as written.
+
+    >>> text_numbers("SELECT id FROM car WHERE doc ->> 'watts' > '100' AND doc ->> 'kind' = '9'", s, "duckdb")
+    "SELECT id FROM car WHERE TRY_CAST(doc ->> '$.watts' AS DOUBLE) > 100 AND (doc ->> '$.kind') = '9'"
     """
     return _apply(sql, schema, dialect, _numbers_tree)
 
@@ -1257,6 +1264,26 @@ def _as_number(node: exp.Expression, dialect: str) -> exp.Expression:
                            exp.cast(node.copy(), "NUMERIC"))
 
 
+#: A JSON value read as text (``doc ->> 'watts'``, ``doc #>> '{a,b}'``): a number in it is its digits.
+_JSON_TEXT = (exp.JSONExtractScalar, exp.JSONBExtractScalar)
+#: Comparisons that order their sides (where ``'9' > '100'`` as text is not what a number means).
+_ORDERINGS = (exp.GT, exp.GTE, exp.LT, exp.LTE)
+
+
+def _numbers_for_json(*literals: exp.Expression | None) -> None:
+    """A text literal that spells a number, ordered against a JSON value, made that number (``'100'`` -> ``100``).
+
+    ``doc ->> 'watts' > '100'`` runs, comparing text: ``'9' > '100'`` holds. A JSON number read with ``->>`` is
+    text on both engines, and a model that quotes the bound as text means the number (a JSON text that is a
+    number word, ``"100"``, reads the same). With a number on the other side, the JSON value is then read as a
+    number like any text column compared with one (NULL where it spells none: never an error).
+    """
+    for node in literals:
+        node = _unparen(node)
+        if isinstance(node, exp.Literal) and node.is_string and re.fullmatch(_NUMBER_TEXT, node.this):
+            node.replace(exp.Literal.number(node.this.strip()))
+
+
 def _numbers_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     if dialect not in ("postgres", "duckdb"):
         return False
@@ -1267,7 +1294,7 @@ def _numbers_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
     read = _tables_read(tree, schema)
 
     def is_text(node: exp.Expression | None) -> bool:
-        return _column_is(node, schema, read, _is_text_type)
+        return isinstance(node, _JSON_TEXT) or _column_is(node, schema, read, _is_text_type)
 
     def is_number(node: exp.Expression | None) -> bool:
         node = _unparen(node)
@@ -1299,9 +1326,16 @@ def _numbers_tree(tree: exp.Expression, schema: "Schema", dialect: str) -> bool:
             values = use.expressions
             sides = [_unparen(use.this)] if values and all(is_number(v) for v in values) else []
         elif isinstance(use, exp.Between):
+            if isinstance(_unparen(use.this), _JSON_TEXT):
+                _numbers_for_json(use.args.get("low"), use.args.get("high"))
             ends = [use.args.get("low"), use.args.get("high")]
             sides = [_unparen(use.this)] if all(is_number(e) for e in ends) else []
         else:
+            left, right = _unparen(use.this), _unparen(use.expression)
+            if isinstance(use, _ORDERINGS) and isinstance(left, _JSON_TEXT):
+                _numbers_for_json(right)
+            elif isinstance(use, _ORDERINGS) and isinstance(right, _JSON_TEXT):
+                _numbers_for_json(left)
             left, right = _unparen(use.this), _unparen(use.expression)
             sides = [s for s, other in ((left, right), (right, left)) if is_number(other)]
         targets += [s for s in sides if s is not None and is_text(s)]

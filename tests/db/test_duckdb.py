@@ -343,3 +343,18 @@ def test_lists_structs_and_enums_read_as_duckdb_names_them(tmp_path: Path) -> No
             assert db.execute("SELECT count(*) FROM p WHERE m LIKE 'o%'").rows == ((1,),)
             r = db.execute("SELECT count(*) FROM p WHERE tags LIKE '%a%'")  # no LIKE for a list: read as text
             assert r.rows == ((1,),) and "CAST(tags AS TEXT)" in r.sql
+
+
+def test_numbers_inside_json_are_compared_as_numbers(tmp_path: Path) -> None:
+    """``doc ->> 'watts' > '100'`` ran and compared text ('9' > '100'): it now compares the numbers."""
+    import duckdb
+
+    path = tmp_path / "json.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE gadget (name VARCHAR, specs JSON); INSERT INTO gadget VALUES "
+                "('Lamp', '{\"watts\": 9}'), ('Drill', '{\"watts\": 650}'), ('Dial', '{\"watts\": \"n/a\"}')")
+    con.close()
+    with Database.open(path) as db:
+        assert db.execute("SELECT name FROM gadget WHERE specs->>'watts' > '100'").rows == (("Drill",),)
+        assert db.execute("SELECT name FROM gadget WHERE specs->>'$.watts' <= 100").rows == (("Lamp",),)
+        assert db.execute("SELECT name FROM gadget WHERE specs->>'watts' = 'n/a'").rows == (("Dial",),)

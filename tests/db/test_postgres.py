@@ -686,3 +686,18 @@ def test_postgresql_values_are_written_the_same_way_at_every_door(pg_url: str, t
         server_row_is(catalog, "pg", PG_TYPES, PG_JSON, tmp_path)
     finally:
         catalog.close()
+
+
+def test_numbers_inside_json_are_compared_as_numbers(pg_server: PostgresServer) -> None:
+    """``doc ->> 'watts' > '100'`` ran and compared text ('9' > '100'); ``> 100`` and ``SUM`` failed on text."""
+    pg_server.new_database("json_numbers")
+    pg_server.admin("CREATE TABLE gadget (name text, specs jsonb); INSERT INTO gadget VALUES "
+                    "('Lamp', '{\"watts\": 9}'), ('Drill', '{\"watts\": 650}'), ('Dial', '{\"watts\": \"n/a\"}'), "
+                    "('Box', '{}')", "json_numbers")
+    with Database.open(pg_server.url("json_numbers")) as db:
+        assert db.execute("SELECT name FROM gadget WHERE specs->>'watts' > '100'").rows == (("Drill",),)
+        assert db.execute("SELECT name FROM gadget WHERE specs->>'watts' > 100").rows == (("Drill",),)
+        assert db.execute("SELECT name FROM gadget WHERE specs #>> '{watts}' BETWEEN '5' AND '10'").rows == \
+            (("Lamp",),)
+        assert db.execute("SELECT SUM(specs->>'watts') FROM gadget").rows == ((659,),)  # "n/a" and none skipped
+        assert db.execute("SELECT name FROM gadget WHERE specs->>'watts' = 'n/a'").rows == (("Dial",),)  # as written
