@@ -469,7 +469,10 @@ class Pipeline:
         cautions: tuple[str, ...] = ()
         if state.error is None and state.sql is not None:
             cautions = tuple(fan_outs(state.sql, full, db.dialect))
-        return Answer(question, state.sql, state.result, tuple(state.trace), state.error, state.confidence,
+        # The SQL shown is the SQL that ran: the database may have read it as the engine needs (text compared
+        # with a number read as one, names quoted as the schema spells them); what the model wrote is in the trace.
+        ran = state.result.sql if state.error is None and state.result is not None else state.sql
+        return Answer(question, ran, state.result, tuple(state.trace), state.error, state.confidence,
                       agreement=state.agreement, unsure=unsure, readings=tuple(state.readings), cautions=cautions)
 
     def _index(self, name: str) -> int:

@@ -24,3 +24,5 @@ class ExecuteSQL:
         result = state.db.execute(state.sql)
         state.result = result
         state.note(rows=result.row_count, truncated=result.truncated, elapsed_s=round(result.elapsed_s, 4))
+        if result.sql != state.sql:  # read as the engine needs it (Database.execute): the answer shows this SQL
+            state.note(ran_as=result.sql)

@@ -358,3 +358,23 @@ def test_numbers_inside_json_are_compared_as_numbers(tmp_path: Path) -> None:
         assert db.execute("SELECT name FROM gadget WHERE specs->>'watts' > '100'").rows == (("Drill",),)
         assert db.execute("SELECT name FROM gadget WHERE specs->>'$.watts' <= 100").rows == (("Lamp",),)
         assert db.execute("SELECT name FROM gadget WHERE specs->>'watts' = 'n/a'").rows == (("Dial",),)
+
+
+def test_an_answer_shows_the_sql_that_ran_and_its_trace_what_the_model_wrote(tmp_path: Path) -> None:
+    import duckdb
+
+    path = tmp_path / "json.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE gadget (name VARCHAR, specs JSON); INSERT INTO gadget VALUES "
+                "('Lamp', '{\"watts\": 9}'), ('Drill', '{\"watts\": 650}')")
+    con.close()
+    wrote = "SELECT name FROM gadget WHERE specs->>'watts' > '100'"
+    engine = sqlweave.connect(path, llm=FakeLLM(responder=lambda *_: wrote), pipeline="zero-shot")
+    answer = engine.ask("Which gadgets draw more than 100 watts?")
+    assert answer.result is not None and answer.result.rows == (("Drill",),)
+    assert answer.sql == answer.result.sql and "TRY_CAST" in answer.sql  # copied elsewhere, it gives these rows
+    generate, execute = (next(e for e in answer.trace if e.stage == name) for name in ("generate", "execute"))
+    assert generate.calls[0].outputs == (wrote,)  # what the model wrote stays in the trace
+    assert execute.notes["ran_as"] == answer.sql and "TRY_CAST" not in (execute.sql or "")
+    with Database.open(path) as db:
+        assert db.execute(answer.sql).rows == answer.result.rows
