@@ -239,7 +239,7 @@ def _show_answer(answer: Answer, *, as_json: bool, trace: bool, as_csv: bool = F
     if answer.sql:
         console.print(display.sql(answer.sql))
     if answer.result is not None:
-        console.print(display.result_table(answer.result))
+        console.print(display.result_view(console, answer.result))
         if answer.confidence is not None:
             _say(f"confidence {answer.confidence:.0%}", style="dim")
     for caution in answer.cautions:
@@ -256,7 +256,7 @@ def _show_readings(answer: Answer) -> None:
         own = " (sqlweave's answer)" if i == 1 else ""
         _say(f"Reading {i}{own}: {reading.share:.0%} of the sampled answers", style="bold")
         console.print(display.sql(reading.sql))
-        console.print(display.result_table(reading.result))
+        console.print(display.result_view(console, reading.result))
 
 
 def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = None,
@@ -442,7 +442,7 @@ def run_sql(
         elif as_csv or raw_csv:
             _write_csv(result, raw=raw_csv)
         else:
-            console.print(display.result_table(result))
+            console.print(display.result_view(console, result))
 
 
 @app.command()

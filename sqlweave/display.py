@@ -26,8 +26,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
-from rich.console import Console, RenderableType
+from rich.console import Console, Group, RenderableType
+from rich.measure import Measurement
 from rich.panel import Panel
+from rich.rule import Rule
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
@@ -97,6 +99,33 @@ def result_table(result: "QueryResult", limit: int = 50, max_chars: int = 200) -
     else:
         table.caption = f"{result.row_count} row{'s' if result.row_count != 1 else ''}"
     return table
+
+
+def result_view(console: Console, result: "QueryResult", limit: int = 50, max_chars: int = 200) -> RenderableType:
+    """:func:`result_table`, or, when its columns would not fit ``console``'s width (each squeezed to a sliver, values
+    wrapped letter by letter), every row as a list of ``column  value`` lines, as psql's expanded display.
+
+    >>> from sqlweave.db.connection import QueryResult
+    >>> wide = QueryResult("", tuple(f"column_{i}" for i in range(12)), ((1,) * 12,), False, 0.0)
+    >>> narrow = Console(width=60, file=__import__("io").StringIO(), color_system=None)
+    >>> narrow.print(result_view(narrow, wide)); print(narrow.file.getvalue().splitlines()[:3])
+    ['────────────────────────── row 1 ───────────────────────────', 'column_0    1', 'column_1    1']
+    """
+    table = result_table(result, limit, max_chars)
+    natural = Measurement.get(console, console.options.update(width=1_000_000), table).maximum  # measure() clamps
+    if len(result.columns) < 3 or natural <= console.width:
+        return table
+    parts: list[RenderableType] = []
+    for i, row in enumerate(result.rows[:limit], 1):
+        parts.append(Rule(f"row {i}", style="dim"))
+        grid = Table.grid(padding=(0, 3))
+        grid.add_column(style="bold cyan", no_wrap=False)
+        grid.add_column()
+        for name, value in zip(result.columns, row):
+            grid.add_row(data(name, max_chars=max_chars), data(cell(value), max_chars=max_chars))
+        parts.append(grid)
+    parts.append(Text(str(table.caption or ""), style="dim"))
+    return Group(*parts)
 
 
 def records_table(rows: Iterable[Mapping[str, Any]], title: str | Text = "", max_chars: int = 200) -> Table:

@@ -209,6 +209,26 @@ def test_markup_in_a_cell_does_not_raise_or_vanish(tmp_path: Path) -> None:
         assert v in r.stdout
 
 
+def test_a_result_too_wide_for_the_terminal_is_shown_row_by_row_and_still_as_data(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "wide.sqlite"
+    names = [f"measurement_{i}" for i in range(9)]
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"CREATE TABLE t ({', '.join(n + ' TEXT' for n in names)})")
+        conn.execute(f"INSERT INTO t VALUES ({', '.join('?' * len(names))})",
+                     ["[bold]kept[/bold]", "esc \x1b[31mred"] + [f"value number {i}" for i in range(7)])
+    sql = "SELECT * FROM t"
+    narrow = runner.invoke(app, ["sql", "--db", str(path), sql], env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0, narrow.output
+    lines = narrow.stdout.splitlines()
+    assert "row 1" in lines[0] and "1 row" in lines[-1]
+    assert any(line.split() == ["measurement_8", "value", "number", "6"] for line in lines)  # whole, not cut to m…
+    assert "[bold]kept[/bold]" in narrow.stdout and "esc \\x1b[31mred" in narrow.stdout and "\x1b" not in narrow.stdout
+    wide = runner.invoke(app, ["sql", "--db", str(path), sql], env={"COLUMNS": "400"})
+    assert "row 1" not in wide.stdout and "┃ measurement_0" in wide.stdout  # it fits: one table
+
+
 # --- CSV and logs ---------------------------------------------------------------------------------------------
 
 
