@@ -472,8 +472,9 @@ class Pipeline:
         # The SQL shown is the SQL that ran: the database may have read it as the engine needs (text compared
         # with a number read as one, names quoted as the schema spells them); what the model wrote is in the trace.
         ran = state.result.sql if state.error is None and state.result is not None else state.sql
+        readings = tuple(replace(r, sql=r.result.sql) for r in state.readings)
         return Answer(question, ran, state.result, tuple(state.trace), state.error, state.confidence,
-                      agreement=state.agreement, unsure=unsure, readings=tuple(state.readings), cautions=cautions)
+                      agreement=state.agreement, unsure=unsure, readings=readings, cautions=cautions)
 
     def _index(self, name: str) -> int:
         for i, s in enumerate(self.stages):

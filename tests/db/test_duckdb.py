@@ -378,3 +378,5 @@ def test_an_answer_shows_the_sql_that_ran_and_its_trace_what_the_model_wrote(tmp
     assert execute.notes["ran_as"] == answer.sql and "TRY_CAST" not in (execute.sql or "")
     with Database.open(path) as db:
         assert db.execute(answer.sql).rows == answer.result.rows
+    unsure = engine.ask("Which gadgets draw more than 100 watts?", min_confidence=1.0)
+    assert unsure.unsure and [r.sql for r in unsure.readings][:1] == [answer.sql]  # its readings show it too
