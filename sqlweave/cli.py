@@ -595,6 +595,9 @@ def serve(
                                            "keeps its conversations to itself."),
     keys_from_data: bool = KeysOption,
     schemas: list[str] = DoorSchemasOption,
+    warm_up: bool = typer.Option(True, "--warm-up/--no-warm-up",
+                                 help="At start, evaluate each database's schema prompt once (behind any question), "
+                                      "so the first question answers in seconds."),
 ) -> None:
     """Serve the HTTP API and the web page: ask, stream the stages, run SQL, conversations, feedback.
 
@@ -612,7 +615,7 @@ def serve(
             catalog, llm=model, cache=not no_cache, preset=pipeline, api_key=api_key, host=host, port=port,
             tenants=load_tenants(tenants) if tenants is not None else (),
             queue_size=queue_size, model_concurrency=model_concurrency, rate_limit_per_minute=rate_limit,
-            cors_origins=tuple(cors_origin), conversation_url=conversations)
+            cors_origins=tuple(cors_origin), conversation_url=conversations, warm_up=warm_up)
         settings.check_exposure()
         settings.check_conversations()
         _pipeline(pipeline)  # an unknown preset fails before the model loads

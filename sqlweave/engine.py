@@ -102,6 +102,13 @@ class Engine:
                                                evidence=evidence, knowledge=self.knowledge, resources=self.resources,
                                                min_confidence=min_confidence)
 
+    def warm_up(self, pipeline: Pipeline | None = None) -> bool:
+        """Evaluate now the part of the first prompt that no question changes, so the first question answers in
+        seconds (:meth:`~sqlweave.pipeline.Pipeline.warm_up`); ``False`` when there was nothing to do. A database
+        with a row-filtered policy is warmed with its filters unbound (they reach no prompt)."""
+        return (pipeline or self.pipeline).warm_up(self.db, self.llm, knowledge=self.knowledge,
+                                                   resources=self.resources)
+
     def conversation(self, id: str | None = None, store: "ConversationStore | None" = None) -> "Conversation":
         """A conversation with this database: follow-up questions see the earlier turns (see
         :class:`~sqlweave.conversation.Conversation`). Without ``id`` a new one starts; with it, the stored one

@@ -324,13 +324,25 @@ class SqlweaveTools:
                          cautions=list(answer.cautions), **self._rows(answer.result))
 
     def warm_up(self) -> None:
-        """Load the embedded model now (under the model lock), so the first ``ask`` does not wait for it."""
+        """Load the embedded model now (under the model lock), and evaluate each database's stable prompt
+        (:meth:`Engine.warm_up`), so the first ``ask`` waits for neither. A database that cannot be opened is
+        left for its first call to report."""
         target: Any = self.llm
         while hasattr(target, "inner"):  # the response cache wraps the backend
             target = target.inner
         if isinstance(getattr(type(target), "llama", None), property):
             with self.model_lock:
                 target.llama  # noqa: B018 - loading is the point
+        if not self.llm.keeps_prompts:
+            return
+        for name in self.catalog.names():
+            try:
+                pipe = with_schema_budget(self.pipeline, self.catalog.entry(name).schema_budget)
+                with self.model_lock:
+                    warmed = Engine(self.database(name), self.llm, pipe).warm_up()
+                logger.info("warm-up of %s: %s", name, "done" if warmed else "nothing to keep")
+            except SqlweaveError as err:
+                logger.info("warm-up of %s skipped: %s", name, err.code)
 
 
 # --- the MCP server --------------------------------------------------------------------------

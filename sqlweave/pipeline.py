@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, r
 
 from .cells import json_cell
 from .errors import ConfigurationError, DatabaseUnavailableError, PipelineError, SqlweaveError
-from .llm.base import LLM, Completion, GenerationOptions, Message, Usage
+from .llm.base import LLM, Completion, GenerationOptions, Message, Usage, WrappedLLM
 from .resources import Resources, shared_resources
 from .sql.quiet import reading_untrusted_text
 
@@ -106,6 +106,16 @@ class PriorTurn:
 
 #: Called with each stage's trace entry as soon as the stage finishes (streaming doors use it).
 StageCallback = Callable[[TraceEntry], None]
+
+#: The stand-in question of :meth:`Pipeline.warm_up`: plain English, so no language block enters its prompt.
+WARM_UP_QUESTION = "How many rows are there?"
+
+
+class _NoModel(WrappedLLM):
+    """The model as the stages before generation see it during a warm-up: any call is refused (the stage fails)."""
+
+    def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
+        raise PipelineError("a warm-up does not ask the model before generation")
 
 
 @dataclass
@@ -439,9 +449,7 @@ class Pipeline:
         (:mod:`sqlweave.confidence`); below ``min_confidence`` (0 to 1) the answer comes back ``unsure``, with the
         leading readings that :attr:`when_unsure` found (the presets sample the model again).
         """
-        from .confidence import estimate
         from .knowledge import knowledge_for
-        from .sql.fanout import fan_outs
 
         if min_confidence is not None and (isinstance(min_confidence, bool) or not 0.0 <= min_confidence <= 1.0):
             raise ConfigurationError(f"min_confidence must be a number between 0 and 1, not {min_confidence!r}",
@@ -453,6 +461,50 @@ class Pipeline:
                       knowledge=knowledge if knowledge is not None else knowledge_for(db),
                       resources=resources if resources is not None else shared_resources(),
                       min_confidence=min_confidence)
+        return self._finish(state, min_confidence, on_stage)
+
+    def warm_up(self, db: "Database", llm: LLM, *, schema: "Schema | None" = None,
+                knowledge: "Knowledge | None" = None, resources: Resources | None = None) -> bool:
+        """Evaluate now the part of this pipeline's first generation prompt that no question changes (instructions,
+        schema, knowledge), so that the first question asked of ``db`` evaluates only its own words.
+
+        The stages before generation run on a stand-in question (:data:`WARM_UP_QUESTION`) without the model;
+        the generation prompt is then evaluated once (:meth:`LLM.prefill`). ``False`` when nothing was evaluated:
+        the model keeps no evaluated prompts (an HTTP model), a stage asks the model before generation, a stage
+        failed, or the schema shown depends on the question (one larger than the budget, or pruned).
+
+        >>> from sqlweave.db import Database
+        >>> from sqlweave.db.demo import demo_database_path
+        >>> from sqlweave.llm import FakeLLM
+        >>> from sqlweave.presets import build_pipeline
+        >>> build_pipeline("default").warm_up(Database.open(demo_database_path()), FakeLLM([]))  # keeps no prompt
+        False
+        """
+        from .knowledge import knowledge_for
+
+        if not llm.keeps_prompts:
+            return False
+        full = schema if schema is not None else db.schema()
+        state = State(question=WARM_UP_QUESTION, db=db, llm=_NoModel(llm), schema=full, prompt_schema=full,
+                      knowledge=knowledge if knowledge is not None else knowledge_for(db),
+                      resources=resources if resources is not None else shared_resources())
+        for stage in self.stages:
+            prompt = getattr(stage, "warm_up_prompt", None)
+            if prompt is not None:
+                messages = prompt(state)
+                if messages is None or state.schema_fit is not None or state.prompt_schema is not full:
+                    return False  # what the prompt shows of the schema depends on the question
+                return llm.prefill(messages)
+            _run_stage(stage, state, None)
+            if state.error is not None:
+                return False  # a stage asked the model (not warmed: it would be this question's answer) or failed
+        return False
+
+    def _finish(self, state: State, min_confidence: float | None, on_stage: StageCallback | None) -> Answer:
+        from .confidence import estimate
+        from .sql.fanout import fan_outs
+
+        question, db, full = state.question, state.db, state.schema
         for stage in self.stages:
             if isinstance(state.error, DatabaseUnavailableError):
                 break  # not the SQL's fault: no correction, no vote, no model call can help

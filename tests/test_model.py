@@ -144,3 +144,32 @@ def test_real_model_under_the_schema_grammar_writes_only_a_query_of_the_schema(s
     raw = generate.calls[0].outputs[0]
     assert raw.lstrip().upper().startswith("SELECT") and "```" not in raw  # no fence, no prose around it
     assert answer.ok and "singer" in answer.sql.lower() and len(answer.result.rows) > 0
+
+
+def test_a_warm_up_lets_the_first_question_resume_from_the_schema_and_answers_the_same(local_llm, monkeypatch,
+                                                                                       tmp_path: Path) -> None:
+    """After ``Engine.warm_up`` the first question's generation loads a state holding all of its prompt but the
+    question's own words, and its SQL is the SQL of the same question asked of a model that keeps no state."""
+    from sqlweave.llm.local import LocalLLM
+
+    import sqlite3
+
+    path = tmp_path / "parts.sqlite"  # a schema no earlier test evaluated
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE part (id INTEGER PRIMARY KEY, name TEXT, supplier TEXT, weight_kg REAL, price REAL)")
+        con.executemany("INSERT INTO part VALUES (?, ?, ?, ?, ?)",
+                        [(i, f"part {i}", ["Acme", "Bolt Co", "Cogs Ltd"][i % 3], i * 0.5, i * 3.0) for i in range(40)])
+    question = "How many parts cost more than 50?"
+    llama = local_llm.llama
+    engine = sqlweave.connect(path, llm=local_llm, cache=False)
+    assert engine.warm_up() is True
+    evaluated: list[int] = []
+    original = type(llama).eval
+    monkeypatch.setattr(type(llama), "eval", lambda self, tokens: (evaluated.append(len(tokens)), original(self, tokens))[1])
+    answer = engine.ask(question)
+    generate = next(e for e in answer.trace if e.stage == "generate")
+    assert generate.calls[0].usage.prompt_tokens > 200
+    assert evaluated and evaluated[0] < 40  # the prompt's first evaluation: the question's words, not the schema
+    plain = sqlweave.connect(path, llm=LocalLLM("1.5b", state_cache_mb=0), cache=False)
+    assert plain.warm_up() is False  # a model that keeps no state has nothing to warm
+    assert plain.ask(question).sql == answer.sql

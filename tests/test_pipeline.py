@@ -308,3 +308,40 @@ def test_vote_options_set_every_vote_stage_and_are_checked() -> None:
         build_pipeline("best", vote={"temperature": 3.0})  # the stage's own range check
     with pytest.raises(ConfigurationError, match="no vote stage"):
         build_pipeline("zero-shot", vote={"n": 3})
+
+
+# --- warm-up ---------------------------------------------------------------------------------------------------
+
+
+def _first_generation(llm: FakeLLM) -> tuple:
+    return next(messages for messages, options in llm.calls if options.n == 1 and options.temperature == 0.0)
+
+
+def test_a_warm_up_evaluates_the_first_prompt_up_to_where_the_question_begins() -> None:
+    from sqlweave.db.demo import demo_database_path
+
+    question = "How many orders were shipped to Canada?"
+    with Database.open(demo_database_path()) as db:
+        warm = FakeLLM(keeps_prompts=True)
+        assert build_pipeline("default").warm_up(db, warm) is True and len(warm.prefills) == 1
+        assert warm.calls == []  # evaluated, nothing asked or answered
+        asked = FakeLLM(responder=lambda *_: "SELECT COUNT(*) FROM orders")
+        build_pipeline("default").run(question, db, asked)
+    (system, user), (real_system, real_user) = warm.prefills[0], _first_generation(asked)
+    assert system == real_system
+    stable = real_user.content[:real_user.content.index(question)]
+    assert len(stable) > 1000 and user.content.startswith(stable)  # the whole schema: all but the question
+    assert "Canada" not in user.content
+
+
+def test_no_warm_up_where_the_prompt_depends_on_the_question_or_the_model_keeps_nothing() -> None:
+    from sqlweave.db.demo import demo_database_path
+    from sqlweave.presets import with_schema_budget
+
+    with Database.open(demo_database_path()) as db:
+        keeping = FakeLLM(keeps_prompts=True)
+        assert with_schema_budget(build_pipeline("default"), 200).warm_up(db, keeping) is False  # fitted per question
+        assert build_pipeline("default").warm_up(db, FakeLLM()) is False  # nothing kept: nothing done
+        asks_first = Pipeline("simplify-first", (*build_pipeline("default+simplify").stages,))
+        assert asks_first.warm_up(db, keeping) is False  # a stage asks the model before generating
+        assert keeping.prefills == [] and keeping.calls == []

@@ -152,6 +152,8 @@ class LLM(ABC):
     #: whether :meth:`_complete` can score ``choices`` (the probability of each as the answer's first token) and a
     #: ``continuation`` (its log-probability as the answer).
     supports_choices: bool = False
+    #: whether :meth:`prefill` keeps an evaluated prompt for later calls (the embedded model's prompt states).
+    keeps_prompts: bool = False
 
     def __init__(self) -> None:
         self.meter = UsageMeter()
@@ -198,6 +200,12 @@ class LLM(ABC):
         """What, besides messages and options, changes this backend's answers (for the response cache)."""
         return {"model": self.model_id}
 
+    def prefill(self, messages: Sequence[Message]) -> bool:
+        """Evaluate ``messages`` now and keep the evaluated prompt, so that a later call sharing its beginning
+        starts from there; ``True`` if this backend keeps one (the embedded model), else ``False`` and nothing is
+        done. Nothing is generated, answered or cached as an answer."""
+        return False
+
 
 class WrappedLLM(LLM):
     """A backend in front of another (``inner``): it has the inner backend's identity and token counts, so the
@@ -210,9 +218,13 @@ class WrappedLLM(LLM):
         self.supports_json_schema = inner.supports_json_schema
         self.supports_grammar = inner.supports_grammar
         self.supports_choices = inner.supports_choices
+        self.keeps_prompts = inner.keeps_prompts
 
     def count_tokens(self, text: str) -> tuple[int, bool]:
         return self.inner.count_tokens(text)
+
+    def prefill(self, messages: Sequence[Message]) -> bool:
+        return self.inner.prefill(messages)
 
     def cache_key_params(self) -> dict[str, Any]:
         return self.inner.cache_key_params()

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from ..errors import LLMResponseError
 from .base import LLM, Completion, GenerationOptions, Message, Usage
@@ -23,7 +23,8 @@ class FakeLLM(LLM):
     ``responder`` (a function of messages and options) answers when the queue is empty.
     Every call is kept in ``calls`` for assertions. A call with ``choices`` takes one answer holding the
     probabilities of the choices, in order, separated by spaces (``"0.3 0.7"``); a call with ``continuation``
-    takes one answer holding its log-probability (``"-12.5"``).
+    takes one answer holding its log-probability (``"-12.5"``). With ``keeps_prompts`` it stands for a model that
+    keeps evaluated prompts: :meth:`prefill` records each prompt in ``prefills`` (and answers nothing).
     """
 
     model_id = "fake"
@@ -31,11 +32,19 @@ class FakeLLM(LLM):
     supports_grammar = True  # accepted and recorded in the call's options; the scripted answers are not checked
     supports_choices = True
 
-    def __init__(self, answers: Iterable[str | BaseException] = (), responder: Responder | None = None) -> None:
+    def __init__(self, answers: Iterable[str | BaseException] = (), responder: Responder | None = None, *,
+                 keeps_prompts: bool = False) -> None:
         super().__init__()
         self.queue: deque[str | BaseException] = deque(answers)
         self.responder = responder
         self.calls: list[tuple[tuple[Message, ...], GenerationOptions]] = []
+        self.keeps_prompts = keeps_prompts
+        self.prefills: list[tuple[Message, ...]] = []
+
+    def prefill(self, messages: Sequence[Message]) -> bool:
+        if self.keeps_prompts:
+            self.prefills.append(tuple(messages))
+        return self.keeps_prompts
 
     def push(self, *answers: str | BaseException) -> None:
         self.queue.extend(answers)

@@ -18,7 +18,7 @@ import functools
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..errors import (ConfigurationError, LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError,
                       ModelUnavailableError)
@@ -166,6 +166,7 @@ class LocalLLM(LLM):
         self._on_load = on_load
         self.resources = resources
         self._lock = threading.Lock()
+        self.keeps_prompts = state_cache_mb > 0
 
     @property
     def llama(self) -> Any:
@@ -189,6 +190,20 @@ class LocalLLM(LLM):
         if n >= self.n_ctx:
             raise ContextLengthError(f"the prompt has about {n} tokens, more than the model's context of "
                                      f"{self.n_ctx}", prompt_tokens=n, n_ctx=self.n_ctx)
+
+    def prefill(self, messages: Sequence[Message]) -> bool:
+        """Evaluate the prompt of ``messages`` (one token generated, then dropped), keeping its state in memory and
+        in the prompt-state folder: a later prompt that begins the same way resumes from it."""
+        asked = tuple(Message(m.role, well_formed(m.content)) for m in messages)
+        llama = self.llama
+        self._check_context(asked)
+        with self._lock:
+            try:
+                llama.create_chat_completion(messages=[m.as_dict() for m in asked], temperature=0.0, max_tokens=1)
+            except Exception as err:  # noqa: BLE001 - a warm-up that fails costs nothing but its time
+                raise LLMResponseError(f"the embedded model failed to evaluate a prompt: {type(err).__name__}: {err}",
+                                       hint="Retry; the next question evaluates its prompt itself.") from err
+        return self.state_cache_mb > 0
 
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         llama = self.llama

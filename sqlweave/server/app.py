@@ -50,7 +50,7 @@ from .errors import (
     error_dict,
     install_handlers,
 )
-from .gate import ModelGate, Ticket
+from .gate import ModelGate, ServerBusyError, Ticket
 from .security import (
     AccessLogMiddleware,
     APIKeyMiddleware,
@@ -356,6 +356,34 @@ class ServerState:
                 except BaseException:  # noqa: BLE001 - the wait's own end is not ours to report
                     pass
 
+    async def warm_up(self) -> list[str]:
+        """Warm each database up (:meth:`Engine.warm_up`) with the default preset, in the model's line like a
+        question: one database per turn, so a question asked meanwhile waits for one warm-up at most. A database
+        that cannot be opened, or a full line, is skipped (its first question will say or wait). Returns the
+        names warmed."""
+        warmed: list[str] = []
+        if not self.settings.warm_up or not self.llm.keeps_prompts:
+            return warmed
+        for name in self.catalog.names():
+            try:
+                ticket = self.gate.enter()
+            except ServerBusyError:
+                return warmed  # questions are waiting: they come first
+            start = time.perf_counter()
+            try:
+                db = await run_in_threadpool(self.database, name)
+                pipe = with_schema_budget(self.pipeline(None), self.catalog.entry(name).schema_budget)
+                engine = Engine(db, self.llm, pipe)
+                if await self.run_model(ticket, lambda _cancel: engine.warm_up()):
+                    warmed.append(name)
+                log_event(log, "warm_up", database=name, warmed=name in warmed,
+                          seconds=round(time.perf_counter() - start, 2))
+            except SqlweaveError as err:
+                log_event(log, "warm_up", database=name, warmed=False, error=err.code)
+            finally:
+                ticket.release()
+        return warmed
+
     async def run_model(self, ticket: Ticket, fn: Callable[[threading.Event], T],
                         request: Request | None = None) -> T:
         """Wait for ``ticket``'s slot, then run ``fn`` in the model's worker thread.
@@ -505,9 +533,11 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        warming = asyncio.ensure_future(state.warm_up())
         try:
             yield
         finally:
+            warming.cancel()
             state.close()
 
     app = FastAPI(

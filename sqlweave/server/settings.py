@@ -125,6 +125,9 @@ class ServerSettings:
         history_turns: earlier turns of a conversation shown to the model.
         feedback_log: JSON-lines file of feedback (``None``: ``<cache dir>/server/feedback.jsonl``).
         json_logs: ``run`` logs one JSON object per line.
+        warm_up: at start, evaluate each database's stable prompt (instructions and schema) once, one database
+            at a time and behind any question already waiting, so the first question answers in seconds
+            (:meth:`~sqlweave.engine.Engine.warm_up`; only with a model that keeps evaluated prompts).
     """
 
     catalog: "Catalog"
@@ -152,6 +155,7 @@ class ServerSettings:
     history_turns: int = 4
     feedback_log: Path | None = None
     json_logs: bool = True
+    warm_up: bool = True
 
     def __post_init__(self) -> None:
         key = _env_api_key() if self.api_key is None else self.api_key

@@ -178,6 +178,12 @@ class GenerateSQL:
                              **self._constraint(state))
         state.raw_output = out.text
 
+    def warm_up_prompt(self, state: State) -> list[Message] | None:
+        """The prompt this stage would send for ``state`` (:meth:`~sqlweave.pipeline.Pipeline.warm_up`)."""
+        if state.rendered_schema is None:
+            return None
+        return generation_prompt(state, self.prompt, state.rendered_schema.text)
+
     def _constraint(self, state: State) -> dict[str, str]:
         """The ``grammar`` option of the call: the schema's query grammar, when asked for and the model can."""
         if not self.grammar:

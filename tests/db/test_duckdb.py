@@ -345,29 +345,27 @@ def test_lists_structs_and_enums_read_as_duckdb_names_them(tmp_path: Path) -> No
             assert r.rows == ((1,),) and "CAST(tags AS TEXT)" in r.sql
 
 
-def test_numbers_inside_json_are_compared_as_numbers(tmp_path: Path) -> None:
-    """``doc ->> 'watts' > '100'`` ran and compared text ('9' > '100'): it now compares the numbers."""
+def _gadgets(path: Path) -> Path:
+    """A DuckDB file of gadgets whose power is a JSON value: 9, 650 and the text "n/a"."""
     import duckdb
 
-    path = tmp_path / "json.duckdb"
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE gadget (name VARCHAR, specs JSON); INSERT INTO gadget VALUES "
                 "('Lamp', '{\"watts\": 9}'), ('Drill', '{\"watts\": 650}'), ('Dial', '{\"watts\": \"n/a\"}')")
     con.close()
-    with Database.open(path) as db:
+    return path
+
+
+def test_numbers_inside_json_are_compared_as_numbers(tmp_path: Path) -> None:
+    """``doc ->> 'watts' > '100'`` ran and compared text ('9' > '100'): it now compares the numbers."""
+    with Database.open(_gadgets(tmp_path / "json.duckdb")) as db:
         assert db.execute("SELECT name FROM gadget WHERE specs->>'watts' > '100'").rows == (("Drill",),)
         assert db.execute("SELECT name FROM gadget WHERE specs->>'$.watts' <= 100").rows == (("Lamp",),)
         assert db.execute("SELECT name FROM gadget WHERE specs->>'watts' = 'n/a'").rows == (("Dial",),)
 
 
 def test_an_answer_shows_the_sql_that_ran_and_its_trace_what_the_model_wrote(tmp_path: Path) -> None:
-    import duckdb
-
-    path = tmp_path / "json.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE gadget (name VARCHAR, specs JSON); INSERT INTO gadget VALUES "
-                "('Lamp', '{\"watts\": 9}'), ('Drill', '{\"watts\": 650}')")
-    con.close()
+    path = _gadgets(tmp_path / "json.duckdb")
     wrote = "SELECT name FROM gadget WHERE specs->>'watts' > '100'"
     engine = sqlweave.connect(path, llm=FakeLLM(responder=lambda *_: wrote), pipeline="zero-shot")
     answer = engine.ask("Which gadgets draw more than 100 watts?")

@@ -914,3 +914,35 @@ def test_a_databases_schema_budget_limits_what_its_prompts_show(make, tmp_path):
     assert "CREATE TABLE customers" in fitted and len(fitted) < len(whole) / 2
     render = next(e for e in r.json()["trace"] if e["stage"] == "render_schema")["notes"]
     assert render["schema_budget"] == 150 and render["tables_left_out"]
+
+
+def test_the_server_warms_each_database_up_at_start_behind_the_questions(make, tmp_path: Path, caplog) -> None:
+    import logging
+    import time
+
+    gone = DatabaseEntry("gone", str(tmp_path / "missing.sqlite"))
+    llm = FakeLLM(responder=responder, keeps_prompts=True)
+    with caplog.at_level(logging.INFO, logger="sqlweave.server"):
+        client, _, settings = make(llm=llm, catalog=catalog_with(tmp_path, gone=gone))
+        for _ in range(100):
+            if [r for r in caplog.records if r.getMessage() == "warm_up" and getattr(r, "database", "") == "gone"]:
+                break
+            time.sleep(0.05)
+    assert len(llm.prefills) == 1 and "CREATE TABLE" in llm.prefills[0][1].content  # the shop, once
+    assert llm.calls == []  # evaluated, never answered
+    events = {r.database: r.warmed for r in caplog.records if r.getMessage() == "warm_up"}
+    assert events == {"shop": True, "gone": False}  # a database that cannot be opened is left to its questions
+    assert client.post("/api/ask", json={"database": "shop", "question": "How many orders?"}).status_code == 200
+    cold_llm = FakeLLM(responder=responder, keeps_prompts=True)
+    cold, _, _ = make(llm=cold_llm, warm_up=False)
+    assert cold.post("/api/ask", json={"database": "shop", "question": "How many orders?"}).status_code == 200
+    assert cold_llm.prefills == [] and len(cold_llm.calls) >= 1  # serve --no-warm-up
+
+
+def test_mcp_tools_warm_each_database_up(tmp_path: Path) -> None:
+    from sqlweave.mcp import SqlweaveTools
+
+    llm = FakeLLM(keeps_prompts=True)
+    tools = SqlweaveTools(catalog_with(tmp_path), llm)
+    tools.warm_up()
+    assert len(llm.prefills) == 1 and llm.calls == []
