@@ -190,3 +190,29 @@ def test_an_interval_reads_back_as_the_same_length_of_time(value: dt.timedelta) 
     expected = Decimal(value.days) * 86400 + value.seconds + Decimal(value.microseconds) / 10**6
     assert (-total if sign else total) == expected
     assert "Y" not in shown and "W" not in shown  # days are not folded into calendar years (pydantic says P2Y)
+
+
+def test_prompts_show_result_values_as_json_carries_them_not_as_python_objects(tmp_path: Path) -> None:
+    """The revision chain's feedback and the selector's preview read a DuckDB result's decimals and dates as the
+    model can read them (they showed ``Decimal('1.50')`` and ``datetime.date(2024, 1, 2)``)."""
+    from tests.extras import need_extra
+
+    need_extra("duckdb")
+    import duckdb
+
+    import sqlweave
+    from sqlweave.llm import FakeLLM
+    from sqlweave.stages.choose import preview
+
+    path = tmp_path / "sales.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE sale (price DECIMAL(6,2), day DATE, tags VARCHAR[]); "
+                "INSERT INTO sale VALUES (1.50, DATE '2024-01-02', ['a', 'b'])")
+    con.close()
+    llm = FakeLLM(responder=lambda *_: "SELECT price, day, tags FROM sale")
+    answer = sqlweave.connect(path, llm=llm, pipeline="repair+revise", cache=False).ask("Prices and days of sales?")
+    assert answer.result is not None and len(llm.calls) >= 2
+    shown = "\n".join(m.content for messages, _ in llm.calls for m in messages)
+    assert "row(s): (1.5, '2024-01-02', ['a', 'b'])" in shown
+    assert "Decimal(" not in shown and "datetime." not in shown
+    assert preview(answer.result) == '1 row (price, day, tags): (1.50, 2024-01-02, ["a", "b"])'

@@ -13,6 +13,7 @@ from typing import Sequence
 
 from sqlglot import exp
 
+from ..cells import json_cell
 from ..db.connection import QueryResult
 from ..errors import (
     DatabaseSyntaxError,
@@ -211,7 +212,8 @@ def value_hint(state: State, a: Attempt, limit: int = 5) -> str:
             except SqlweaveError:
                 found = ()
             values = [r[0] for r in found] or list(column.samples)
-            lines.append(f"- {table.name}.{column.name} holds values such as: {', '.join(repr(v) for v in values[:limit])}")
+            shown = ", ".join(repr(json_cell(v)) for v in values[:limit])  # '2024-01-02', not datetime.date(...)
+            lines.append(f"- {table.name}.{column.name} holds values such as: {shown}")
             break
     return "\n".join(lines)
 

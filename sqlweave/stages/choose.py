@@ -30,6 +30,7 @@ import math
 import re
 from typing import Any, Sequence
 
+from ..cells import text_cell
 from ..db.connection import QueryResult
 from ..errors import LLMResponseError, SqlweaveError
 from ..llm.base import Message
@@ -63,7 +64,7 @@ def preview(result: QueryResult | None, rows: int = PREVIEW_ROWS) -> str:
     if result is None:
         return "no result"
     count = f"{result.row_count}{'+' if result.truncated else ''} row{'s' if result.row_count != 1 else ''}"
-    shown = "; ".join("(" + ", ".join(visible(v, max_chars=PREVIEW_CHARS) for v in row) + ")"
+    shown = "; ".join("(" + ", ".join(visible(text_cell(v), max_chars=PREVIEW_CHARS) for v in row) + ")"
                       for row in result.rows[:rows])
     more = f"; ... {result.row_count - rows} more" if result.row_count > rows else ""
     cols = ", ".join(visible(c, max_chars=PREVIEW_CHARS) for c in result.columns)

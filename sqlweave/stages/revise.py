@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ..cells import json_cell
 from ..llm.base import Message
 from ..pipeline import State, check_options
 from ..prompts import render
@@ -57,7 +58,8 @@ class RevisionChain:
                 parts.append(f"Execution feedback: {feedback(state, current)}")
             else:
                 assert current.result is not None
-                preview = ", ".join(repr(r) for r in current.result.rows[:3])
+                # as Python writes the row, each value as JSON carries it (no Decimal(...) or datetime.date(...))
+                preview = ", ".join(repr(tuple(json_cell(v) for v in r)) for r in current.result.rows[:3])
                 parts.append(f"Execution feedback: the query ran and returned {current.result.row_count} row(s): {preview}")
             if self.explain and current.sql:
                 system, user = render("explain", schema=state.rendered_schema.text if state.rendered_schema else "",
