@@ -209,6 +209,7 @@ class ApiError extends Error {
     this.status = status;
     this.code = body.code || `http_${status}`;
     this.hint = body.hint || "";
+    this.retryable = body.retryable === true;
   }
 }
 
@@ -254,7 +255,8 @@ async function errorBody(resp) {
   } else {
     body = { code: `http_${resp.status}`, message: text.slice(0, 2000) || resp.statusText || `HTTP ${resp.status}` };
   }
-  body = { code: asText(body.code), message: asText(body.message), hint: asText(body.hint) };
+  body = { code: asText(body.code), message: asText(body.message), hint: asText(body.hint),
+    retryable: body.retryable === true || resp.status === 503 || resp.status === 429 };
   const retry = resp.headers.get("Retry-After");
   if (retry && !body.hint) body.hint = `The server is busy: try again in ${retry} s.`;
   return body;
@@ -264,6 +266,7 @@ const NETWORK_ERROR = {
   code: "network_error",
   message: "The server could not be reached.",
   hint: "Check that sqlweave serve is still running, then try again.",
+  retryable: true,
 };
 
 async function request(method, path, body, { signal } = {}) {
@@ -425,13 +428,24 @@ const state = {
   generation: 0,         // bumps when the database changes, so stale answers are dropped
 };
 
-function showError(container, err) {
+// An error the server calls retryable (a database server away, a busy model) gets a "Try again" button that
+// repeats what failed (`retry`), once per click.
+function showError(container, err, retry) {
   container.replaceChildren();
   const code = err && err.code ? err.code : "error";
   const message = err && err.message ? err.message : String(err);
   container.appendChild(el("span", "err-code", code));
   container.appendChild(el("span", "err-message", message, "\n\t"));
   if (err && err.hint) container.appendChild(el("span", "err-hint", err.hint, "\n\t"));
+  if (err && err.retryable === true && typeof retry === "function") {
+    const again = plain("button", "err-retry", "Try again");
+    again.type = "button";
+    again.addEventListener("click", () => {
+      again.disabled = true;
+      retry();
+    });
+    container.appendChild(again);
+  }
   container.hidden = false;
 }
 
@@ -883,7 +897,7 @@ async function ask(question) {
       $("queue-status").textContent = "Failed.";
       $("answer").hidden = false;
       $("feedback").hidden = true;
-      showError($("answer-error"), err);
+      showError($("answer-error"), err, () => ask(question));
       $("answer-meta").replaceChildren();
     }
   } finally {
@@ -968,7 +982,7 @@ function showAnswer(a) {
     meta.appendChild(plain("span", "timings", parts.join(" · ")));
   }
 
-  if (a.error) showError($("answer-error"), a.error);
+  if (a.error) showError($("answer-error"), a.error, () => ask(asText(a.question)));
   setSql(asText(a.sql || ""));
   const canJudge = !!a.answer_id && !!a.sql;
   $("feedback").hidden = !canJudge;
@@ -1095,7 +1109,7 @@ async function runSql() {
     $("answer-error").hidden = true;
     showResult(res, res.chart, sql);
   } catch (err) {
-    showError($("sql-error"), err);
+    showError($("sql-error"), err, runSql);
   } finally {
     runBtn.disabled = false;
     bump("ran");

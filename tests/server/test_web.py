@@ -1088,3 +1088,37 @@ def test_real_model_through_the_page(module_env: Path, tmp_path: Path, open_page
         if os.environ.get("SQLWEAVE_UPDATE_SCREENSHOTS") == "1" or not README_SCREENSHOT.exists():
             save_readme_screenshot(path)
         w.assert_clean()
+
+
+def test_an_error_that_may_pass_offers_to_try_again(module_env: Path, tmp_path: Path, open_page) -> None:
+    """A SQLite file another program holds locked while writing: the run fails as ``database_unavailable`` with a
+    "Try again" button (a refused statement gets none); once the writer is done, the button gives the rows."""
+    import sqlite3
+
+    path = tmp_path / "shop.sqlite"
+    with sqlite3.connect(path) as con:
+        con.execute("CREATE TABLE item (name TEXT)")
+        con.executemany("INSERT INTO item VALUES (?)", [("lamp",), ("drill",)])
+    catalog = Catalog({"shop": DatabaseEntry("shop", str(path), timeout_s=1.0)})
+    with live_server(server_settings(catalog, FakeLLM(), tmp_path)) as server:
+        w = open_page(server)
+        page = w.page
+        w.run_sql("DROP TABLE item")
+        expect(page.locator("#sql-error .err-code")).to_have_text("refused_statement")
+        expect(page.locator("#sql-error .err-retry")).to_have_count(0)  # trying again would not help
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN EXCLUSIVE")
+        try:
+            w.run_sql("SELECT name FROM item ORDER BY name")
+            expect(page.locator("#sql-error .err-code")).to_have_text("database_unavailable")
+            retry = page.locator("#sql-error .err-retry")
+            expect(retry).to_have_text("Try again")
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+        before = w.counter("ran")
+        retry.click()
+        w.wait_counter("ran", before + 1)
+        assert w.cells() == ["drill", "lamp"]
+        expect(page.locator("#sql-error")).to_be_hidden()
+        w.assert_clean(allow_http=(400, 503))
