@@ -90,10 +90,19 @@ function asText(v) {
   if (typeof v === "string") return v;
   if (typeof v === "number" || typeof v === "boolean") return String(v);
   try {
-    return JSON.stringify(v);
+    return jsonText(v);
   } catch {
     return String(v);
   }
+}
+
+/** An array or object cell as the CLI and CSV write it (sqlweave.cells.text_cell): JSON with ", " and ": ". */
+function jsonText(v) {
+  if (Array.isArray(v)) return `[${v.map(jsonText).join(", ")}]`;
+  if (v !== null && typeof v === "object") {
+    return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${jsonText(x)}`).join(", ")}}`;
+  }
+  return JSON.stringify(v === undefined ? null : v);
 }
 
 /** Plain display text: escapes, and at most `max` characters (then "…"). */

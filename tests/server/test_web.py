@@ -907,6 +907,9 @@ def test_the_schema_says_where_its_keys_and_tables_come_from(module_env: Path, t
         visits = w.page.locator("#schema details", has_text="visits").first
         visits.locator("summary").click()
         expect(visits.locator("li", has_text="store_id")).to_contain_text("→ stores.store_id")
+        # lists and structs read as the CLI and CSV write them (sqlweave.cells.text_cell)
+        w.run_sql("SELECT ['a', 'b c'] AS tags, {'k': [1, NULL]} AS doc, 'NaN'::DOUBLE AS ratio")
+        assert w.cells() == ['["a", "b c"]\t{"k": [1, null]}\tNaN']
         w.assert_clean()
 
 
