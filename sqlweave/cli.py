@@ -9,6 +9,7 @@ import inspect
 import json
 import os
 import sys
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
@@ -502,6 +503,9 @@ def chat(
         _chat_history(load=True)
         console.print(display.label(f"Conversation {conv.id} on ", database.name, style="bold"))
         _say("Ask a question; /history, /new, /quit.", style="dim")
+        # While the first question is typed, the model evaluates the schema (Engine.warm_up); the question waits
+        # for it at most, and its own words are all that is left to evaluate.
+        threading.Thread(target=_warm_quietly, args=(engine,), name="sqlweave-warm-up", daemon=True).start()
         try:
             while True:
                 try:
@@ -529,6 +533,13 @@ def chat(
                     display.print_error(err_console, answer.error)
         finally:
             _chat_history(load=False)
+
+
+def _warm_quietly(engine: "Engine") -> None:
+    try:
+        engine.warm_up()
+    except SqlweaveError:  # a warm-up that fails costs nothing: the first question evaluates its own prompt
+        pass
 
 
 def _chat_history(*, load: bool) -> None:

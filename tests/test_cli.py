@@ -1,4 +1,5 @@
 import json
+import time
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -116,11 +117,18 @@ def test_chat_session_follow_up_history_and_resume(singer_db: Path, monkeypatch)
         question = messages[-1].content.rsplit("Question:", 1)[-1].strip()
         return f"```sql\n{answers.get(question, 'SELECT COUNT(*) FROM singer')}\n```"
 
-    monkeypatch.setitem(BACKENDS, "chat-fake", lambda arg, **kw: FakeLLM(responder=respond))
+    models: list[FakeLLM] = []
+    monkeypatch.setitem(BACKENDS, "chat-fake",
+                        lambda arg, **kw: models.append(FakeLLM(responder=respond, keeps_prompts=True)) or models[-1])
     r = runner.invoke(app, ["chat", "--db", str(singer_db), "--model", "chat-fake", "--no-cache"],
                       input="Which singers are from France?\nHow old are they on average?\n/history\n/quit\n",
                       env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
+    for _ in range(100):  # the warm-up runs beside the first question (here typed at once)
+        if models[0].prefills:
+            break
+        time.sleep(0.05)
+    assert len(models[0].prefills) == 1 and "CREATE TABLE" in models[0].prefills[0][1].content
     assert "Conversation " in r.output and "builds on question 1" in r.output
     assert "34.5" in r.output  # the average age of the French singers
     assert "1. Which singers are from France?" in r.output and "2. How old are they on average?" in r.output
