@@ -20,10 +20,11 @@ import json
 import logging
 import os
 import sqlite3
+import tempfile
 import threading
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, BinaryIO, Callable, Iterable, Iterator, Sequence
 
 from .errors import StorageError
 
@@ -56,6 +57,30 @@ def private_folder(path: Path) -> Path:
         else:
             os.chmod(folder, 0o700)  # whatever the umask: only the user's own bits count here
     return path
+
+
+def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> bool:
+    """Write ``path`` in one step: ``write`` fills a temporary file of its own in the same (private) folder, which
+    then replaces ``path``. A reader sees the old file or the new one, never half of one, however many processes
+    write at once; on failure (a full disk, a read-only folder) nothing is left behind and ``False`` comes back.
+    For caches, whose failure costs speed, never an answer.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "kept" / "v.json"
+    >>> write_atomically(path, lambda fh: fh.write(b"[1]")), path.read_text(), [p.name for p in path.parent.iterdir()]
+    (True, '[1]', ['v.json'])
+    """
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=private_folder(path.parent), prefix=f".{path.stem}-", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+        os.replace(tmp, path)
+        return True
+    except OSError:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        return False
 
 
 def append_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
@@ -173,4 +198,4 @@ def not_a_database(err: object) -> bool:
     return any(s in text for s in ("not a database", "malformed", "encrypted"))
 
 
-__all__ = ["CacheFile", "append_jsonl", "not_a_database", "private_folder"]
+__all__ = ["CacheFile", "append_jsonl", "not_a_database", "private_folder", "write_atomically"]

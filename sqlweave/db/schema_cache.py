@@ -37,7 +37,6 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -46,7 +45,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from ..config import Settings
-from ..files import private_folder
+from ..files import write_atomically
 from .introspect import catalog_rows
 from .schema import Column, ColumnStats, ForeignKey, Schema, Table
 
@@ -298,15 +297,11 @@ def _store(path: Path, mark: str, schema: Schema) -> None:
         return
     if _decode(json.loads(text)["schema"]) != schema:  # kept only when read back exactly as read
         return
-    try:
-        private_folder(path.parent)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".schema-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-        _prune(path.parent)
-    except OSError:
-        return
+    if write_atomically(path, lambda fh: fh.write(text.encode("utf-8"))):
+        try:
+            _prune(path.parent)
+        except OSError:
+            pass
 
 
 def _prune(folder: Path) -> None:

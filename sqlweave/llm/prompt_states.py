@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, BinaryIO, Sequence
 
 import numpy as np
 
-from ..files import private_folder
+from ..files import write_atomically
 
 #: A prompt whose first tokens (all but this many) a disk state already covers is not written again.
 NEW_TAIL = 256
@@ -131,19 +130,13 @@ class PromptStates:
     def _write(self, key: tuple[int, ...], value: Any) -> None:
         assert self.folder is not None
         name = hashlib.sha256(np.asarray(key, dtype=np.int64).tobytes()).hexdigest()[:24] + ".npz"
-        try:
-            fd, tmp = tempfile.mkstemp(dir=private_folder(self.folder), suffix=".tmp")
-        except OSError:
-            return  # a folder that cannot be made (read-only, a file in the way) costs the speed-up too
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, input_ids=np.asarray(value.input_ids), scores=np.asarray(value.scores),
-                         n_tokens=np.asarray([value.n_tokens]), seed=np.asarray([value.seed]),
-                         llama_state=np.frombuffer(value.llama_state, dtype=np.uint8))
-            os.replace(tmp, self.folder / name)
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
-            return  # a full disk costs the speed-up, never the answer
+        def save(fh: BinaryIO) -> None:
+            np.savez(fh, input_ids=np.asarray(value.input_ids), scores=np.asarray(value.scores),
+                     n_tokens=np.asarray([value.n_tokens]), seed=np.asarray([value.seed]),
+                     llama_state=np.frombuffer(value.llama_state, dtype=np.uint8))
+
+        if not write_atomically(self.folder / name, save):
+            return  # a folder that cannot be made or a full disk costs the speed-up, never the answer
         self._disk[tuple(int(t) for t in np.asarray(value.input_ids))] = self.folder / name
         self._trim()
 

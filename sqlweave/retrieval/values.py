@@ -29,7 +29,7 @@ import numpy as np
 from ..config import Settings
 from ..db.introspect import first_values_sql
 from ..errors import SchemaError, SqlweaveError
-from ..files import private_folder
+from ..files import write_atomically
 
 if TYPE_CHECKING:
     from ..db.connection import Database
@@ -197,12 +197,7 @@ def _table_values(db: "Database", table: str, columns: tuple[str, ...], limit: i
         for (v,) in rows:
             if isinstance(v, str) and v.strip() and len(v) <= MAX_VALUE_CHARS:
                 values.append((col, v))
-    if path is not None:
-        try:
-            private_folder(path.parent)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"table": table, "fingerprint": fp, "values": values}), encoding="utf-8")
-            tmp.replace(path)
-        except OSError:  # a cache that cannot be written (read-only, full) costs the next build, not this one
-            pass
+    if path is not None:  # a cache that cannot be written (read-only, full) costs the next build, not this one
+        data = json.dumps({"table": table, "fingerprint": fp, "values": values}).encode("utf-8")
+        write_atomically(path, lambda fh: fh.write(data))
     return [(table, c, v) for c, v in values]

@@ -101,3 +101,44 @@ def test_a_cache_folder_that_cannot_be_made_costs_the_caches_never_an_answer(
         asked.clear()
         r = runner.invoke(app, [*command, "--model", "cache-fake"])
         assert r.exit_code == 2 and says in " ".join(r.output.split()) and not asked, r.output
+
+
+def test_a_cache_file_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    """A write that fails (a full disk) leaves neither a half file nor its temporary (the schema cache left its
+    ``.tmp`` behind), and writers of the same file at once (two servers indexing one table's values, which shared one
+    fixed ``.tmp`` name) leave one writer's whole content."""
+    import threading
+
+    from sqlweave.files import write_atomically
+
+    path = tmp_path / "values" / "t.json"
+    assert write_atomically(path, lambda fh: fh.write(b"old"))
+
+    def full_disk(fh) -> None:
+        fh.write(b"half")
+        raise OSError(28, "No space left on device")
+
+    assert write_atomically(path, full_disk) is False
+    assert path.read_bytes() == b"old" and [p.name for p in path.parent.iterdir()] == ["t.json"]
+    contents = [bytes([65 + i]) * 200_000 for i in range(8)]
+    threads = [threading.Thread(target=write_atomically, args=(path, lambda fh, c=c: fh.write(c))) for c in contents]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert path.read_bytes() in contents and [p.name for p in path.parent.iterdir()] == ["t.json"]
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_a_schema_kept_on_a_full_disk_leaves_no_temporary_file(singer_db: Path, monkeypatch) -> None:
+    from sqlweave.config import cache_dir
+    from sqlweave.db import Database
+
+    def no_space(src, dst) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", no_space)
+    with Database.open(singer_db) as db:
+        assert db.schema().table_names  # read, and not kept
+    left = [p.name for p in (cache_dir() / "schemas").rglob("*")] if (cache_dir() / "schemas").exists() else []
+    assert not [name for name in left if name.endswith(".tmp")], left
