@@ -490,7 +490,8 @@ class Database:
             # PostgreSQL, so those the SQL left bare are quoted (on MySQL, a table is found only as spelt); a
             # double-quoted name that names nothing is a string; a LIKE over a date or a number reads its text;
             # text compared with a date reads as one, text summed or compared with a number as a number. None of
-            # them changes SQL that would run.
+            # them changes SQL that would run, but a JSON value ordered against a number written as text, which
+            # would compare text ('9' > '100').
             from ..sql.transpile import for_schema
 
             try:

@@ -858,7 +858,9 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
     reads 1 and 0 as true and false (:func:`boolean_numbers`, PostgreSQL only), a number column compared with
     a date field written as text compares with it as a number (:func:`numbered_fields`), and a text column summed,
     averaged or compared with a number is read as a number (:func:`text_numbers`). SQL that would run is never
-    changed; on other engines, or when the SQL does not parse, it comes back as it is.
+    changed, but for one form that runs and means something else: a JSON value ordered against a text that spells
+    a number (``doc ->> 'watts' > '100'``, a text comparison) compares the numbers. On other engines, or when the
+    SQL does not parse, it comes back as it is.
 
     >>> from sqlweave.db.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("Event", (Column("name", "TEXT"), Column("day", "TEXT"))),), dialect="postgres")
