@@ -538,7 +538,7 @@ def chat(
 def _warm_quietly(engine: "Engine") -> None:
     try:
         engine.warm_up()
-    except SqlweaveError:  # a warm-up that fails costs nothing: the first question evaluates its own prompt
+    except Exception:  # noqa: BLE001 - a warm-up that fails costs nothing: the first question evaluates its prompt
         pass
 
 

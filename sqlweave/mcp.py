@@ -492,7 +492,7 @@ def _quiet(fn: Callable[[], None]) -> Callable[[], None]:
         try:
             fn()
         except Exception as err:  # the first ask reports it as a typed tool error
-            logger.warning("loading the model in the background failed: %s", err)
+            logger.warning("loading the model or warming up in the background failed: %s", err)
 
     return wrapped
 

@@ -380,6 +380,9 @@ class ServerState:
                           seconds=round(time.perf_counter() - start, 2))
             except SqlweaveError as err:
                 log_event(log, "warm_up", database=name, warmed=False, error=err.code)
+            except Exception as err:  # noqa: BLE001 - a warm-up never stops the server; the first question tells
+                log_event(log, "warm_up", level=logging.ERROR, database=name, warmed=False,
+                          error=f"{type(err).__name__}: {err}")
             finally:
                 ticket.release()
         return warmed

@@ -946,3 +946,23 @@ def test_mcp_tools_warm_each_database_up(tmp_path: Path) -> None:
     tools = SqlweaveTools(catalog_with(tmp_path), llm)
     tools.warm_up()
     assert len(llm.prefills) == 1 and llm.calls == []
+
+
+def test_a_warm_up_that_breaks_is_logged_and_the_server_answers(make, caplog) -> None:
+    import logging
+    import time
+
+    class Broken(FakeLLM):
+        def prefill(self, messages):
+            raise RuntimeError("llama.cpp fell over")
+
+    llm = Broken(responder=responder, keeps_prompts=True)
+    with caplog.at_level(logging.INFO, logger="sqlweave.server"):
+        client, _, _ = make(llm=llm)
+        for _ in range(100):
+            if any(r.getMessage() == "warm_up" for r in caplog.records):
+                break
+            time.sleep(0.05)
+    logged = [r for r in caplog.records if r.getMessage() == "warm_up"]
+    assert logged and logged[0].warmed is False and "fell over" in logged[0].error
+    assert client.post("/api/ask", json={"database": "shop", "question": "How many orders?"}).status_code == 200
