@@ -387,6 +387,17 @@ class Answer:
         }
 
 
+def _start(question: str, db: "Database", llm: LLM, schema: "Schema | None", knowledge: "Knowledge | None",
+           resources: Resources | None, **more: Any) -> State:
+    """The state a run begins with: the whole schema shown, the database's own knowledge unless given."""
+    from .knowledge import knowledge_for
+
+    full = schema if schema is not None else db.schema()
+    return State(question=question, db=db, llm=llm, schema=full, prompt_schema=full,
+                 knowledge=knowledge if knowledge is not None else knowledge_for(db),
+                 resources=resources if resources is not None else shared_resources(), **more)
+
+
 def _run_stage(stage: Stage, state: State, on_stage: StageCallback | None) -> None:
     """Run one stage, record its trace entry, keep the first error."""
     state._calls, state._notes = [], {}
@@ -449,18 +460,12 @@ class Pipeline:
         (:mod:`sqlweave.confidence`); below ``min_confidence`` (0 to 1) the answer comes back ``unsure``, with the
         leading readings that :attr:`when_unsure` found (the presets sample the model again).
         """
-        from .knowledge import knowledge_for
-
         if min_confidence is not None and (isinstance(min_confidence, bool) or not 0.0 <= min_confidence <= 1.0):
             raise ConfigurationError(f"min_confidence must be a number between 0 and 1, not {min_confidence!r}",
                                      hint="Pass a share such as 0.6 (60%).")
 
-        full = schema if schema is not None else db.schema()
-        state = State(question=question, db=db, llm=llm, schema=full, prompt_schema=full, history=tuple(history),
-                      evidence=(evidence.strip() or None) if evidence else None,
-                      knowledge=knowledge if knowledge is not None else knowledge_for(db),
-                      resources=resources if resources is not None else shared_resources(),
-                      min_confidence=min_confidence)
+        state = _start(question, db, llm, schema, knowledge, resources, history=tuple(history),
+                       evidence=(evidence.strip() or None) if evidence else None, min_confidence=min_confidence)
         return self._finish(state, min_confidence, on_stage)
 
     def warm_up(self, db: "Database", llm: LLM, *, schema: "Schema | None" = None,
@@ -480,19 +485,14 @@ class Pipeline:
         >>> build_pipeline("default").warm_up(Database.open(demo_database_path()), FakeLLM([]))  # keeps no prompt
         False
         """
-        from .knowledge import knowledge_for
-
         if not llm.keeps_prompts:
             return False
-        full = schema if schema is not None else db.schema()
-        state = State(question=WARM_UP_QUESTION, db=db, llm=_NoModel(llm), schema=full, prompt_schema=full,
-                      knowledge=knowledge if knowledge is not None else knowledge_for(db),
-                      resources=resources if resources is not None else shared_resources())
+        state = _start(WARM_UP_QUESTION, db, _NoModel(llm), schema, knowledge, resources)
         for stage in self.stages:
             prompt = getattr(stage, "warm_up_prompt", None)
             if prompt is not None:
                 messages = prompt(state)
-                if messages is None or state.schema_fit is not None or state.prompt_schema is not full:
+                if messages is None or state.schema_fit is not None or state.prompt_schema is not state.schema:
                     return False  # what the prompt shows of the schema depends on the question
                 return llm.prefill(messages)
             _run_stage(stage, state, None)

@@ -204,6 +204,10 @@ class LLM(ABC):
         """Evaluate ``messages`` now and keep the evaluated prompt, so that a later call sharing its beginning
         starts from there; ``True`` if this backend keeps one (the embedded model), else ``False`` and nothing is
         done. Nothing is generated, answered or cached as an answer."""
+        return self._prefill(tuple(_well_formed(m) for m in messages)) if self.keeps_prompts else False
+
+    def _prefill(self, messages: tuple[Message, ...]) -> bool:
+        """Backend-specific prefill, for backends that set ``keeps_prompts``."""
         return False
 
 

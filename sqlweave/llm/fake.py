@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
 from ..errors import LLMResponseError
 from .base import LLM, Completion, GenerationOptions, Message, Usage
@@ -41,10 +41,9 @@ class FakeLLM(LLM):
         self.keeps_prompts = keeps_prompts
         self.prefills: list[tuple[Message, ...]] = []
 
-    def prefill(self, messages: Sequence[Message]) -> bool:
-        if self.keeps_prompts:
-            self.prefills.append(tuple(messages))
-        return self.keeps_prompts
+    def _prefill(self, messages: tuple[Message, ...]) -> bool:
+        self.prefills.append(messages)
+        return True
 
     def push(self, *answers: str | BaseException) -> None:
         self.queue.extend(answers)

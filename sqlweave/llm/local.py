@@ -18,7 +18,7 @@ import functools
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import (ConfigurationError, LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError,
                       ModelUnavailableError)
@@ -191,19 +191,18 @@ class LocalLLM(LLM):
             raise ContextLengthError(f"the prompt has about {n} tokens, more than the model's context of "
                                      f"{self.n_ctx}", prompt_tokens=n, n_ctx=self.n_ctx)
 
-    def prefill(self, messages: Sequence[Message]) -> bool:
+    def _prefill(self, messages: tuple[Message, ...]) -> bool:
         """Evaluate the prompt of ``messages`` (one token generated, then dropped), keeping its state in memory and
         in the prompt-state folder: a later prompt that begins the same way resumes from it."""
-        asked = tuple(Message(m.role, well_formed(m.content)) for m in messages)
         llama = self.llama
-        self._check_context(asked)
+        self._check_context(messages)
         with self._lock:
             try:
-                llama.create_chat_completion(messages=[m.as_dict() for m in asked], temperature=0.0, max_tokens=1)
+                llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0, max_tokens=1)
             except Exception as err:  # noqa: BLE001 - a warm-up that fails costs nothing but its time
                 raise LLMResponseError(f"the embedded model failed to evaluate a prompt: {type(err).__name__}: {err}",
                                        hint="Retry; the next question evaluates its prompt itself.") from err
-        return self.state_cache_mb > 0
+        return True
 
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         llama = self.llama
