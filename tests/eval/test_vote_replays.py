@@ -267,3 +267,29 @@ def test_vote_openings_counts_answers_by_how_they_open(tmp_path: Path, singer_db
     assert kinds["greedy, query first"]["answers"] == 1 and kinds["greedy, prose first"]["answers"] == 0
     assert kinds["greedy, query first"]["mean_output_tokens"] == 10.0  # the reviewer's score is not an answer
     assert counts["only_prose_right"] == {"right": 0, "missed": 1}
+
+
+def test_soft_support_lets_a_near_group_lend_its_votes():
+    """vote_soft: a group whose result shares rows with a larger group's gains from it; at beta 0 the choice is
+    best's (size and likelihood), and a far group lends nothing."""
+    soft = load("vote_soft")
+
+    def group(size: int, logp: float, rows: list[list[str]], sql: str, right: bool) -> dict:
+        return {"size": size, "logp": logp, "rows": rows, "sqls": [sql], "right": right}
+
+    near_a = group(2, -30.0, [["1"], ["2"], ["3"]], "SELECT id FROM t WHERE x > 1", True)
+    near_b = group(2, -29.0, [["1"], ["2"]], "SELECT id FROM t WHERE x > 2", False)
+    far = group(3, -40.0, [["9"]], "SELECT COUNT(*) FROM u", False)
+    vote = {"groups": [far, near_a, near_b]}
+    assert soft.choose(vote, "rows", 0.0) is near_b  # 2 ln 2 - 29 beats 2 ln 2 - 30 and 2 ln 3 - 40
+    chosen = soft.choose({"groups": [far, near_b, near_a]}, "rows", 1.0)
+    assert chosen is near_b  # each near group lends the other 2 * 2/3: still a tie of sizes, the likelier wins
+    lonely = group(2, -29.5, [["7"]], "SELECT name FROM v", False)
+    assert soft.choose({"groups": [far, lonely, near_a, near_b]}, "rows", 0.0) is near_b
+    assert soft.choose({"groups": [far, near_a, lonely]}, "rows", 0.0) is lonely
+    assert soft.choose({"groups": [far, near_a, lonely, group(1, -60.0, [["1"], ["2"], ["3"]], "SELECT 1", False)]},
+                       "rows", 1.0) is near_a  # an identical result lends its whole size
+    assert soft.jaccard(soft.cells(near_a), soft.cells(near_b)) == pytest.approx(2 / 3)
+    assert soft.query_parts("SELECT id FROM t WHERE x > 1")["table t"] == 1
+    assert soft.query_parts("SELECT (((") == {}  # unreadable: shares nothing
+    assert soft.SIMILARITIES["ast"](near_a, near_b) == pytest.approx(7 / 9)  # all but the literals 1 and 2
