@@ -165,6 +165,8 @@ class SchemaInfo(BaseModel):
     keys_from_data: bool = False
     #: the schemas its tables were read from, in lookup order, when more than one
     schemas: list[str] = Field(default_factory=list)
+    #: tables not read because an earlier schema holds a table of the same name, as ``schema.table``
+    shadowed: list[str] = Field(default_factory=list)
     error: ErrorInfo | None = None
 
 
@@ -283,6 +285,7 @@ class SqlweaveTools:
                                          ref_column=fk.ref_column) for fk in schema.foreign_keys],
             keys_from_data=schema.keys_from_data,
             schemas=list(schema.schemas),
+            shadowed=list(schema.shadowed),
         )
 
     def _rows(self, result: QueryResult) -> dict[str, Any]:

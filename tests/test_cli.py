@@ -47,16 +47,21 @@ def test_schemas_option_reads_the_schemas_named_and_refuses_them_on_sqlite(tmp_p
 
     con = duckdb.connect(str(tmp_path / "wh.duckdb"))
     con.execute("CREATE SCHEMA marts; CREATE TABLE marts.kpi (x INTEGER); INSERT INTO marts.kpi VALUES (7); "
-                "CREATE TABLE main.raw (y INTEGER)")
+                "CREATE TABLE main.raw (y INTEGER); CREATE TABLE marts.raw (z INTEGER)")
     con.close()
     r = runner.invoke(app, ["schema", "--db", str(tmp_path / "wh.duckdb")])
     assert r.exit_code == 0, r.output
     assert "schemas main, marts (a name is looked up in that order)" in " ".join(r.output.split())
+    assert "Not read: marts.raw (an earlier schema has a table of the same name" in " ".join(r.output.split())
+    r = runner.invoke(app, ["schema", "--db", str(tmp_path / "wh.duckdb"), "--json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["shadowed"] == ["marts.raw"]
+    r = runner.invoke(app, ["schema", "--db", str(tmp_path / "wh.duckdb"), "--schemas", "marts"])
+    assert r.exit_code == 0 and "Not read" not in r.output
     r = runner.invoke(app, ["sql", "--db", str(tmp_path / "wh.duckdb"), "--schemas", "marts", "--json",
                             "SELECT x FROM kpi"])
     assert r.exit_code == 0 and json.loads(r.stdout)["rows"] == [[7]]
     r = runner.invoke(app, ["schema", "--db", str(tmp_path / "wh.duckdb"), "--schemas", "mart"])
-    assert r.exit_code == 2 and "has no schema 'mart'" in r.output and "marts (1 table)" in " ".join(r.output.split())
+    assert r.exit_code == 2 and "has no schema 'mart'" in r.output and "marts (2 tables)" in " ".join(r.output.split())
     r = runner.invoke(app, ["schema", "--db", str(singer_db), "--schemas", "main"])
     assert r.exit_code == 2 and "not SQLite" in r.output and "Traceback" not in r.output
 

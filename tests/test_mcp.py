@@ -257,6 +257,20 @@ def test_a_config_file_names_the_schemas_of_a_database(tmp_path: Path) -> None:
             Catalog.from_file(config)
 
 
+def test_describe_schema_names_the_tables_an_earlier_schema_hides(tmp_path: Path) -> None:
+    import duckdb
+
+    path = _marts_file(tmp_path)
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE main.kpi (y INTEGER)")
+    con.close()
+    schema = _described(Catalog({"wh": DatabaseEntry("wh", str(path))}))
+    assert schema["schemas"] == ["main", "marts"] and schema["shadowed"] == ["marts.kpi"]
+    config = tmp_path / "dbs.toml"
+    config.write_text('[databases.wh]\ntarget = "wh.duckdb"\nschemas = ["marts", "main"]\n', encoding="utf-8")
+    assert _described(Catalog.from_file(config))["shadowed"] == ["main.kpi"]
+
+
 def test_the_doors_schemas_option_names_the_schemas_of_one_database(tmp_path: Path) -> None:
     wh = f"wh={_marts_file(tmp_path)}"
     config = tmp_path / "dbs.toml"

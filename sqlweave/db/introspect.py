@@ -51,7 +51,8 @@ def introspect(db: "Database", progress: "Callable[[int, int], None] | None" = N
 def _introspect(db: "Database", conn: sa.Connection, progress: "Callable[[int, int], None] | None") -> Schema:
     try:
         inspector = sa.inspect(conn)
-        owner = _tables_by_schema(inspector, db.schemas, _partitions(db) if db.backend == "postgresql" else set())
+        owner, shadowed = _tables_by_schema(inspector, db.schemas,
+                                            _partitions(db) if db.backend == "postgresql" else set())
     except SQLAlchemyError as err:
         raise SchemaError(f"cannot read the schema of {db.name!r}: {str(err).splitlines()[0]}") from err
     names = list(owner)
@@ -71,6 +72,7 @@ def _introspect(db: "Database", conn: sa.Connection, progress: "Callable[[int, i
         names = [n for n in names if not policy.hides_table(n)]
         if not names:
             raise SchemaError(f"database {db.name!r} has no tables its access policy shows")
+        shadowed = [(home, n) for home, n in shadowed if not policy.hides_table(n)]
     all_columns: dict[str, list[str]] = {}
     unreadable = _unreadable_columns(db) if db.backend == "postgresql" else {}
 
@@ -156,7 +158,14 @@ def _introspect(db: "Database", conn: sa.Connection, progress: "Callable[[int, i
         tables, found = _keys_from_data(db, tables, fks)
     return Schema(name=db.name, tables=tuple(tables), foreign_keys=_resolve_fks(fks + found, tables),
                   dialect=db.dialect, keys_from_data=bool(found),
-                  schemas=db.schemas if len(db.schemas) > 1 else ())
+                  schemas=db.schemas if len(db.schemas) > 1 else (),
+                  shadowed=tuple(_qualified(db, home, name) for home, name in shadowed))
+
+
+def _qualified(db: "Database", schema: str, table: str) -> str:
+    """``schema.table`` as the database's SQL names it, quoted only where needed (``"Hr Dept".staff``)."""
+    quote = db.engine.dialect.identifier_preparer.quote
+    return f"{quote(schema)}.{quote(table)}"
 
 
 def _keys_from_data(db: "Database", tables: list[Table],
@@ -259,11 +268,13 @@ def schemas_note(schemas: list[tuple[str, int]]) -> str:
 
 
 def _tables_by_schema(inspector: Any, schemas: tuple[str, ...],
-                      partitions: set[tuple[str, str]]) -> dict[str, str | None]:
+                      partitions: set[tuple[str, str]]) -> tuple[dict[str, str | None], list[tuple[str, str]]]:
     """Each table and view to read (a PostgreSQL materialized view too; not a partition of a table, which is read
     as its table), with the schema it is read from: the first of ``schemas`` that has one of its name, as the
-    database looks a name up (None: the connection's only schema, as SQLite and MySQL have)."""
+    database looks a name up (None: the connection's only schema, as SQLite and MySQL have); and, as ``(schema,
+    table)``, the tables of a later schema that are not read because an earlier one took their name."""
     owner: dict[str, str | None] = {}
+    shadowed: list[tuple[str, str]] = []
     postgres = inspector.dialect.name == "postgresql"
     # DuckDB's driver lists (and merges the columns of) every schema's tables when it is given none
     one = not schemas or (len(schemas) == 1 and schemas[0] == inspector.default_schema_name
@@ -274,9 +285,13 @@ def _tables_by_schema(inspector: Any, schemas: tuple[str, ...],
             names += inspector.get_materialized_view_names(schema=schema)
         home = schema or (schemas[0] if schemas else "")
         for name in names:
-            if not name.startswith("sqlite_") and (home, name) not in partitions:
-                owner.setdefault(name, schema)
-    return owner
+            if name.startswith("sqlite_") or (home, name) in partitions:
+                continue
+            if name in owner:
+                shadowed.append((home, name))
+            else:
+                owner[name] = schema
+    return owner, shadowed
 
 
 #: MySQL's and MariaDB's errors for a table or a column the role may not read (ER_TABLEACCESS_DENIED_ERROR,

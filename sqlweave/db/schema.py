@@ -143,6 +143,10 @@ class Schema:
     #: the schemas (namespaces) its tables were read from, in the order a name is looked up, when more than one
     #: (a PostgreSQL search path such as ``("sales", "public")``, a DuckDB file's ``("main", "staging")``)
     schemas: tuple[str, ...] = ()
+    #: tables not read because a schema earlier in :attr:`schemas` holds a table of the same name, as
+    #: ``schema.table`` (``("archive.orders",)``): a query naming ``orders`` reads the earlier one, as the
+    #: database itself looks the name up
+    shadowed: tuple[str, ...] = ()
 
     @property
     def table_names(self) -> tuple[str, ...]:

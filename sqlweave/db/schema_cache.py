@@ -320,4 +320,5 @@ def _decode(d: dict[str, Any]) -> Schema:
                             for c in t["columns"]))
         for t in d["tables"])
     return Schema(name=d["name"], tables=tables, foreign_keys=tuple(ForeignKey(**f) for f in d["foreign_keys"]),
-                  dialect=d["dialect"], keys_from_data=d["keys_from_data"], schemas=tuple(d["schemas"]))
+                  dialect=d["dialect"], keys_from_data=d["keys_from_data"], schemas=tuple(d["schemas"]),
+                  shadowed=tuple(d.get("shadowed", ())))

@@ -590,6 +590,7 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
                                   "ref_column": fk.ref_column} for fk in s.foreign_keys],
                 "keys_from_data": s.keys_from_data,
                 "schemas": list(s.schemas),
+                "shadowed": list(s.shadowed),
             }
 
         return json_value(await run_in_threadpool(read))

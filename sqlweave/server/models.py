@@ -164,6 +164,8 @@ class SchemaOut(_Response):
     keys_from_data: bool = False
     #: the schemas its tables were read from, in the order a name is looked up, when more than one
     schemas: list[str] = []
+    #: tables not read because an earlier schema holds a table of the same name, as ``schema.table``
+    shadowed: list[str] = []
 
 
 class SuggestionsOut(_Response):

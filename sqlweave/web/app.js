@@ -599,6 +599,9 @@ async function loadSchema(name) {
   if (Array.isArray(schema.schemas) && schema.schemas.length > 1) {
     box.appendChild(el("p", "muted schema-note", `Schemas, in the order a name is looked up: ${schema.schemas.map(asText).join(", ")}`));
   }
+  if (Array.isArray(schema.shadowed) && schema.shadowed.length > 0) {
+    box.appendChild(el("p", "muted schema-note", `Not read, an earlier schema has a table of the same name: ${schema.shadowed.map(asText).join(", ")}`));
+  }
   for (const table of tables) {
     const det = document.createElement("details");
     det.className = "schema-table";

@@ -188,6 +188,7 @@ def test_every_schema_of_a_file_is_read_main_first_and_its_tables_answer(tmp_pat
         assert s.schemas == ("main", "Hr Dept", "sales")
         assert sorted(s.table_names) == ["customers", "orders", "staff"]
         assert [c.name for c in s.table("orders").columns] == ["note"]  # main's orders hides sales' orders
+        assert s.shadowed == ("sales.orders",)
         assert s.foreign_keys == ()  # sales' key is on the orders not read
         assert db.execute("SELECT name FROM staff").rows == (("Cy",),)
         assert db.execute("SELECT count(*) FROM customers").rows == ((2,),)
@@ -212,12 +213,34 @@ def test_the_schemas_named_are_read_in_their_order(tmp_path: Path) -> None:
         assert s.schemas == ("sales", "main")
         assert [c.name for c in s.table("orders").columns] == ["id", "customer_id", "total"]
         assert s.table("customers").primary_key == ("id",)
+        assert s.shadowed == ("main.orders",)
         assert [str(fk) for fk in s.foreign_keys] == ["orders.customer_id -> customers.id"]
         assert db.execute("SELECT c.name, sum(o.total) FROM orders o JOIN customers c ON o.customer_id = c.id "
                           "GROUP BY 1 ORDER BY 1").rows == (("Ada", 12.5), ("Bo", 1.0))
         with pytest.raises(RefusedStatementError):  # a query cannot move the search path
             db.execute("SET search_path = 'main'")
         assert db.execute("SELECT count(*) FROM orders").rows == ((3,),)
+
+
+def test_a_table_an_earlier_schema_hides_is_named_as_sql_names_it_and_kept_with_the_schema(tmp_path: Path) -> None:
+    import duckdb
+
+    from sqlweave.policy import AccessPolicy
+
+    path = _schemas_file(tmp_path / "s.duckdb")
+    con = duckdb.connect(str(path))
+    con.execute('CREATE TABLE main.staff (note VARCHAR); CREATE TABLE "Hr Dept".customers (x INTEGER)')
+    con.close()
+    with Database.open(path) as db:
+        assert db.schema().shadowed == ('"Hr Dept".staff', "sales.customers", "sales.orders")
+    with Database.open(path) as db:  # read back from the schema kept on disk
+        assert db.schema().shadowed == ('"Hr Dept".staff', "sales.customers", "sales.orders")
+        assert db.schema_kept_since is not None
+    policy = AccessPolicy.from_mapping({"hidden_tables": ["customers"]})
+    with Database.open(path, policy=policy) as db:  # what the policy hides is not named either
+        assert db.schema().shadowed == ('"Hr Dept".staff', "sales.orders")
+    with Database.open(path, schemas=["sales"]) as db:
+        assert db.schema().shadowed == ()
 
 
 def test_a_schema_the_file_lacks_or_one_without_tables_is_a_clear_error(tmp_path: Path) -> None:

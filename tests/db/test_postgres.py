@@ -212,12 +212,13 @@ def test_tables_of_the_schemas_named_are_read_in_search_path_order(pg_server: Po
     url = pg_server.url("schemas_shop")
     with Database.open(url) as db:  # by default the connection's search path: public
         s = db.schema()
-        assert sorted(s.table_names) == ["notes", "orders"] and s.schemas == ()
+        assert sorted(s.table_names) == ["notes", "orders"] and s.schemas == () and s.shadowed == ()
     with Database.open(url, schemas=["sales", "Hr Dept", "public"]) as db:
         s = db.schema()
         assert s.schemas == ("sales", "Hr Dept", "public")
         assert sorted(s.table_names) == ["customers", "notes", "orders", "staff"]
         assert [c.name for c in s.table("orders").columns] == ["id", "customer_id", "total"]  # sales' orders
+        assert s.shadowed == ("public.orders",)  # named, not read: the user learns it is there
         assert sorted(str(fk) for fk in s.foreign_keys) == [  # a key across two schemas too
             "orders.customer_id -> customers.id", "staff.customer_id -> customers.id"]
         assert db.execute("SELECT c.name, sum(o.total) FROM orders o JOIN customers c ON o.customer_id = c.id "
@@ -227,6 +228,7 @@ def test_tables_of_the_schemas_named_are_read_in_search_path_order(pg_server: Po
             db.execute("SET search_path TO public")
     with Database.open(url, schemas=["public", "sales"]) as db:  # the first schema holding a name wins
         assert [c.name for c in db.schema().table("orders").columns] == ["note"]
+        assert db.schema().shadowed == ("sales.orders",)
         assert db.execute("SELECT note FROM orders").rows == (("archived",),)
     with pytest.raises(SchemaError, match="has no schema 'salez'") as err:
         Database.open(url, schemas=["salez"])

@@ -169,7 +169,23 @@ def test_schema(make):
     assert cols["customer_id"]["primary_key"] is True and cols["country"]["primary_key"] is False
     assert {"table": "orders", "column": "customer_id", "ref_table": "customers",
             "ref_column": "customer_id"} in body["foreign_keys"]
-    assert body["keys_from_data"] is False and body["schemas"] == []  # a SQLite file: one schema
+    assert body["keys_from_data"] is False and body["schemas"] == [] and body["shadowed"] == []  # one schema
+
+
+def test_the_schema_names_the_tables_an_earlier_schema_hides(make, tmp_path):
+    need_extra("duckdb")
+    import duckdb
+
+    path = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE SCHEMA marts; CREATE TABLE main.kpi (y INTEGER); CREATE TABLE marts.kpi (x INTEGER); "
+                "CREATE TABLE marts.goals (z INTEGER)")
+    con.close()
+    client, _, _ = make(catalog=Catalog({"wh": DatabaseEntry("wh", str(path))}))
+    body = client.get("/api/databases/wh/schema").json()
+    assert body["schemas"] == ["main", "marts"] and body["shadowed"] == ["marts.kpi"]
+    assert sorted(t["name"] for t in body["tables"]) == ["goals", "kpi"]
+    assert [c["name"] for t in body["tables"] if t["name"] == "kpi" for c in t["columns"]] == ["y"]
 
 
 def test_unknown_database_is_404_everywhere(make):

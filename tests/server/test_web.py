@@ -894,15 +894,17 @@ def test_the_schema_says_where_its_keys_and_tables_come_from(module_env: Path, t
     con = duckdb.connect(str(path))
     con.execute('CREATE SCHEMA "<b>ops</b>"; CREATE TABLE stores AS SELECT i AS store_id, \'s\' || i AS name '
                 'FROM range(1, 4) t(i); CREATE TABLE "<b>ops</b>".visits AS SELECT i AS id, 1 + i % 3 AS store_id '
-                "FROM range(10) t(i)")
+                'FROM range(10) t(i); CREATE TABLE "<b>ops</b>".stores (x INTEGER)')
     con.close()
     catalog = Catalog({"wh": DatabaseEntry("wh", str(path))})
     with live_server(server_settings(catalog, FakeLLM(), tmp_path)) as server:
         w = open_page(server)
         notes = w.page.locator("#schema .schema-note")
-        expect(notes).to_have_count(2)
+        expect(notes).to_have_count(3)
         assert notes.all_text_contents() == ["Keys read from the data: the database declares none.",
-                                             "Schemas, in the order a name is looked up: main, <b>ops</b>"]
+                                             "Schemas, in the order a name is looked up: main, <b>ops</b>",
+                                             "Not read, an earlier schema has a table of the same name: "
+                                             '"<b>ops</b>".stores']
         assert w.page.locator("#schema b").count() == 0  # the name is text, not markup
         visits = w.page.locator("#schema details", has_text="visits").first
         visits.locator("summary").click()
