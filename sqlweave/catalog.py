@@ -58,10 +58,13 @@ import threading
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .db.connection import Database
 from .errors import ConfigurationError, DatabaseNotFoundError
+
+if TYPE_CHECKING:
+    from .pipeline import Pipeline
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -284,6 +287,18 @@ class Catalog:
             return self.entries[name]
         except KeyError:
             raise UnknownDatabaseError(f"no database named {name!r} is configured", name=name) from None
+
+    def pipeline_for(self, name: str, pipe: "Pipeline") -> "Pipeline":
+        """``pipe`` as it asks ``name``: with the database's own ``schema_budget`` when it has one.
+
+        >>> from sqlweave.presets import build_pipeline
+        >>> catalog = Catalog({"big": DatabaseEntry("big", "big.sqlite", schema_budget=2048)})
+        >>> [s.budget for s in catalog.pipeline_for("big", build_pipeline("default")).stages if hasattr(s, "budget")]
+        [2048]
+        """
+        from .presets import with_schema_budget
+
+        return with_schema_budget(pipe, self.entry(name).schema_budget)
 
     def database(self, name: str) -> Database:
         """The open, read-only handle for ``name`` (opened on first use)."""

@@ -68,7 +68,6 @@ from .engine import Engine
 from .errors import ConfigurationError, MissingDependencyError, SqlweaveError
 from .llm.base import LLM
 from .pipeline import Pipeline
-from .presets import with_schema_budget
 from .text import SHOWN_BYTES
 
 logger = logging.getLogger("sqlweave.mcp")
@@ -313,7 +312,7 @@ class SqlweaveTools:
         the result is ``unsure`` and lists the question's two leading ``readings``.
         """
         db = self.database(database)
-        pipe = with_schema_budget(self.pipeline, self.catalog.entry(database).schema_budget)
+        pipe = self.catalog.pipeline_for(database, self.pipeline)
         with self.model_lock:
             answer = Engine(db, self.llm, pipe).run(question, min_confidence=min_confidence)
         if answer.error is not None or answer.result is None:
@@ -340,7 +339,7 @@ class SqlweaveTools:
             return
         for name in self.catalog.names():
             try:
-                pipe = with_schema_budget(self.pipeline, self.catalog.entry(name).schema_budget)
+                pipe = self.catalog.pipeline_for(name, self.pipeline)
                 with self.model_lock:
                     warmed = Engine(self.database(name), self.llm, pipe).warm_up()
                 logger.info("warm-up of %s: %s", name, "done" if warmed else "nothing to keep")

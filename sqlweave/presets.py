@@ -488,7 +488,8 @@ def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:
 
 def with_schema_budget(pipe: Pipeline, schema_budget: int | None) -> Pipeline:
     """``pipe`` with every stage that shows the schema capped at ``schema_budget`` tokens (``pipe`` itself for
-    None). The HTTP and MCP doors apply a catalog database's ``schema_budget`` this way.
+    None). The HTTP and MCP doors apply a catalog database's ``schema_budget`` this way
+    (:meth:`sqlweave.catalog.Catalog.pipeline_for`).
 
     >>> [s.budget for s in with_schema_budget(build_pipeline("default"), 1024).stages if hasattr(s, "budget")]
     [1024]

@@ -38,7 +38,7 @@ from ..errors import (
 from ..llm.base import LLM, Message
 from ..logs import log_event
 from ..pipeline import Answer, Pipeline, PriorTurn, TraceEntry
-from ..presets import build_pipeline, describe_presets, with_schema_budget
+from ..presets import build_pipeline, describe_presets
 from ..text import SHOWN_BYTES, well_formed
 from . import models as m
 from .errors import (
@@ -372,7 +372,7 @@ class ServerState:
             start = time.perf_counter()
             try:
                 db = await run_in_threadpool(self.database, name)
-                pipe = with_schema_budget(self.pipeline(None), self.catalog.entry(name).schema_budget)
+                pipe = self.catalog.pipeline_for(name, self.pipeline(None))
                 engine = Engine(db, self.llm, pipe)
                 if await self.run_model(ticket, lambda _cancel: engine.warm_up()):
                     warmed.append(name)
@@ -428,7 +428,7 @@ class ServerState:
         pipe = self.pipeline(body.preset)
         question = self.check_question(body.question, pipe)
         db = await run_in_threadpool(self.database, body.database, tenant)
-        pipe = with_schema_budget(pipe, self.catalog.entry(body.database).schema_budget)
+        pipe = self.catalog.pipeline_for(body.database, pipe)
         db.check_bound()  # an unbound row-filter parameter fails before the question waits for the model
         owner = tenant.name if tenant is not None else None
         conversation_id = None if body.new_conversation else body.conversation_id
