@@ -510,11 +510,18 @@ async function loadPresets() {
   for (const p of shown) {
     const opt = document.createElement("option");
     opt.value = asText(p.name);
-    const bits = [];
-    if (Number.isFinite(p.spider_dev_ex)) bits.push(`${p.spider_dev_ex.toFixed(1)}% on Spider dev`);
-    if (Number.isFinite(p.median_seconds)) bits.push(`median ${p.median_seconds.toFixed(1)} s`);
-    opt.textContent = label(p.name, 40) + (bits.length ? ` (${bits.join(", ")})` : "");
-    opt.title = label(p.made_of, 200);
+    const bits = [];  // short enough for a phone's width; the option's title says it whole
+    const said = [];
+    if (Number.isFinite(p.spider_dev_ex)) {
+      bits.push(`${p.spider_dev_ex.toFixed(1)}% on Spider`);
+      said.push(`${p.spider_dev_ex.toFixed(1)}% of the Spider dev questions answered right`);
+    }
+    if (Number.isFinite(p.median_seconds)) {
+      bits.push(`${p.median_seconds.toFixed(1)} s`);
+      said.push(`a median of ${p.median_seconds.toFixed(1)} s a question`);
+    }
+    opt.textContent = label(p.name, 40) + (bits.length ? `: ${bits.join(", ")}` : "");
+    opt.title = [said.join(", "), `made of ${label(p.made_of, 200)}`].filter(Boolean).join("; ");
     select.appendChild(opt);
   }
   state.defaultPreset = fallback;

@@ -41,7 +41,7 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: 
 from sqlweave.catalog import Catalog, DatabaseEntry  # noqa: E402
 from sqlweave.llm.base import GenerationOptions, Message  # noqa: E402
 from sqlweave.llm.fake import FakeLLM  # noqa: E402
-from sqlweave.presets import MEASURED  # noqa: E402
+from sqlweave.presets import MEASURED, describe_presets  # noqa: E402
 from sqlweave.server import ServerSettings, create_app  # noqa: E402
 from sqlweave.text import visible  # noqa: E402
 from tests import hostile  # noqa: E402
@@ -748,8 +748,12 @@ def test_method_choice_shows_what_each_costs_and_is_sent(shop: LiveServer, open_
     expect(page.locator("#preset")).to_be_visible()
     names = options.evaluate_all("os => os.map(o => o.value)")
     assert names[0] == "default" and set(names) == set(MEASURED) | {"default"}
-    expect(options.nth(0)).to_have_text(f"default ({MEASURED['default'].ex:.1f}% on Spider dev, "
-                                        f"median {MEASURED['default'].median_s:.1f} s)")
+    expect(options.nth(0)).to_have_text(f"default: {MEASURED['default'].ex:.1f}% on Spider, "
+                                        f"{MEASURED['default'].median_s:.1f} s")
+    expect(options.nth(0)).to_have_attribute("title", f"{MEASURED['default'].ex:.1f}% of the Spider dev questions "
+                                             f"answered right, a median of {MEASURED['default'].median_s:.1f} s a "
+                                             "question; made of " + next(p["made_of"] for p in describe_presets()
+                                                                         if p["name"] == "default"))
     w.ask("How many customers are there?")
     assert "preset" not in sent[-1]  # the server's default: no need to name it
     page.select_option("#preset", "best")
@@ -871,6 +875,17 @@ def test_phone_width_has_no_page_overflow(shop: LiveServer, open_page,
     w = open_page(shop, width=390, height=844)
     page = w.page
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    for name in ("default", "best"):  # each method's name and figures fit its box, not cut at the edge
+        page.select_option("#preset", name)
+        room = page.evaluate("""() => {
+          const s = document.querySelector('#preset'), style = getComputedStyle(s);
+          const ctx = document.createElement('canvas').getContext('2d');
+          ctx.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+          const inner = s.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+          return inner - 16 - ctx.measureText(s.options[s.selectedIndex].text).width;  // 16 px: the arrow
+        }""")
+        assert room >= 0, (name, room)
+    page.select_option("#preset", "default")
     w.ask("List every customer with all their details.")
     assert len(w.cells()) == 25
     wrap = page.locator(".table-wrap")
