@@ -407,8 +407,8 @@ def schema(
              + (f"; schemas {', '.join(s.schemas)} (a name is looked up in that order)" if s.schemas else ""),
              style="dim")
         if s.shadowed:
-            _say(f"Not read: {', '.join(s.shadowed)} (an earlier schema has a table of the same name, which a "
-                 "query naming it reads; put its schema first in --schemas to read it instead)", style="yellow")
+            _say(f"Not read: {', '.join(s.shadowed)} (an earlier schema has a table of the same name, and a query "
+                 "naming it reads that one; name its schema first with --schemas to read it instead)", style="yellow")
         if database.schema_kept_since is not None:
             import datetime
 
