@@ -89,17 +89,20 @@ def right(questions: list[dict[str, Any]], cols: list[int], weights: list[float]
     return n
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def grounds_parser(doc: str | None) -> argparse.ArgumentParser:
+    """The arguments of a script that reads the group lines of two tuning grounds (and the held-out dev questions
+    only when asked)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("train", type=Path, help="group lines of the training ground (vote_features.py)")
     ap.add_argument("dev", type=Path, help="group lines of a dev run (vote_features.py)")
     ap.add_argument("--held-out", action="store_true", help="also score the dev questions outside the sample")
     ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
-    from rich.console import Console
-    from rich.table import Table
-    from sklearn.linear_model import LogisticRegression
+    return ap
 
+
+def read_grounds(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]]:
+    """The voted questions of each ground: the training questions, the 200-question dev sample and, with
+    ``--held-out``, the other dev questions."""
     def read(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in path.open(encoding="utf-8")]
 
@@ -108,6 +111,16 @@ def main() -> None:
     grounds = {"training": read(args.train), "dev 200": [q for q in dev if q["id"] in sample]}
     if args.held_out:
         grounds["dev 772"] = [q for q in dev if q["id"] not in sample]
+    return grounds
+
+
+def main() -> None:
+    args = grounds_parser(__doc__).parse_args()
+    from rich.console import Console
+    from rich.table import Table
+    from sklearn.linear_model import LogisticRegression
+
+    grounds = read_grounds(args)
     best = [1.0 * (t == "logp") + 2.0 * (t == "ln size") for t in TRAITS]
     rows: list[dict[str, Any]] = [{"traits": "best (2 ln size + logp, by hand)", "C": None, **{
         f"{g}": right(qs, list(range(len(TRAITS))), best) for g, qs in grounds.items()}}]

@@ -19,8 +19,6 @@ Read on the two tuning grounds only (the 200-question dev sample and Spider trai
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
 from collections import Counter
@@ -29,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from vote_learn import SAMPLE  # noqa: E402
+from vote_learn import grounds_parser, read_grounds  # noqa: E402
 from vote_oracle import save  # noqa: E402
 
 BETAS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0)
@@ -97,23 +95,11 @@ def choose(q: dict[str, Any], similarity: str, beta: float) -> Group:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("train", type=Path, help="group lines of the training ground (vote_features.py)")
-    ap.add_argument("dev", type=Path, help="group lines of a dev run (vote_features.py)")
-    ap.add_argument("--held-out", action="store_true", help="also score the dev questions outside the sample")
-    ap.add_argument("--out", type=Path, required=True)
-    args = ap.parse_args()
+    args = grounds_parser(__doc__).parse_args()
     from rich.console import Console
     from rich.table import Table
 
-    def read(path: Path) -> list[dict[str, Any]]:
-        return [json.loads(line) for line in path.open(encoding="utf-8")]
-
-    sample = set(json.loads(SAMPLE.read_text())["ids"])
-    dev = read(args.dev)
-    grounds = {"training": read(args.train), "dev 200": [q for q in dev if q["id"] in sample]}
-    if args.held_out:
-        grounds["dev 772"] = [q for q in dev if q["id"] not in sample]
+    grounds = read_grounds(args)
     base = {g: [choose(q, "rows", 0.0)["right"] for q in qs] for g, qs in grounds.items()}
     out: list[dict[str, Any]] = []
     for similarity in SIMILARITIES:
