@@ -109,6 +109,17 @@ class DatabaseUnavailableError(DatabaseError):
                     "on the next query.")
 
 
+class DatabaseLoginError(DatabaseUnavailableError):
+    """The database server refused the login (an unknown user, a wrong password, a host the user may not connect
+    from): no query ran, and the same call fails again until the credentials or the server's rules change."""
+
+    code = "database_login_refused"
+    retryable = False
+    default_hint = ("Check the user name and password: in the URL (postgresql://user:password@host/db), or for "
+                    "PostgreSQL in PGPASSWORD or ~/.pgpass; and that the server lets this user connect from this "
+                    "machine.")
+
+
 class UnsupportedDatabaseError(DatabaseError):
     """A kind of database sqlweave cannot hold read-only and to a time limit, so it runs no query there."""
 

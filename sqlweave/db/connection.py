@@ -32,6 +32,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from ..errors import (
     ConfigurationError,
     DatabaseError,
+    DatabaseLoginError,
     DatabaseNotFoundError,
     DatabaseUnavailableError,
     ExecutionError,
@@ -44,7 +45,7 @@ from ..errors import (
 from ..sql.classify import ensure_read_only
 from ..sql.quiet import reading_untrusted_text
 from .datafiles import data_database, data_name, reads_as_data, source_state
-from .diagnose import ABSENT, LOCKED, diagnose, first_line, unreachable_reason
+from .diagnose import ABSENT, LOCKED, LOGIN, connect_hint, diagnose, first_line, unreachable_reason
 from .sqlite_functions import add_percentiles
 
 if TYPE_CHECKING:
@@ -298,12 +299,22 @@ class Database:
                 if backend in ("postgresql", "duckdb"):
                     db.schemas = _search_path(con)
         except SQLAlchemyError as err:
-            # no such database or host: not found; a server that refuses, is down or is full now: unavailable
-            kind = DatabaseNotFoundError if unreachable_reason(err) in ABSENT else DatabaseUnavailableError
-            hint = None
+            # no such database or host: not found; a login refused: refused until the credentials change; a server
+            # that refuses, is down or is full now: unavailable
+            reason = unreachable_reason(err)
+            kind = (DatabaseNotFoundError if reason in ABSENT else DatabaseLoginError if reason == LOGIN
+                    else DatabaseUnavailableError)
+            hint = connect_hint(reason)
             if backend == "duckdb" and "lock" in str(err).lower():
                 hint = ("Another program has the file open for writing, and DuckDB then lets no other process "
                         "read it: close that program (or give sqlweave a copy of the file), then try again.")
+            elif reason == ABSENT[0]:
+                names = _server_databases(parsed, backend, connect_args)
+                if names:
+                    more = " and more" if len(names) > SHOWN_DATABASES else ""
+                    hint = (f"{hint} The databases this user may connect to there: "
+                            f"{', '.join(names[:SHOWN_DATABASES])}{more}.")
+            engine.dispose()
             raise kind(f"cannot connect to {db._safe_target()}: {first_line(err)}", hint=hint) from err
         if schemas:
             missing = [s for s in schemas if s not in db.schemas]
@@ -602,6 +613,8 @@ class Database:
             return DatabaseUnavailableError(f"cannot read the database: {reason}", driver=first_line(err),
                                             hint="Another program is writing to the file; try again when it has "
                                                  "finished.")
+        if reason == LOGIN:  # a password changed or a user dropped since the database was opened
+            return DatabaseLoginError(f"cannot reach the database: {reason}", driver=first_line(err))
         return DatabaseUnavailableError(f"cannot reach the database: {reason}", driver=first_line(err))
 
     def _exec(self, sql: str, *, timeout_s: float, max_rows: int) -> QueryResult:
@@ -700,6 +713,35 @@ class Database:
 
 #: SQLAlchemy's names for the MySQL family (a ``mariadb://`` URL, or a MySQL URL on a MariaDB server).
 _MYSQL = ("mysql", "mariadb")
+
+#: The databases of a server, by the catalog of each kind of server (templates and MySQL's own left out).
+_SERVER_DATABASES = {
+    "postgresql": ("SELECT datname FROM pg_database WHERE datallowconn AND NOT datistemplate "
+                   "AND has_database_privilege(datname, 'CONNECT') ORDER BY 1"),
+    "mysql": ("SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN "
+              "('information_schema', 'performance_schema', 'mysql', 'sys') ORDER BY 1"),
+}
+SHOWN_DATABASES = 12
+
+
+def _server_databases(url: "sa.URL", backend: str, connect_args: dict[str, Any]) -> list[str]:
+    """The names of the databases on the server of ``url`` that its user may connect to, one more than
+    :data:`SHOWN_DATABASES` at most, for the hint of a database the server does not have (``[]`` when they cannot
+    be listed; the query only reads the server's catalog)."""
+    sql = _SERVER_DATABASES.get("mysql" if backend in _MYSQL else backend)
+    if sql is None:
+        return []
+    for other in (("postgres", "template1") if backend == "postgresql" else ("",)):  # "": no database (None: kept)
+        engine = sa.create_engine(url.set(database=other), connect_args=connect_args, poolclass=sa.pool.NullPool)
+        try:
+            with engine.connect() as con:
+                names = [str(r[0]) for r in con.exec_driver_sql(sql).fetchmany(SHOWN_DATABASES + 1)]
+        except SQLAlchemyError:
+            continue
+        finally:
+            engine.dispose()
+        return names
+    return []
 #: The engines whose every query sqlweave runs read-only and stops at its time limit (SQLite URLs open as files).
 _GUARDED = ("duckdb", "postgresql", *_MYSQL)
 

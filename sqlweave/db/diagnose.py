@@ -145,13 +145,15 @@ _READERS: dict[str, Callable[[BaseException, str], tuple[type[ExecutionError], s
 #: rather than away), and a file another program is writing (not a server to check).
 ABSENT = ("the database does not exist", "the host name is not known")
 LOCKED = "another program holds a lock on the database"
+LOGIN = "the login was refused"
 
 #: What a driver says when a connection cannot be made or was lost, and how sqlweave says it (no host, port or
 #: user: a server's clients see it).
 _UNREACHABLE = (
     (re.compile(r"refused", re.I), "the connection was refused"),
     (re.compile(r"timeout|timed out", re.I), "the connection timed out"),
-    (re.compile(r"password|authenticat|access denied|no pg_hba", re.I), "the login was refused"),
+    (re.compile(r"password|authenticat|access denied|no pg_hba|role \S+ does not exist|not permitted to log in",
+                re.I), LOGIN),
     (re.compile(r"translate host|name or service|nodename|unknown host|name resolution", re.I),
      ABSENT[1]),
     (re.compile(r"database \S+ does not exist|unknown database", re.I), ABSENT[0]),
@@ -177,6 +179,27 @@ def unreachable_reason(err: object) -> str:
         if pattern.search(text):
             return reason
     return "the connection failed"
+
+
+#: What to do about each reason a connection could not be made (the typed error's own hint serves the others).
+_CONNECT_HINTS = {
+    ABSENT[0]: "Check the database's name at the end of the URL.",
+    ABSENT[1]: "Check the host name in the URL: it is not known from this machine.",
+    "the connection timed out": ("Check the host and port in the URL, and that no firewall stops the connection "
+                                 "on the way."),
+    "the server has too many connections": ("The server has no connection free: try again shortly, or raise its "
+                                            "connection limit."),
+}
+
+
+def connect_hint(reason: str) -> str | None:
+    """What the user can do when a connection failed for ``reason`` (:func:`unreachable_reason`), or ``None``
+    where the error's default hint says it.
+
+    >>> connect_hint("the host name is not known")
+    'Check the host name in the URL: it is not known from this machine.'
+    """
+    return _CONNECT_HINTS.get(reason)
 
 
 def first_line(err: object) -> str:

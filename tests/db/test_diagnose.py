@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sqlweave.db import Database
-from sqlweave.db.diagnose import diagnose
+from sqlweave.db.diagnose import ABSENT, LOGIN, connect_hint, diagnose, unreachable_reason
 from sqlweave.errors import (
     AmbiguousColumnError,
     DatabaseSyntaxError,
@@ -117,3 +117,26 @@ def test_policy_withheld_message_keeps_the_type_but_not_the_name() -> None:
     with pytest.raises(UnknownColumnError) as info:
         db.execute("SELECT country FROM concert")  # concert has no such column; the message would name it
     assert info.value.name is None and "country" not in info.value.message
+
+
+@pytest.mark.parametrize("said, reason", [
+    ('connection to server at "h", port 5432 failed: FATAL:  role "nobody" does not exist', LOGIN),
+    ('FATAL:  role "barred" is not permitted to log in', LOGIN),
+    ('FATAL:  password authentication failed for user "app"', LOGIN),
+    ("(1045, \"Access denied for user 'app'@'localhost' (using password: YES)\")", LOGIN),
+    ('FATAL:  database "nosuchdb" does not exist', ABSENT[0]),
+    ("(1049, \"Unknown database 'nope'\")", ABSENT[0]),
+    ("failed to resolve host 'db.invalid': [Errno -2] Name or service not known", ABSENT[1]),
+    ('connection to server at "h", port 1 failed: Connection refused', "the connection was refused"),
+])
+def test_why_a_connection_failed_is_read_from_each_servers_words(said: str, reason: str) -> None:
+    assert unreachable_reason(said) == reason
+    assert unreachable_reason(said + " nobody h 5432").count("nobody") == 0  # no user or host in the reason
+
+
+def test_each_reason_that_needs_its_own_advice_has_it() -> None:
+    assert "name at the end of the URL" in (connect_hint(ABSENT[0]) or "")
+    assert "host name" in (connect_hint(ABSENT[1]) or "")
+    assert "firewall" in (connect_hint("the connection timed out") or "")
+    assert connect_hint(LOGIN) is None  # DatabaseLoginError's own hint says it
+    assert connect_hint("the connection was refused") is None  # DatabaseUnavailableError's own hint says it

@@ -258,8 +258,16 @@ def test_a_url_without_a_database_or_with_an_unknown_one_gets_a_clear_error(mari
     with pytest.raises(DatabaseNotFoundError, match="names no database") as info:
         Database.open(server.replace("sqlweave@", "sqlweave:hunter2@") + "/")
     assert "hunter2" not in str(info.value) and "mysql://user@host/shop" in info.value.hint
-    with pytest.raises(DatabaseNotFoundError, match="Unknown database 'nope'"):
+    with pytest.raises(DatabaseNotFoundError, match="Unknown database 'nope'") as unknown:
         Database.open(server + "/nope")
+    known = mariadb_url.rsplit("/", 1)[1]  # the session's database: listed; MySQL's own are not
+    listed = (unknown.value.hint or "").rsplit(": ", 1)[1].rstrip(".").removesuffix(" and more").split(", ")
+    assert known in listed and "mysql" not in listed and "information_schema" not in listed
+    from sqlweave.errors import DatabaseLoginError
+
+    with pytest.raises(DatabaseLoginError, match="Access denied") as login:  # its user has no password
+        Database.open(server.replace("sqlweave@", "sqlweave:wrong@") + f"/{known}")
+    assert login.value.retryable is False and "wrong" not in str(login.value)
 
 
 def test_a_role_granted_some_columns_reads_them_and_no_more(mariadb_server: MariaDBServer) -> None:

@@ -323,6 +323,54 @@ def test_a_server_that_goes_away_is_a_typed_error_no_model_call_and_503_and_it_c
         proxy.stop()
 
 
+def test_a_connection_that_fails_says_why_and_what_to_do(pg_server: PostgresServer) -> None:
+    from sqlalchemy.engine import make_url
+
+    from sqlweave.errors import DatabaseLoginError, DatabaseUnavailableError
+
+    pg_server.new_database("kept_private")
+    pg_server.admin("DROP ROLE IF EXISTS lister; DROP ROLE IF EXISTS barred; CREATE ROLE lister LOGIN; "
+                    "CREATE ROLE barred NOLOGIN; REVOKE CONNECT ON DATABASE kept_private FROM PUBLIC")
+    url = make_url(pg_server.url("postgres"))
+    with pytest.raises(DatabaseNotFoundError, match='database "nosuchdb" does not exist') as err:
+        Database.open(url.set(username="lister", database="nosuchdb").render_as_string(hide_password=False))
+    hint = err.value.hint or ""
+    assert hint.startswith("Check the database's name at the end of the URL. The databases this user may connect "
+                           "to there: ")
+    listed = hint.rsplit(": ", 1)[1].rstrip(".").removesuffix(" and more").split(", ")
+    assert "postgres" in listed and "kept_private" not in listed and "template0" not in listed
+    for user, said in (("nobody", 'role "nobody" does not exist'), ("barred", "not permitted to log in")):
+        with pytest.raises(DatabaseLoginError, match=said) as login:
+            Database.open(url.set(username=user).render_as_string(hide_password=False))
+        assert login.value.code == "database_login_refused" and login.value.retryable is False
+        assert isinstance(login.value, DatabaseUnavailableError)  # no query ran: callers that catch it still do
+        assert "password" in (login.value.hint or "")
+    with pytest.raises(DatabaseNotFoundError) as host:
+        Database.open(url.set(host="no-such-host.invalid").render_as_string(hide_password=False))
+    assert host.value.hint == "Check the host name in the URL: it is not known from this machine."
+
+
+@pytest.mark.extra("server")
+def test_the_http_api_says_a_refused_login_does_not_pass_by_itself(pg_server: PostgresServer, tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+    from sqlalchemy.engine import make_url
+
+    from sqlweave.catalog import Catalog, DatabaseEntry
+    from sqlweave.server import ServerSettings, create_app
+
+    bad = make_url(pg_server.url("postgres")).set(username="nobody").render_as_string(hide_password=False)
+    settings = ServerSettings(Catalog({"x": DatabaseEntry("x", bad)}), llm=FakeLLM(), api_key="",
+                              rate_limit_per_minute=0, conversation_url=f"sqlite:///{tmp_path / 'c.sqlite'}")
+    try:
+        with TestClient(create_app(settings), base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+            r = client.post("/api/sql", json={"database": "x", "sql": "SELECT 1"})
+            assert r.status_code == 503 and r.json()["error"]["code"] == "database_unavailable"
+            assert r.json()["error"]["retryable"] is False and "Retry-After" not in r.headers  # not by waiting
+            assert "nobody" not in r.text  # the operator's side stays there
+    finally:
+        settings.catalog.close()
+
+
 @pytest.mark.extra("server")
 def test_the_http_api_answers_503_while_the_server_is_away_and_200_when_it_is_back(
         pg_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
