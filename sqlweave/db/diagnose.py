@@ -143,7 +143,7 @@ _READERS: dict[str, Callable[[BaseException, str], tuple[type[ExecutionError], s
 
 #: Reasons :func:`unreachable_reason` gives that callers act on: a database or host that is not there (not found,
 #: rather than away), and a file another program is writing (not a server to check).
-ABSENT = ("the database does not exist", "the host name is not known")
+ABSENT = ("the database does not exist", "the host name is not known", "the file is not a database of its kind")
 LOCKED = "another program holds a lock on the database"
 LOGIN = "the login was refused"
 
@@ -157,6 +157,7 @@ _UNREACHABLE = (
     (re.compile(r"translate host|name or service|nodename|unknown host|name resolution", re.I),
      ABSENT[1]),
     (re.compile(r"database \S+ does not exist|unknown database", re.I), ABSENT[0]),
+    (re.compile(r"not a valid DuckDB database|file is not a database", re.I), ABSENT[2]),
     (re.compile(r"too many (connections|clients)", re.I), "the server has too many connections"),
     (re.compile(r"starting up|shutting down|recovery mode", re.I), "the server is starting up or shutting down"),
     (re.compile(r"closed the connection|terminating connection|lost connection|gone away|connection is closed|"
@@ -185,6 +186,8 @@ def unreachable_reason(err: object) -> str:
 _CONNECT_HINTS = {
     ABSENT[0]: "Check the database's name at the end of the URL.",
     ABSENT[1]: "Check the host name in the URL: it is not known from this machine.",
+    ABSENT[2]: ("Check that the file is the database it is named as: a DuckDB file is written by DuckDB, and "
+                "sqlweave reads a SQLite, CSV, Parquet, JSON or Excel file by its own kind."),
     "the connection timed out": ("Check the host and port in the URL, and that no firewall stops the connection "
                                  "on the way."),
     "the server has too many connections": ("The server has no connection free: try again shortly, or raise its "

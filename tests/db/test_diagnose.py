@@ -128,6 +128,7 @@ def test_policy_withheld_message_keeps_the_type_but_not_the_name() -> None:
     ("(1049, \"Unknown database 'nope'\")", ABSENT[0]),
     ("failed to resolve host 'db.invalid': [Errno -2] Name or service not known", ABSENT[1]),
     ('connection to server at "h", port 1 failed: Connection refused', "the connection was refused"),
+    ('IO Error: The file "/x.duckdb" exists, but it is not a valid DuckDB database file!', ABSENT[2]),
 ])
 def test_why_a_connection_failed_is_read_from_each_servers_words(said: str, reason: str) -> None:
     assert unreachable_reason(said) == reason

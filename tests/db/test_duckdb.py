@@ -401,3 +401,13 @@ def test_an_answer_shows_the_sql_that_ran_and_its_trace_what_the_model_wrote(tmp
         assert db.execute(answer.sql).rows == answer.result.rows
     unsure = engine.ask("Which gadgets draw more than 100 watts?", min_confidence=1.0)
     assert unsure.unsure and [r.sql for r in unsure.readings][:1] == [answer.sql]  # its readings show it too
+
+
+def test_a_file_that_is_not_a_duckdb_database_is_not_found_and_says_so(tmp_path: Path) -> None:
+    from sqlweave.errors import DatabaseNotFoundError
+
+    path = tmp_path / "noise.duckdb"
+    path.write_bytes(bytes(range(256)) * 40)
+    with pytest.raises(DatabaseNotFoundError, match="not a valid DuckDB database") as err:
+        Database.open(path)
+    assert err.value.retryable is False and "a DuckDB file is written by DuckDB" in (err.value.hint or "")
