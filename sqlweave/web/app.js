@@ -211,6 +211,7 @@ function renderSql(target, sql) {
 const KEY_STORE = "sqlweave.apiKey";
 const DB_STORE = "sqlweave.database";
 const PRESET_STORE = "sqlweave.preset";
+const SCHEMA_FILTER_FROM = 9;  // tables: a schema this large gets a box to find a table or column in
 
 class ApiError extends Error {
   constructor(status, body) {
@@ -609,6 +610,21 @@ async function loadSchema(name) {
   if (Array.isArray(schema.shadowed) && schema.shadowed.length > 0) {
     box.appendChild(el("p", "muted schema-note", `Not read, an earlier schema has a table of the same name: ${schema.shadowed.map(asText).join(", ")}`));
   }
+  const entries = [];  // each table's box and the text a search looks in
+  if (tables.length >= SCHEMA_FILTER_FROM) {
+    const find = document.createElement("input");
+    find.type = "search";
+    find.id = "schema-filter";
+    find.className = "schema-filter";
+    find.placeholder = "Find a table or column";
+    find.setAttribute("aria-label", "Find a table or column");
+    find.autocomplete = "off";
+    const count = plain("p", "muted small schema-count", "");
+    count.id = "schema-count";
+    count.setAttribute("aria-live", "polite");
+    find.addEventListener("input", () => filterSchema(entries, find.value, count));
+    box.append(find, count);
+  }
   for (const table of tables) {
     const det = document.createElement("details");
     det.className = "schema-table";
@@ -641,7 +657,39 @@ async function loadSchema(name) {
     }
     det.appendChild(ul);
     box.appendChild(det);
+    entries.push({
+      det,
+      table: `${asText(table.name)} ${asText(table.description)}`.toLowerCase(),
+      columns: cols.map((c, i) => [ul.children[i], `${asText(c.name)} ${asText(c.description)}`.toLowerCase()]),
+    });
   }
+}
+
+/** Show the tables whose name, description, or a column's name or description holds ``query`` (any case); a table
+ * found by a column opens, with that column marked. The count says how many are shown. */
+function filterSchema(entries, query, count) {
+  const q = query.trim().toLowerCase();
+  let shown = 0;
+  for (const e of entries) {
+    let byColumn = false;
+    for (const [li, text] of e.columns) {
+      const hit = q !== "" && text.includes(q);
+      li.classList.toggle("schema-hit", hit);
+      byColumn = byColumn || hit;
+    }
+    const visible = q === "" || e.table.includes(q) || byColumn;
+    e.det.hidden = !visible;
+    if (byColumn && !e.det.open) {
+      e.det.open = true;
+      e.det.dataset.openedBySearch = "1";
+    } else if (!byColumn && e.det.dataset.openedBySearch) {
+      e.det.open = false;
+      delete e.det.dataset.openedBySearch;
+    }
+    shown += visible;
+  }
+  count.textContent = q === "" ? "" : shown === 0 ? "No table or column matches."
+    : `${shown} of ${entries.length} tables`;
 }
 
 async function loadSuggestions(name) {

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import socket
+import sqlite3
 import subprocess
 import threading
 import time
@@ -927,6 +928,41 @@ def test_the_schema_says_where_its_keys_and_tables_come_from(module_env: Path, t
         # lists and structs read as the CLI and CSV write them (sqlweave.cells.text_cell)
         w.run_sql("SELECT ['a', 'b c'] AS tags, {'k': [1, NULL]} AS doc, 'NaN'::DOUBLE AS ratio")
         assert w.cells() == ['["a", "b c"]\t{"k": [1, null]}\tNaN']
+        w.assert_clean()
+
+
+def test_a_large_schema_has_a_box_to_find_a_table_or_column_in(module_env: Path, tmp_path: Path, open_page,
+                                                               shop: LiveServer) -> None:
+    expect(open_page(shop).page.locator("#schema details")).to_have_count(6)
+    assert open_page(shop).page.locator("#schema-filter").count() == 0  # six tables: nothing to search
+    path = tmp_path / "wide.sqlite"  # twelve tables, one column of which says where a customer lives
+    with sqlite3.connect(path) as con:
+        for i in range(11):
+            con.execute(f"CREATE TABLE ledger_{i} (id INTEGER PRIMARY KEY, amount REAL)")
+        con.execute("CREATE TABLE customer (id INTEGER PRIMARY KEY, name TEXT, zip_code TEXT)")
+    catalog = Catalog({"wide": DatabaseEntry("wide", str(path))})
+    with live_server(server_settings(catalog, FakeLLM(), tmp_path)) as server:
+        w = open_page(server)
+        page = w.page
+        tables = page.locator("#schema details")
+        expect(tables).to_have_count(12)
+        find = page.locator("#schema-filter")
+        find.fill("ZIP")  # a column's name, in any case: its table shows, open, the column marked
+        expect(page.locator("#schema details:visible")).to_have_count(1)
+        found = page.locator("#schema details", has_text="customer")
+        assert found.evaluate("d => d.open") is True
+        expect(found.locator("li.schema-hit")).to_have_text("zip_codeTEXT")
+        expect(page.locator("#schema-count")).to_have_text("1 of 12 tables")
+        find.fill("ledger_1")  # a table's name: ledger_1 and ledger_10, closed
+        expect(page.locator("#schema details:visible")).to_have_count(2)
+        assert found.evaluate("d => d.open") is False  # opened by the search, closed by it
+        find.fill("<b>nothing</b>")
+        expect(page.locator("#schema details:visible")).to_have_count(0)
+        expect(page.locator("#schema-count")).to_have_text("No table or column matches.")
+        find.fill("")
+        expect(page.locator("#schema details:visible")).to_have_count(12)
+        expect(page.locator("#schema-count")).to_be_hidden()
+        assert page.locator("#schema b").count() == 0
         w.assert_clean()
 
 
