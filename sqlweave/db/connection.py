@@ -742,6 +742,8 @@ def _server_databases(url: "sa.URL", backend: str, connect_args: dict[str, Any])
             engine.dispose()
         return names
     return []
+
+
 #: The engines whose every query sqlweave runs read-only and stops at its time limit (SQLite URLs open as files).
 _GUARDED = ("duckdb", "postgresql", *_MYSQL)
 

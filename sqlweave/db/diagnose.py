@@ -141,8 +141,9 @@ _READERS: dict[str, Callable[[BaseException, str], tuple[type[ExecutionError], s
 }
 
 
-#: Reasons :func:`unreachable_reason` gives that callers act on: a database or host that is not there (not found,
-#: rather than away), and a file another program is writing (not a server to check).
+#: Reasons :func:`unreachable_reason` gives that callers act on: a database or host that is not there, or a file
+#: that is not a database (not found, rather than away); a file another program is writing (not a server to
+#: check); a login the server refused (not by waiting).
 ABSENT = ("the database does not exist", "the host name is not known", "the file is not a database of its kind")
 LOCKED = "another program holds a lock on the database"
 LOGIN = "the login was refused"
