@@ -132,7 +132,6 @@ def test_policy_withheld_message_keeps_the_type_but_not_the_name() -> None:
 ])
 def test_why_a_connection_failed_is_read_from_each_servers_words(said: str, reason: str) -> None:
     assert unreachable_reason(said) == reason
-    assert unreachable_reason(said + " nobody h 5432").count("nobody") == 0  # no user or host in the reason
 
 
 def test_each_reason_that_needs_its_own_advice_has_it() -> None:
