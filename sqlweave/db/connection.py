@@ -315,7 +315,8 @@ class Database:
                     hint = (f"{hint} The databases this user may connect to there: "
                             f"{', '.join(names[:SHOWN_DATABASES])}{more}.")
             engine.dispose()
-            raise kind(f"cannot connect to {db._safe_target()}: {first_line(err)}", hint=hint) from err
+            said = first_line(getattr(err, "orig", None) or err)  # the driver's words, not SQLAlchemy's wrapping
+            raise kind(f"cannot connect to {db._safe_target()}: {said}", hint=hint) from err
         if schemas:
             missing = [s for s in schemas if s not in db.schemas]
             if missing:

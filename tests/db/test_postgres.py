@@ -343,6 +343,7 @@ def test_a_connection_that_fails_says_why_and_what_to_do(pg_server: PostgresServ
         with pytest.raises(DatabaseLoginError, match=said) as login:
             Database.open(url.set(username=user).render_as_string(hide_password=False))
         assert login.value.code == "database_login_refused" and login.value.retryable is False
+        assert "OperationalError" not in login.value.message  # the driver's words, not SQLAlchemy's wrapping
         assert isinstance(login.value, DatabaseUnavailableError)  # no query ran: callers that catch it still do
         assert "password" in (login.value.hint or "")
     with pytest.raises(DatabaseNotFoundError) as host:
