@@ -146,10 +146,14 @@ def _database(target: str) -> Check:
         with Database.open(target) as db:
             schema = db.schema()
             kept = db.schema_kept_since is not None
-            return Check("database", True,
-                         f"{db.name} ({db.backend}): {len(schema.tables)} tables, "
-                         f"{sum(len(t.columns) for t in schema.tables)} columns, read-only; schema "
-                         f"{'kept on disk' if kept else 'read'} in {time.perf_counter() - start:.2f} s")
+            found = (f"{db.name} ({db.backend}): {len(schema.tables)} tables, "
+                     f"{sum(len(t.columns) for t in schema.tables)} columns, read-only; schema "
+                     f"{'kept on disk' if kept else 'read'} in {time.perf_counter() - start:.2f} s")
+            if schema.shadowed:
+                return Check("database", True, f"{found}; not read, as an earlier schema has a table of the same "
+                                               f"name: {', '.join(schema.shadowed)}",
+                             "Name a table's schema first with --schemas to read it instead.")
+            return Check("database", True, found)
     except SqlweaveError as err:
         return Check("database", False, err.message, err.hint or "")
 

@@ -66,6 +66,22 @@ def test_the_cli_checks_a_database_shows_names_as_data_and_exits_1_on_a_problem(
     assert broken["todo"]  # what to do
 
 
+def test_the_database_check_names_the_tables_an_earlier_schema_hides(tmp_path: Path) -> None:
+    from tests.extras import need_extra
+
+    need_extra("duckdb")
+    import duckdb
+
+    path = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE SCHEMA marts; CREATE TABLE main.kpi (y INTEGER); CREATE TABLE marts.kpi (x INTEGER)")
+    con.close()
+    r = runner.invoke(app, ["doctor", "--db", str(path), "--json"])
+    check = {c["name"]: c for c in json.loads(r.stdout)}["database"]
+    assert check["ok"] is True and check["found"].endswith("an earlier schema has a table of the same name: marts.kpi")
+    assert "--schemas" in check["todo"]
+
+
 @pytest.mark.parametrize("as_json", [True, False])
 def test_doctor_never_fails_with_a_traceback(as_json: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
