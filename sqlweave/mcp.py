@@ -76,6 +76,9 @@ logger = logging.getLogger("sqlweave.mcp")
 DEFAULT_MAX_ROWS = 200
 #: The longest SQL text ``run_sql`` accepts.
 MAX_SQL_CHARS = 100_000
+#: Tables ``describe_schema`` returns at most when asked for none in particular (a schema of hundreds of tables
+#: would fill an assistant's context): ``truncated`` says there are more, ``search`` and ``tables`` reach them.
+MAX_DESCRIBED_TABLES = 100
 #: Hosts that only this machine can reach (the streamable HTTP transport binds one by default).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
@@ -166,6 +169,10 @@ class SchemaInfo(BaseModel):
     schemas: list[str] = Field(default_factory=list)
     #: tables not read because an earlier schema holds a table of the same name, as ``schema.table``
     shadowed: list[str] = Field(default_factory=list)
+    #: how many tables the database has, whatever ``tables`` shows
+    total_tables: int = 0
+    #: more tables match than ``tables`` shows: pass ``search`` or ``tables`` to see them
+    truncated: bool = False
     error: ErrorInfo | None = None
 
 
@@ -267,9 +274,33 @@ class SqlweaveTools:
                                     available=available))
         return DatabaseList(databases=out)
 
-    def describe_schema(self, database: str) -> SchemaInfo:
-        """Tables, columns, types, keys and descriptions of ``database``."""
+    def describe_schema(self, database: str, search: str | None = None,
+                        tables: list[str] | None = None) -> SchemaInfo:
+        """Tables, columns, types, keys and descriptions of ``database``: only the tables named in ``tables`` (any
+        case) and those whose name or description, or a column's, holds ``search`` (any case), when given; at most
+        :data:`MAX_DESCRIBED_TABLES` otherwise (``truncated`` then says so). Foreign keys are those of the tables
+        shown.
+
+        >>> from sqlweave.catalog import Catalog
+        >>> from sqlweave.db.demo import demo_database_path
+        >>> from sqlweave.llm import FakeLLM
+        >>> tools = SqlweaveTools(Catalog.parse([f"shop={demo_database_path()}"]), FakeLLM())
+        >>> [t.name for t in tools.describe_schema("shop", search="EMAIL").tables]
+        ['customers']
+        """
         schema = self.database(database).schema()
+        named = {n.strip().lower() for n in tables or [] if n.strip()}
+        term = (search or "").strip().lower()
+
+        def found(t: Any) -> bool:
+            texts = [t.name, t.description, *(f"{c.name} {c.description}" for c in t.columns)]
+            return any(term in text.lower() for text in texts)
+
+        chosen = [t for t in schema.tables
+                  if (not named and not term) or t.name.lower() in named or (term and found(t))]
+        truncated = not named and not term and len(chosen) > MAX_DESCRIBED_TABLES
+        chosen = chosen[:MAX_DESCRIBED_TABLES] if truncated else chosen
+        shown = {t.name for t in chosen}
         return SchemaInfo(
             database=database,
             dialect=schema.dialect,
@@ -278,13 +309,16 @@ class SqlweaveTools:
                           primary_key=list(t.primary_key),
                           columns=[ColumnInfo(name=c.name, type=c.type, primary_key=c.primary_key,
                                               nullable=c.nullable, description=c.description) for c in t.columns])
-                for t in schema.tables
+                for t in chosen
             ],
             foreign_keys=[ForeignKeyInfo(table=fk.table, column=fk.column, ref_table=fk.ref_table,
-                                         ref_column=fk.ref_column) for fk in schema.foreign_keys],
+                                         ref_column=fk.ref_column) for fk in schema.foreign_keys
+                          if fk.table in shown or fk.ref_table in shown],
             keys_from_data=schema.keys_from_data,
             schemas=list(schema.schemas),
             shadowed=list(schema.shadowed),
+            total_tables=len(schema.tables),
+            truncated=truncated,
         )
 
     def _rows(self, result: QueryResult) -> dict[str, Any]:
@@ -433,6 +467,11 @@ def build_server(
         "leading readings of the question are returned.")]
     Sql = Annotated[str, Field(description="One read-only SQL statement (SELECT or WITH ... SELECT) in the "
                                            "database's dialect.", max_length=MAX_SQL_CHARS)]
+    Search = Annotated[str | None, Field(
+        None, max_length=200, description="Only the tables whose name or description, or a column's name or "
+        "description, holds this text (any case): for a database of many tables.")]
+    TableNames = Annotated[list[str] | None, Field(
+        None, max_length=200, description="Only these tables (names, any case), besides those search finds.")]
     Read = Annotated[str | None, Field(
         None, max_length=40, description="The dialect the SQL is written in, when not the database's (postgres, "
         "mysql, sqlite, duckdb, ...): it is translated first, and the result's sql is what ran.")]
@@ -440,8 +479,9 @@ def build_server(
     async def list_databases() -> Annotated[CallToolResult, DatabaseList]:
         return await call(tools.list_databases)
 
-    async def describe_schema(database: Database_) -> Annotated[CallToolResult, SchemaInfo]:
-        return await call(lambda: tools.describe_schema(database), database=database)
+    async def describe_schema(database: Database_, search: Search = None,
+                              tables: TableNames = None) -> Annotated[CallToolResult, SchemaInfo]:
+        return await call(lambda: tools.describe_schema(database, search, tables), database=database)
 
     async def ask(database: Database_, question: Question,
                   min_confidence: MinConfidence = None) -> Annotated[CallToolResult, AskResult]:
@@ -467,7 +507,10 @@ def build_server(
          "List the databases this server answers questions about: name, description and SQL dialect. "
          "Start here; the other tools take one of these names.", True),
         (describe_schema, "Describe a database's schema",
-         "The tables of a database with their columns, types, primary keys, foreign keys and descriptions.", True),
+         "The tables of a database with their columns, types, primary keys, foreign keys and descriptions. "
+         f"A database of more than {MAX_DESCRIBED_TABLES} tables returns the first {MAX_DESCRIBED_TABLES} "
+         "(truncated is then true, total_tables says how many there are): pass search (a word of a table's or "
+         "column's name or description) or tables (names) to see the ones you need.", True),
         (ask, "Ask a question",
          f"Answer a plain-English question about a database: sqlweave writes one read-only SQL query, runs it and "
          f"returns the SQL and its rows as data (at most {max_rows} rows; truncated says if there were more). "

@@ -192,6 +192,46 @@ def test_describe_schema_is_structured() -> None:
     assert schema["keys_from_data"] is False  # the shop declares its keys
 
 
+def test_describe_schema_finds_the_tables_asked_for_and_caps_a_large_schema(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlweave.mcp as door
+
+    path = tmp_path / "wide.sqlite"
+    with sqlite3.connect(path) as con:
+        for i in range(11):
+            con.execute(f"CREATE TABLE ledger_{i} (id INTEGER PRIMARY KEY, amount REAL)")
+        con.execute("CREATE TABLE customer (id INTEGER PRIMARY KEY, zip_code TEXT, ledger_id INTEGER "
+                    "REFERENCES ledger_3(id))")
+
+    def described(**arguments: Any) -> dict[str, Any]:
+        catalog = Catalog({"wide": DatabaseEntry("wide", str(path))})
+
+        async def go() -> dict[str, Any]:
+            async with connected(build_server(catalog, FakeLLM())) as client:
+                return await call(client, "describe_schema", database="wide", **arguments)
+
+        try:
+            return data(run_async(go))
+        finally:
+            catalog.close()
+
+    whole = described()
+    assert len(whole["tables"]) == 12 and whole["total_tables"] == 12 and whole["truncated"] is False
+    found = described(search="ZIP")  # a column's name, any case
+    assert [t["name"] for t in found["tables"]] == ["customer"] and found["total_tables"] == 12
+    assert found["foreign_keys"] == [{"table": "customer", "column": "ledger_id", "ref_table": "ledger_3",
+                                      "ref_column": "id"}]  # the keys of the tables shown
+    named = described(tables=["LEDGER_1", "ledger_10", "no_such_table"])
+    assert [t["name"] for t in named["tables"]] == ["ledger_1", "ledger_10"] and named["foreign_keys"] == []
+    both = described(search="zip", tables=["ledger_0"])
+    assert sorted(t["name"] for t in both["tables"]) == ["customer", "ledger_0"]
+    assert described(search="<b>nothing</b>")["tables"] == []
+    monkeypatch.setattr(door, "MAX_DESCRIBED_TABLES", 5)
+    capped = described()
+    assert len(capped["tables"]) == 5 and capped["truncated"] is True and capped["total_tables"] == 12
+    assert described(search="ledger")["truncated"] is False  # asked for: all that match
+
+
 def test_describe_schema_says_when_keys_come_from_the_data(tmp_path: Path) -> None:
     from tests.conftest import keyless_shop
 
