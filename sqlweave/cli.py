@@ -384,6 +384,8 @@ def schema(
     schemas: Optional[str] = SchemasOption,
     refresh: bool = typer.Option(False, "--refresh", help="Read the schema from the database again, not from the "
                                  "copy kept on disk (kept while the database does not change, a day at most)."),
+    find: Optional[str] = typer.Option(None, "--find", help="Only the tables whose name or description, or a "
+                                       "column's, holds this text (any case): for a database of many tables."),
 ) -> None:
     """Show the database's tables, columns and keys as sqlweave sees them."""
     from dataclasses import asdict
@@ -394,13 +396,21 @@ def schema(
         database = _open_database(db, descriptions=descriptions, knowledge=knowledge, keys_from_data=keys_from_data,
                                   schemas=schemas)
         s = _read_schema(database, refresh=refresh)
+        total = len(s.tables)
+        if find is not None and find.strip():
+            s = s.subset({t.name: None for t in s.find(find)})
+            if not s.tables:
+                _say(f"No table or column of the {total} tables holds {find.strip()!r}.", style="dim")
+                return
         if as_json:
             _write_json(asdict(s), indent=2)
             return
         rendered = render_schema(s, style)
         console.print(display.sql(rendered.text))
         kind = "tokens" if rendered.tokens_exact else "tokens (estimated)"
-        _say(f"{len(s.tables)} tables, {sum(len(t.columns) for t in s.tables)} columns, "
+        _say(f"{len(s.tables)} table{'s' if len(s.tables) != 1 else ''}"
+             f"{f' of {total}' if len(s.tables) < total else ''}, "
+             f"{sum(len(t.columns) for t in s.tables)} columns, "
              f"{len(s.foreign_keys)} foreign keys"
              f"{' (read from the data: the database declares none)' if s.keys_from_data else ''}; "
              f"{rendered.tokens} {kind} as {style}"

@@ -290,14 +290,10 @@ class SqlweaveTools:
         """
         schema = self.database(database).schema()
         named = {n.strip().lower() for n in tables or [] if n.strip()}
-        term = (search or "").strip().lower()
-
-        def found(t: Any) -> bool:
-            texts = [t.name, t.description, *(f"{c.name} {c.description}" for c in t.columns)]
-            return any(term in text.lower() for text in texts)
-
+        term = (search or "").strip()
+        found = {t.name for t in schema.find(term)} if term else set()
         chosen = [t for t in schema.tables
-                  if (not named and not term) or t.name.lower() in named or (term and found(t))]
+                  if (not named and not term) or t.name.lower() in named or t.name in found]
         truncated = not named and not term and len(chosen) > MAX_DESCRIBED_TABLES
         chosen = chosen[:MAX_DESCRIBED_TABLES] if truncated else chosen
         shown = {t.name for t in chosen}

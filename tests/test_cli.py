@@ -66,6 +66,16 @@ def test_schemas_option_reads_the_schemas_named_and_refuses_them_on_sqlite(tmp_p
     assert r.exit_code == 2 and "not SQLite" in r.output and "Traceback" not in r.output
 
 
+def test_schema_find_shows_the_tables_a_word_is_found_in(singer_db: Path) -> None:
+    r = runner.invoke(app, ["schema", "--db", str(singer_db), "--find", "CAPACITY"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "stadium(" in r.output and "singer(" not in r.output and "1 table of 4," in r.output
+    r = runner.invoke(app, ["schema", "--db", str(singer_db), "--find", "singer", "--json"])
+    assert sorted(t["name"] for t in json.loads(r.stdout)["tables"]) == ["singer", "singer_in_concert"]
+    r = runner.invoke(app, ["schema", "--db", str(singer_db), "--find", "[b]no\x1b"])
+    assert r.exit_code == 0 and "No table or column of the 4 tables holds" in r.output and "\x1b" not in r.output
+
+
 def test_sql_command_and_refusal(singer_db: Path) -> None:
     r = runner.invoke(app, ["sql", "--db", str(singer_db), "SELECT count(*) FROM singer", "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["rows"] == [[6]]

@@ -171,6 +171,19 @@ class Schema:
         low = table.lower()
         return tuple(fk for fk in self.foreign_keys if fk.table.lower() == low)
 
+    def find(self, text: str) -> tuple[Table, ...]:
+        """The tables whose name or description, or a column's name or description, holds ``text`` (any case;
+        every table for an empty text), for finding one's way in a schema of many tables.
+
+        >>> s = Schema("x", (Table("orders", (Column("id"), Column("zip_code"))), Table("staff", (Column("id"),))))
+        >>> [t.name for t in s.find("ZIP")]
+        ['orders']
+        """
+        term = text.strip().lower()
+        return tuple(t for t in self.tables
+                     if any(term in part.lower() for part in (t.name, t.description,
+                                                             *(f"{c.name} {c.description}" for c in t.columns))))
+
     def subset(self, keep: dict[str, Iterable[str] | None]) -> "Schema":
         """A schema with only the given tables (and columns; ``None`` keeps all of a table's columns).
 
