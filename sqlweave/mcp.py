@@ -295,8 +295,7 @@ class SqlweaveTools:
         chosen = [t for t in schema.tables
                   if (not named and not term) or t.name.lower() in named or t.name in found]
         truncated = not named and not term and len(chosen) > MAX_DESCRIBED_TABLES
-        chosen = chosen[:MAX_DESCRIBED_TABLES] if truncated else chosen
-        shown = {t.name for t in chosen}
+        shown = schema.only(t.name for t in chosen[:MAX_DESCRIBED_TABLES])
         return SchemaInfo(
             database=database,
             dialect=schema.dialect,
@@ -305,11 +304,10 @@ class SqlweaveTools:
                           primary_key=list(t.primary_key),
                           columns=[ColumnInfo(name=c.name, type=c.type, primary_key=c.primary_key,
                                               nullable=c.nullable, description=c.description) for c in t.columns])
-                for t in chosen
+                for t in shown.tables
             ],
             foreign_keys=[ForeignKeyInfo(table=fk.table, column=fk.column, ref_table=fk.ref_table,
-                                         ref_column=fk.ref_column) for fk in schema.foreign_keys
-                          if fk.table in shown or fk.ref_table in shown],
+                                         ref_column=fk.ref_column) for fk in shown.foreign_keys],
             keys_from_data=schema.keys_from_data,
             schemas=list(schema.schemas),
             shadowed=list(schema.shadowed),

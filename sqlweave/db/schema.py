@@ -184,6 +184,19 @@ class Schema:
                      if any(term in part.lower() for part in (t.name, t.description,
                                                              *(f"{c.name} {c.description}" for c in t.columns))))
 
+    def only(self, names: Iterable[str]) -> "Schema":
+        """The schema with only the tables ``names`` spells as they are spelled here (whole), and the foreign keys
+        from or to them: what a door shows of a search (:meth:`find`).
+
+        >>> s = Schema("x", (Table("a", (Column("id"),)), Table("b", (Column("a_id"),))),
+        ...            (ForeignKey("b", "a_id", "a", "id"),))
+        >>> [t.name for t in s.only(["b"]).tables], len(s.only(["b"]).foreign_keys)
+        (['b'], 1)
+        """
+        keep = set(names)
+        return replace(self, tables=tuple(t for t in self.tables if t.name in keep),
+                       foreign_keys=tuple(fk for fk in self.foreign_keys if fk.table in keep or fk.ref_table in keep))
+
     def subset(self, keep: dict[str, Iterable[str] | None]) -> "Schema":
         """A schema with only the given tables (and columns; ``None`` keeps all of a table's columns).
 

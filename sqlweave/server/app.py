@@ -573,13 +573,20 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
         return {"databases": await run_in_threadpool(describe)}
 
     @app.get("/api/databases/{name}/schema", response_model=m.SchemaOut, tags=["databases"], responses=_ERRORS)
-    async def schema(name: str, request: Request) -> dict[str, Any]:
+    async def schema(name: str, request: Request,
+                     find: str | None = Query(None, max_length=200, description=(
+                         "Only the tables whose name or description, or a column's, holds this text (any case), "
+                         "with the foreign keys that touch them."))) -> dict[str, Any]:
         tenant = _tenant(request)
 
         def read() -> dict[str, Any]:
             db = state.database(name, tenant)
             s = db.schema()
+            total = len(s.tables)
+            if find and find.strip():
+                s = s.only(t.name for t in s.find(find))
             return {
+                "total_tables": total,
                 "name": name, "dialect": db.dialect,
                 # a tenant sees no whole-table row counts (its row filters may show fewer rows)
                 "tables": [{"name": t.name, "description": t.description,

@@ -166,6 +166,8 @@ class SchemaOut(_Response):
     schemas: list[str] = []
     #: tables not read because an earlier schema holds a table of the same name, as ``schema.table``
     shadowed: list[str] = []
+    #: how many tables the database has (``tables`` holds fewer when ``find`` is given)
+    total_tables: int = 0
 
 
 class SuggestionsOut(_Response):

@@ -188,6 +188,18 @@ def test_the_schema_names_the_tables_an_earlier_schema_hides(make, tmp_path):
     assert [c["name"] for t in body["tables"] if t["name"] == "kpi" for c in t["columns"]] == ["y"]
 
 
+def test_the_schema_can_be_asked_for_the_tables_a_word_is_found_in(make):
+    client, _, _ = make()
+    body = client.get("/api/databases/shop/schema", params={"find": "EMAIL"}).json()
+    assert [t["name"] for t in body["tables"]] == ["customers"] and body["total_tables"] == 6
+    assert {(fk["table"], fk["ref_table"]) for fk in body["foreign_keys"]} == {("orders", "customers")}
+    whole = client.get("/api/databases/shop/schema").json()
+    assert len(whole["tables"]) == 6 and whole["total_tables"] == 6
+    nothing = client.get("/api/databases/shop/schema", params={"find": "<b>zzz</b>"}).json()
+    assert nothing["tables"] == [] and nothing["foreign_keys"] == []
+    assert client.get("/api/databases/shop/schema", params={"find": "x" * 201}).status_code == 422
+
+
 def test_unknown_database_is_404_everywhere(make):
     client, _, _ = make()
     assert_error(client.get("/api/databases/nope/schema"), 404, "unknown_database")
