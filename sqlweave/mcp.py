@@ -76,8 +76,8 @@ logger = logging.getLogger("sqlweave.mcp")
 DEFAULT_MAX_ROWS = 200
 #: The longest SQL text ``run_sql`` accepts.
 MAX_SQL_CHARS = 100_000
-#: Tables ``describe_schema`` returns at most when asked for none in particular (a schema of hundreds of tables
-#: would fill an assistant's context): ``truncated`` says there are more, ``search`` and ``tables`` reach them.
+#: Tables ``describe_schema`` returns at most (a schema of hundreds of tables would fill an assistant's context):
+#: ``truncated`` says there are more, and ``search`` and ``tables`` reach them.
 MAX_DESCRIBED_TABLES = 100
 #: Hosts that only this machine can reach (the streamable HTTP transport binds one by default).
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -278,8 +278,8 @@ class SqlweaveTools:
                         tables: list[str] | None = None) -> SchemaInfo:
         """Tables, columns, types, keys and descriptions of ``database``: only the tables named in ``tables`` (any
         case) and those whose name or description, or a column's, holds ``search`` (any case), when given; at most
-        :data:`MAX_DESCRIBED_TABLES` otherwise (``truncated`` then says so). Foreign keys are those of the tables
-        shown.
+        :data:`MAX_DESCRIBED_TABLES` in any case (``truncated`` then says there are more: a narrower search finds
+        them). Foreign keys are those from or to the tables shown.
 
         >>> from sqlweave.catalog import Catalog
         >>> from sqlweave.db.demo import demo_database_path
@@ -294,7 +294,7 @@ class SqlweaveTools:
         found = {t.name for t in schema.find(term)} if term else set()
         chosen = [t for t in schema.tables
                   if (not named and not term) or t.name.lower() in named or t.name in found]
-        truncated = not named and not term and len(chosen) > MAX_DESCRIBED_TABLES
+        truncated = len(chosen) > MAX_DESCRIBED_TABLES
         shown = schema.only(t.name for t in chosen[:MAX_DESCRIBED_TABLES])
         return SchemaInfo(
             database=database,
@@ -502,9 +502,9 @@ def build_server(
          "Start here; the other tools take one of these names.", True),
         (describe_schema, "Describe a database's schema",
          "The tables of a database with their columns, types, primary keys, foreign keys and descriptions. "
-         f"A database of more than {MAX_DESCRIBED_TABLES} tables returns the first {MAX_DESCRIBED_TABLES} "
-         "(truncated is then true, total_tables says how many there are): pass search (a word of a table's or "
-         "column's name or description) or tables (names) to see the ones you need.", True),
+         f"At most {MAX_DESCRIBED_TABLES} tables are returned (truncated is then true; total_tables says how many "
+         "the database has): pass search (a word of a table's or column's name or description) or tables (names) "
+         "to see the ones you need.", True),
         (ask, "Ask a question",
          f"Answer a plain-English question about a database: sqlweave writes one read-only SQL query, runs it and "
          f"returns the SQL and its rows as data (at most {max_rows} rows; truncated says if there were more). "

@@ -229,7 +229,10 @@ def test_describe_schema_finds_the_tables_asked_for_and_caps_a_large_schema(tmp_
     monkeypatch.setattr(door, "MAX_DESCRIBED_TABLES", 5)
     capped = described()
     assert len(capped["tables"]) == 5 and capped["truncated"] is True and capped["total_tables"] == 12
-    assert described(search="ledger")["truncated"] is False  # asked for: all that match
+    wide = described(search="ledger")  # a search that finds more than the cap: cut too, and said
+    assert len(wide["tables"]) == 5 and wide["truncated"] is True
+    narrow = described(search="ledger_1")
+    assert [t["name"] for t in narrow["tables"]] == ["ledger_1", "ledger_10"] and narrow["truncated"] is False
 
 
 def test_describe_schema_says_when_keys_come_from_the_data(tmp_path: Path) -> None:
