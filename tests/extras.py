@@ -7,6 +7,7 @@ core installed (``scripts/core-env.sh``), where every test that needs an extra i
 from __future__ import annotations
 
 import importlib.util
+from pathlib import Path
 
 import pytest
 
@@ -36,3 +37,17 @@ def need_extra(name: str | None) -> None:
 
 def need_engine(engine: str) -> None:
     need_extra(ENGINE_EXTRA.get(engine))
+
+
+def duckdb_file(path: Path, sql: str) -> Path:
+    """``path`` as a DuckDB file after ``sql`` has run on it (created if need be; the test is skipped without the
+    duckdb extra)."""
+    need_extra("duckdb")
+    import duckdb
+
+    con = duckdb.connect(str(path))
+    try:
+        con.execute(sql)
+    finally:
+        con.close()
+    return path

@@ -109,19 +109,15 @@ def need_doors() -> None:
 
 
 def _duckdb_row(tmp_path: Path) -> tuple[str, str]:
-    from tests.extras import need_extra
+    from tests.extras import duckdb_file, need_extra
 
     need_extra("duckdb")
     need_doors()
-    import duckdb
-
-    path = tmp_path / "types.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE t AS SELECT ['a', 'b c'] AS tags, {'k': 1, 'v': [1.5, NULL]} AS doc, "
-                "MAP(['x'], [2]) AS m, 12345678901234567.891::DECIMAL(38,3) AS big, 1.10::DECIMAL(5,2) AS p, "
-                "INTERVAL 36 HOUR AS took, 'NaN'::DOUBLE AS ratio, '\\xDE\\xAD'::BLOB AS b, "
-                "170141183460469231731687303715884105727::HUGEINT AS huge")
-    con.close()
+    path = duckdb_file(tmp_path / "types.duckdb",
+                       "CREATE TABLE t AS SELECT ['a', 'b c'] AS tags, {'k': 1, 'v': [1.5, NULL]} AS doc, "
+                       "MAP(['x'], [2]) AS m, 12345678901234567.891::DECIMAL(38,3) AS big, 1.10::DECIMAL(5,2) AS p, "
+                       "INTERVAL 36 HOUR AS took, 'NaN'::DOUBLE AS ratio, '\\xDE\\xAD'::BLOB AS b, "
+                       "170141183460469231731687303715884105727::HUGEINT AS huge")
     return str(path), "SELECT * FROM t"
 
 
@@ -195,20 +191,14 @@ def test_an_interval_reads_back_as_the_same_length_of_time(value: dt.timedelta) 
 def test_prompts_show_result_values_as_json_carries_them_not_as_python_objects(tmp_path: Path) -> None:
     """The revision chain's feedback and the selector's preview read a DuckDB result's decimals and dates as the
     model can read them (they showed ``Decimal('1.50')`` and ``datetime.date(2024, 1, 2)``)."""
-    from tests.extras import need_extra
-
-    need_extra("duckdb")
-    import duckdb
+    from tests.extras import duckdb_file
 
     import sqlweave
     from sqlweave.llm import FakeLLM
     from sqlweave.stages.choose import preview
 
-    path = tmp_path / "sales.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE sale (price DECIMAL(6,2), day DATE, tags VARCHAR[]); "
-                "INSERT INTO sale VALUES (1.50, DATE '2024-01-02', ['a', 'b'])")
-    con.close()
+    path = duckdb_file(tmp_path / "sales.duckdb", "CREATE TABLE sale (price DECIMAL(6,2), day DATE, tags VARCHAR[]); "
+                       "INSERT INTO sale VALUES (1.50, DATE '2024-01-02', ['a', 'b'])")
     llm = FakeLLM(responder=lambda *_: "SELECT price, day, tags FROM sale")
     answer = sqlweave.connect(path, llm=llm, pipeline="repair+revise", cache=False).ask("Prices and days of sales?")
     assert answer.result is not None and len(llm.calls) >= 2

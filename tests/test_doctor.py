@@ -67,15 +67,10 @@ def test_the_cli_checks_a_database_shows_names_as_data_and_exits_1_on_a_problem(
 
 
 def test_the_database_check_names_the_tables_an_earlier_schema_hides(tmp_path: Path) -> None:
-    from tests.extras import need_extra
+    from tests.extras import duckdb_file
 
-    need_extra("duckdb")
-    import duckdb
-
-    path = tmp_path / "wh.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE SCHEMA marts; CREATE TABLE main.kpi (y INTEGER); CREATE TABLE marts.kpi (x INTEGER)")
-    con.close()
+    path = duckdb_file(tmp_path / "wh.duckdb",
+                       "CREATE SCHEMA marts; CREATE TABLE main.kpi (y INTEGER); CREATE TABLE marts.kpi (x INTEGER)")
     r = runner.invoke(app, ["doctor", "--db", str(path), "--json"])
     check = {c["name"]: c for c in json.loads(r.stdout)}["database"]
     assert check["ok"] is True and check["found"].endswith("an earlier schema has a table of the same name: marts.kpi")

@@ -22,7 +22,7 @@ from typing import Any, AsyncIterator
 import anyio
 import pytest
 
-from tests.extras import need_extra
+from tests.extras import duckdb_file, need_extra
 
 need_extra("mcp")
 
@@ -301,12 +301,7 @@ def test_a_config_file_names_the_schemas_of_a_database(tmp_path: Path) -> None:
 
 
 def test_describe_schema_names_the_tables_an_earlier_schema_hides(tmp_path: Path) -> None:
-    import duckdb
-
-    path = _marts_file(tmp_path)
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE main.kpi (y INTEGER)")
-    con.close()
+    path = duckdb_file(_marts_file(tmp_path), "CREATE TABLE main.kpi (y INTEGER)")
     schema = _described(Catalog({"wh": DatabaseEntry("wh", str(path))}))
     assert schema["schemas"] == ["main", "marts"] and schema["shadowed"] == ["marts.kpi"]
     config = tmp_path / "dbs.toml"

@@ -15,6 +15,7 @@ from sqlweave.errors import ConfigurationError, ExecutionError, QueryTimeoutErro
 from sqlweave.llm import FakeLLM
 
 from ..conftest import file_digest
+from ..extras import duckdb_file
 from .conftest import NAME_COMMENT, SINGER, TABLE_COMMENT
 from .suite import (
     DIALECT_CASES,
@@ -223,14 +224,10 @@ def test_the_schemas_named_are_read_in_their_order(tmp_path: Path) -> None:
 
 
 def test_a_table_an_earlier_schema_hides_is_named_as_sql_names_it_and_kept_with_the_schema(tmp_path: Path) -> None:
-    import duckdb
-
     from sqlweave.policy import AccessPolicy
 
-    path = _schemas_file(tmp_path / "s.duckdb")
-    con = duckdb.connect(str(path))
-    con.execute('CREATE TABLE main.staff (note VARCHAR); CREATE TABLE "Hr Dept".customers (x INTEGER)')
-    con.close()
+    path = duckdb_file(_schemas_file(tmp_path / "s.duckdb"),
+                       'CREATE TABLE main.staff (note VARCHAR); CREATE TABLE "Hr Dept".customers (x INTEGER)')
     with Database.open(path) as db:
         assert db.schema().shadowed == ('"Hr Dept".staff', "sales.customers", "sales.orders")
     with Database.open(path) as db:  # read back from the schema kept on disk
@@ -370,13 +367,8 @@ def test_lists_structs_and_enums_read_as_duckdb_names_them(tmp_path: Path) -> No
 
 def _gadgets(path: Path) -> Path:
     """A DuckDB file of gadgets whose power is a JSON value: 9, 650 and the text "n/a"."""
-    import duckdb
-
-    con = duckdb.connect(str(path))
-    con.execute("CREATE TABLE gadget (name VARCHAR, specs JSON); INSERT INTO gadget VALUES "
-                "('Lamp', '{\"watts\": 9}'), ('Drill', '{\"watts\": 650}'), ('Dial', '{\"watts\": \"n/a\"}')")
-    con.close()
-    return path
+    return duckdb_file(path, "CREATE TABLE gadget (name VARCHAR, specs JSON); INSERT INTO gadget VALUES "
+                       "('Lamp', '{\"watts\": 9}'), ('Drill', '{\"watts\": 650}'), ('Dial', '{\"watts\": \"n/a\"}')")
 
 
 def test_numbers_inside_json_are_compared_as_numbers(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.extras import need_extra
+from tests.extras import duckdb_file, need_extra
 
 need_extra("server")
 
@@ -173,14 +173,8 @@ def test_schema(make):
 
 
 def test_the_schema_names_the_tables_an_earlier_schema_hides(make, tmp_path):
-    need_extra("duckdb")
-    import duckdb
-
-    path = tmp_path / "wh.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("CREATE SCHEMA marts; CREATE TABLE main.kpi (y INTEGER); CREATE TABLE marts.kpi (x INTEGER); "
-                "CREATE TABLE marts.goals (z INTEGER)")
-    con.close()
+    path = duckdb_file(tmp_path / "wh.duckdb", "CREATE SCHEMA marts; CREATE TABLE main.kpi (y INTEGER); "
+                       "CREATE TABLE marts.kpi (x INTEGER); CREATE TABLE marts.goals (z INTEGER)")
     client, _, _ = make(catalog=Catalog({"wh": DatabaseEntry("wh", str(path))}))
     body = client.get("/api/databases/wh/schema").json()
     assert body["schemas"] == ["main", "marts"] and body["shadowed"] == ["marts.kpi"]
