@@ -201,7 +201,7 @@ class Database:
             return cls._open_sqlite(path.resolve(), timeout_s, max_rows, descriptions)
         try:
             url = make_url(text)
-        except ArgumentError as err:
+        except (ArgumentError, ValueError) as err:  # ValueError: a port that is not a number
             raise DatabaseNotFoundError(f"not a database URL: {text!r}") from err
         if url.get_backend_name() in ("sqlite", *_MYSQL):
             _no_schemas(schemas, "SQLite" if url.get_backend_name() == "sqlite" else "MySQL and MariaDB",

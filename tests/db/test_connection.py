@@ -36,9 +36,10 @@ def test_not_a_database(tmp_path: Path) -> None:
         Database.open(f)
 
 
-def test_bad_url() -> None:
-    with pytest.raises(DatabaseNotFoundError):
-        Database.open("this is ://not a url")
+@pytest.mark.parametrize("url", ["this is ://not a url", "postgresql://:::/x", "mysql://u@h:abc/x"])
+def test_bad_url(url: str) -> None:
+    with pytest.raises(DatabaseNotFoundError, match="not a database URL"):  # a port not a number was a ValueError
+        Database.open(url)
 
 
 def test_unknown_driver_names_the_extra() -> None:
