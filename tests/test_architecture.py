@@ -15,7 +15,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sqlweave"
 LAYERS: list[tuple[str, set[str]]] = [
     ("foundation", {"errors", "config", "text", "cells", "files", "logs", "_version"}),
     ("parts", {"db", "sql", "llm", "retrieval", "prompts", "knowledge", "policy", "question", "chart", "export",
-               "display", "resources", "confidence"}),
+               "display", "resources", "confidence", "temporal"}),
     ("pipeline", {"pipeline", "stages", "agent", "presets"}),
     ("product", {"engine", "catalog", "conversation", "eval", "doctor"}),
     ("doors", {"cli", "server", "mcp", "web"}),
