@@ -29,6 +29,7 @@ from .stages.simplify import SimplifyQuestion
 from .stages.dac import DecomposedCorrection
 from .stages.ensemble import PromptEnsemble
 from .stages.generate_evidence import GenerateEvidence
+from .stages.interpret_time import InterpretTime
 from .stages.link_schema import LinkSchema
 from .stages.name_keys import NameKeys
 from .stages.readings import SecondReadings
@@ -358,6 +359,19 @@ def _conventions(pipe: Pipeline, **_: object) -> Pipeline:
                             asks="zero_shot", prompt="zero_shot_conventions")
 
 
+def _add_time(pipe: Pipeline, **_: object) -> Pipeline:
+    """The question's time expressions stated exactly, as evidence, just before the first stage that asks the
+    model for SQL (generation, or an approximated query) and after generated evidence (write ``+evidence+time``);
+    right after the question's check in a pipeline with neither (the agent)."""
+    names = [s.name for s in pipe.stages]
+    if "generate_evidence" in names:  # after it: generated evidence is not asked for when a question has some
+        return pipe.insert_after("generate_evidence", InterpretTime())
+    for name in ("approximate", "generate"):
+        if name in names:
+            return pipe.insert_before(name, InterpretTime())
+    return pipe.insert_after("check_question", InterpretTime())
+
+
 def _add_simplify(pipe: Pipeline, **_: object) -> Pipeline:
     """The question simplified by the model (Guo et al.) right after it is checked."""
     return pipe.insert_after("check_question", SimplifyQuestion())
@@ -386,6 +400,8 @@ ADDONS: dict[str, "Stage | Callable[..., Pipeline]"] = {
     "evidence": _add_evidence,
     "link": _add_links,
     "simplify": _add_simplify,
+    # Time stated exactly: "last month", "Q3 2023", "on weekends" resolved on the database's date, as evidence.
+    "time": _add_time,
     "grammar": _add_grammar,
     # Conventions in the instructions: join only the tables needed; superlatives as ORDER BY ... LIMIT.
     "conventions": _conventions,
