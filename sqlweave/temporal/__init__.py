@@ -40,6 +40,6 @@ def interpret(question: str, today: date) -> list[Interpretation]:
     return resolve(find_mentions(question[:MAX_CHARS]), today)
 
 
-def describe(i: Interpretation, dialect: str, column: str = "d") -> dict[str, Any]:
+def describe(i: Interpretation, dialect: str, column: str = "d", other: str = "a") -> dict[str, Any]:
     """``i`` as a trace shows it: its fields and its SQL on ``dialect``."""
-    return {**i.as_dict(), "sql": condition(i, dialect, column)}
+    return {**i.as_dict(), "sql": condition(i, dialect, column, other)}

@@ -161,7 +161,8 @@ def _grammar() -> pp.ParserElement:
                            "till the end of", "up to the end of", "through the end of", "to the end of"
                            ).set_parse_action(
                       lambda: "until"))
-    bound = (_named(bound_word, "bound") + _named(pp.Group(point), "point")).add_parse_action(lambda t: _form(t, "bound"))
+    bound = (_named(bound_word, "bound") + _named(pp.Group(point), "point")).add_parse_action(
+        lambda t: _form(t, "bound"))
 
     # --- within N units after / of / before (one date relative to another) -------------------------------------
     direction = _words("after", "of", "from", "following", "since").set_parse_action(lambda: "after") \
@@ -235,8 +236,8 @@ def grammar() -> pp.ParserElement:
     return pp.WordStart(pp.alphanums) + _grammar()
 
 
-_PLAIN = ("amount", "count", "per_word", "unit", "month", "year", "quarter", "day", "iso", "which", "bound", "direction", "full",
-          "to_date", "day_word", "days", "adverb", "of_week")
+_PLAIN = ("amount", "count", "per_word", "unit", "month", "year", "quarter", "day", "iso", "which", "bound",
+          "direction", "full", "to_date", "day_word", "days", "adverb", "of_week")
 
 
 def _values(t: pp.ParseResults, text: str) -> dict[str, Any]:

@@ -227,10 +227,7 @@ def _resolve(m: Mention, today: date) -> Interpretation | None:
     if m.form == "ago":
         unit, n = v["unit"], v.get("amount", 1) * v.get("per_word", 1)
         start = period_start(shifted(today, unit, -n), unit)
-        meaning = _name(start, unit)
-        if unit == "year":
-            meaning += f" (the year number {start.year})"
-        return Interpretation(m.phrase, "period", meaning, start, shifted(start, unit, 1))
+        return Interpretation(m.phrase, "period", _name(start, unit), start, shifted(start, unit, 1))
     if m.form == "day_word":
         word = str(v.get("day_word", ""))
         if word in ("today", "tonight"):

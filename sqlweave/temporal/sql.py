@@ -77,7 +77,7 @@ def truncated(column: str, unit: str, dialect: str) -> str:
         return {"sqlite": f"strftime('%w', {column})", "mysql": f"WEEKDAY({column}) + 1"}.get(
             dialect, f"EXTRACT(ISODOW FROM {column})")
     if dialect in ("postgres", "duckdb"):
-        return f"DATE_TRUNC('{unit}', {column})"
+        return f"CAST({column} AS DATE)" if unit == "day" else f"DATE_TRUNC('{unit}', {column})"
     if dialect == "sqlite":
         return {"day": f"date({column})", "week": f"date({column}, 'weekday 0', '-6 days')",
                 "month": f"date({column}, 'start of month')", "year": f"date({column}, 'start of year')",
@@ -128,38 +128,49 @@ def condition(i: Interpretation, dialect: str, column: str = "d", other: str = "
     raise ValueError(f"cannot write {i.kind!r} as SQL")
 
 
-def evidence_line(i: Interpretation, dialect: str, column: str = "d") -> str:
-    """One line of evidence: the phrase, what it means, and the SQL for it.
+def evidence_line(i: Interpretation, dialect: str, column: str = "d", other: str = "a") -> str:
+    """One line of evidence: the phrase, what it means, and the SQL for it on the date ``column`` (for ``within``,
+    against the other date ``other``).
 
     >>> from datetime import date
     >>> print(evidence_line(Interpretation("last month", "period", "November 2026", date(2026, 11, 1),
     ...                                    date(2026, 12, 1)), "postgres"))
     - "last month" is November 2026: d >= '2026-11-01' AND d < '2026-12-01'
     """
-    sql = condition(i, dialect, column)
-    if i.kind == "today":
-        return f'- "{i.phrase}" is {i.meaning}: {sql}'
+    sql = condition(i, dialect, column, other)
     if i.kind == "within":
-        return f'- "{i.phrase}" means a date d {i.meaning} a: {sql}'
+        return f'- "{i.phrase}" means a date {column} {i.meaning} {other}: {sql}'
     if i.kind == "per":
         return f'- "{i.phrase}" means {i.meaning}: {sql}'
     if i.kind == "weekday":
         return f'- "{i.phrase}" means on {i.meaning}: {sql}'
+    if i.kind == "period" and i.start is not None and i.end == date(i.start.year + 1, 1, 1) \
+            and (i.start.month, i.start.day) == (1, 1):
+        return f'- "{i.phrase}" is {i.meaning}: {sql} (on a column of year numbers: = {i.start.year})'
     return f'- "{i.phrase}" is {i.meaning}: {sql}'
 
 
-def evidence_text(interpretations: Sequence[Interpretation], today: date, dialect: str, column: str = "d") -> str:
+def evidence_text(interpretations: Sequence[Interpretation], today: date, dialect: str, column: str = "d",
+                  columns: Sequence[tuple[str, str] | None] | None = None) -> str:
     """The evidence a prompt shows for the question's time expressions: today's date, then one line each
-    (``""`` for none).
+    (``""`` for none). ``columns`` may name, for each interpretation, the date column it is about and the other
+    date of a ``within`` (``None``: ``column`` and ``a``).
 
     >>> print(evidence_text([Interpretation("on weekends", "weekday", "Saturday or Sunday", days=(6, 7))],
     ...                     date(2026, 12, 1), "mysql"))
     Today is Tuesday 2026-12-01 (CURDATE()). For a date column d:
     - "on weekends" means on Saturday or Sunday: DAYOFWEEK(d) IN (1, 7)
+    >>> print(evidence_text([Interpretation("on weekends", "weekday", "Saturday or Sunday", days=(6, 7))],
+    ...                     date(2026, 12, 1), "sqlite", columns=[("paid_on", "a")]))
+    Today is Tuesday 2026-12-01 (DATE('now')).
+    - "on weekends" means on Saturday or Sunday: strftime('%w', paid_on) IN ('0', '6')
     """
     if not interpretations:
         return ""
+    named = list(columns) if columns is not None else [None] * len(interpretations)
+    pairs = [n if n is not None else (column, "a") for n in named]
     head = f"Today is {today.strftime('%A')} {today.isoformat()} ({CURRENT_DATE[_dialect(dialect)]})."
-    lines = [f"{head} For a date column {column}:"]
-    lines += [evidence_line(i, dialect, column) for i in interpretations]
+    uses_d = any(n is None and i.kind not in ("today",) for n, i in zip(named, interpretations))
+    lines = [f"{head} For a date column {column}:" if uses_d else head]
+    lines += [evidence_line(i, dialect, c, o) for i, (c, o) in zip(interpretations, pairs)]
     return "\n".join(lines)

@@ -60,15 +60,14 @@ def test_the_interpretation_reaches_the_prompt_and_the_trace(orders_db: Database
     pipe = build_pipeline("zero-shot+time").replace_stage("interpret_time", InterpretTime(today="2026-12-09"))
     answer = pipe.run("What was the total amount of orders last month?", orders_db, llm)
     user = llm.calls[0][0][-1].content
-    assert f"{EVIDENCE_HEADER}\nToday is Wednesday 2026-12-09 (DATE('now')). For a date column d:\n" \
-           "- \"last month\" is the month before this one: November 2026: d >= '2026-11-01' AND d < '2026-12-01'\n" \
-           in user
+    assert f"{EVIDENCE_HEADER}\nToday is Wednesday 2026-12-09 (DATE('now')).\n- \"last month\" is the month before " \
+           "this one: November 2026: order_date >= '2026-11-01' AND order_date < '2026-12-01'\n" in user
     assert user.index(EVIDENCE_HEADER) < user.index("Question: ")
     entry = next(e for e in answer.trace if e.stage == "interpret_time")
     assert entry.calls == () and entry.notes["today"] == "2026-12-09" and entry.notes["today_from"] == "given"
     assert entry.notes["interpretations"] == [{
         "phrase": "last month", "kind": "period", "meaning": "the month before this one: November 2026",
-        "start": "2026-11-01", "end": "2026-12-01", "sql": "d >= '2026-11-01' AND d < '2026-12-01'"}]
+        "start": "2026-11-01", "end": "2026-12-01", "sql": "order_date >= '2026-11-01' AND order_date < '2026-12-01'"}]
     assert answer.result is not None and answer.result.rows == ((14.0,),)
 
 
@@ -77,7 +76,7 @@ def test_the_users_evidence_comes_first(orders_db: Database) -> None:
     InterpretTime(today="2026-12-09")(state)
     assert state.evidence is not None
     first, *rest = state.evidence.splitlines()
-    assert first == "Amounts are in euros." and rest[-1].endswith("strftime('%w', d) IN ('0', '6')")
+    assert first == "Amounts are in euros." and rest[-1].endswith("strftime('%w', order_date) IN ('0', '6')")
 
 
 def test_today_is_the_databases_date(orders_db: Database) -> None:
@@ -136,3 +135,44 @@ def test_plus_time_goes_before_generation_in_every_kind_of_preset() -> None:
     names = [s.name for s in build_pipeline("zero-shot+evidence+time").stages]
     assert names.index("generate_evidence") < names.index("interpret_time") < names.index("generate")
     assert [s.name for s in build_pipeline("agent+time").stages] == ["check_question", "interpret_time", "agent"]
+
+
+def test_each_line_is_written_on_the_date_column_the_question_names(tmp_path: Path) -> None:
+    path = tmp_path / "shop.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE payments_received (id INTEGER, payment_date DATE, amount REAL)")
+    con.execute("CREATE TABLE payments_made (id INTEGER, payment_date DATE, amount REAL)")
+    con.execute("CREATE TABLE treatments (id INTEGER, start_dt DATE, end_dt DATE)")
+    con.execute("CREATE TABLE adverse_events (id INTEGER, treatment_id INTEGER, reported_dt TEXT)")
+    con.execute("INSERT INTO adverse_events VALUES (1, 1, '2026-01-05'), (2, 1, '2026-02-01 10:00:00')")
+    con.commit()
+    con.close()
+    db = Database.open(path)
+
+    def lines(question: str) -> list[str]:
+        state = _state(db, question)
+        InterpretTime(today="2026-12-01")(state)
+        return [i["sql"] for i in state._notes["interpretations"]]
+
+    assert lines("Total payments received last week") == [
+        "payments_received.payment_date >= '2026-11-23' AND payments_received.payment_date < '2026-11-30'"]
+    assert lines("Payments last week") == ["d >= '2026-11-23' AND d < '2026-11-30'"]  # received or made: not told
+    assert lines("Treatments that ended in the past 30 days") == ["end_dt >= '2026-11-01'"]
+    # the later date is named before the phrase, the earlier one after it; a text column of ISO dates is a date
+    assert lines("adverse events within 10 days after starting the treatment") == [
+        "date(reported_dt) BETWEEN date(start_dt) AND date(start_dt, '+10 days')"]
+    state = _state(db, "Payments last week")
+    InterpretTime(today="2026-12-01", name_columns=False)(state)
+    assert state.evidence is not None and "For a date column d:" in state.evidence
+
+
+def test_days_of_the_week_are_left_out_where_no_column_holds_a_date(tmp_path: Path) -> None:
+    path = tmp_path / "flights.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE flight (flight_number TEXT, flight_days TEXT, departure_time INTEGER)")
+    con.execute("INSERT INTO flight VALUES ('AA1', 'mon wed', 1700000000)")
+    con.commit()
+    con.close()
+    state = _state(Database.open(path), "Which flights operate on Mondays, for each month?")
+    InterpretTime(today="2026-12-01")(state)
+    assert [i["phrase"] for i in state._notes["interpretations"]] == ["for each month"]
