@@ -18,7 +18,7 @@ PIP="$VENV/bin/pip"
 # Everything this script makes there is created under umask 077 (folders 0700, files 0600).
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/sqlweave"
 (umask 077 && mkdir -p "$CACHE")
-[ -O "$CACHE" ] && chmod 700 "$CACHE"
+if [ -O "$CACHE" ]; then chmod 700 "$CACHE"; fi
 
 # llama-cpp-python ships as source, so it compiles (about 4 minutes on 2 cores) with the CPU flags that
 # scripts/llama-flags.sh chooses (AVX2/FMA/F16C/BMI2 when the CPU has all four, else a portable build; never
@@ -30,13 +30,13 @@ if [[ ",$EXTRAS," == *",local,"* ]]; then
   LLAMA_FLAGS=$(sh scripts/llama-flags.sh)
   WHEELS=$(sh scripts/llama-flags.sh --wheels "$VENV/bin/python")
   (umask 077 && mkdir -p "$WHEELS")
-  chmod 700 "$CACHE/wheels" "$WHEELS"
+  for d in "$CACHE/wheels" "$WHEELS"; do if [ -O "$d" ]; then chmod 700 "$d"; fi; done
   if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl >/dev/null 2>&1; then
     echo "Compiling llama-cpp-python $LLAMA_VERSION (one time, about 4 minutes) ..."
     (umask 077 && CMAKE_ARGS="$LLAMA_FLAGS" "$PIP" wheel -q --no-deps --no-cache-dir --no-binary llama-cpp-python \
       -w "$WHEELS" "llama-cpp-python==$LLAMA_VERSION")
   fi
-  chmod 600 "$WHEELS"/*.whl
+  for w in "$WHEELS"/*.whl; do if [ -O "$w" ]; then chmod 600 "$w"; fi; done
   WHEEL=$(ls "$WHEELS"/llama_cpp_python-"$LLAMA_VERSION"-*.whl | head -n 1)
   INSTALLED=$("$VENV/bin/python" -c 'import pathlib,llama_cpp; print(pathlib.Path(llama_cpp.__file__).parent.parent)' 2>/dev/null || true)
   if [ ! -f "$VENV/.llama-wheel" ] || [ "$(cat "$VENV/.llama-wheel")" != "$WHEEL" ] || [ -z "$INSTALLED" ]; then
