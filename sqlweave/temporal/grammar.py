@@ -196,11 +196,8 @@ def _grammar() -> pp.ParserElement:
     weekday = _named(_words("weekend", "weekends", "weekday", "weekdays", "working day", "working days",
                             "business day", "business days", "work day", "work days", "workday", "workdays",
                             *DAY_NAMES), "days").add_parse_action(lambda t: _form(t, "weekday"))
-    every = (pp.Suppress(_words("per", "by", "each", "every", "for each", "for every", "in each", "a")) + the
-             + _named(unit, "unit") + pp.Opt(_named(pp.And([pp.CaselessKeyword("of"), the,
-                                                            pp.CaselessKeyword("the week")]) | _words("of the week",
-                                                                                                      "of week"),
-                                                    "of_week"))
+    every = (pp.Suppress(_words("per", "by", "each", "every", "for each", "for every", "in each")) + the
+             + _named(unit, "unit") + pp.Opt(_named(_words("of the week", "of week"), "of_week"))
              | _named(_words("daily", "weekly", "monthly", "quarterly", "yearly", "annually", "annual"), "adverb")
              ).add_parse_action(lambda t: _form(t, "per"))
 
