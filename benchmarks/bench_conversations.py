@@ -9,7 +9,10 @@ SQL per turn) is answered
 - ``context``: as a :class:`~sqlweave.conversation.Conversation` without rewriting: each prompt shows the earlier
   questions and their SQL (the ``history`` block of the generation prompt);
 - ``rewrite``: as a :class:`~sqlweave.conversation.Conversation` with its default rewriting: the model first restates
-  a follow-up as a standalone question, which the pipeline answers with the earlier turns in its prompt.
+  a follow-up as a standalone question, which the pipeline answers with the earlier turns in its prompt;
+- ``http``: through the HTTP door (``POST /api/ask`` with the conversation's id, the app served in-process), which
+  runs the same restating stage: it should score what ``rewrite`` scores (its prompts are the same, so its model
+  answers come from the response cache after a ``rewrite`` run).
 
 Each turn is scored with the Spider execution match (:func:`sqlweave.eval.runner.execution_match`) against its gold
 SQL. Reported per mode: question match (all turns), interaction match (every turn of a conversation right), match by
@@ -36,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data" / "conversations-spider.json"
 SPIDER = ROOT.parent / "shared" / "data" / "spider"
-MODES = ("alone", "context", "rewrite")
+MODES = ("alone", "context", "rewrite", "http")
 
 
 def load_conversations(path: Path) -> list[dict[str, Any]]:
@@ -105,6 +108,57 @@ def flips(rows: list[dict[str, Any]], mode: str, baseline: str = "alone") -> dic
     }
 
 
+class HttpDoor:
+    """One conversation asked through the HTTP app (in-process), with the answers shaped like an engine's."""
+
+    def __init__(self, db_id: str, engine: Any, llm: Any, args: argparse.Namespace) -> None:
+        import tempfile
+
+        from fastapi.testclient import TestClient
+
+        from dataclasses import replace
+
+        from sqlweave.catalog import Catalog, DatabaseEntry
+        from sqlweave.presets import build_pipeline
+        from sqlweave.server import ServerSettings, create_app
+
+        folder = Path(tempfile.mkdtemp(prefix="sqlweave-conv-http-"))
+        settings = ServerSettings(Catalog({db_id: DatabaseEntry(db_id, str(engine.db.target))}), llm=llm,
+                                  preset=args.pipeline, api_key="", rate_limit_per_minute=0, warm_up=False,
+                                  history_turns=args.max_history, max_question_seconds=float("inf"),
+                                  conversation_url=f"sqlite:///{folder / 'conversations.sqlite'}",
+                                  feedback_log=folder / "feedback.jsonl", answer_key=folder / "key")
+        app = create_app(settings, llm=llm)
+        # Answers are measured, not the time budget (on a shared machine a budget would cut some): the preset runs
+        # in full, as the other modes' do.
+        app.state.sqlweave._pipelines[args.pipeline] = replace(build_pipeline(args.pipeline), budget_s=float("inf"))
+        self.client = TestClient(app, base_url="http://127.0.0.1")
+        self.db_id = db_id
+        self.conversation_id: str | None = None
+
+    def run(self, question: str) -> Any:
+        from types import SimpleNamespace
+
+        from sqlweave.llm.base import Usage
+
+        body: dict[str, Any] = {"database": self.db_id, "question": question}
+        if self.conversation_id:
+            body["conversation_id"] = self.conversation_id
+        else:
+            body["new_conversation"] = True
+        a = self.client.post("/api/ask", json=body).json()
+        self.conversation_id = a.get("conversation_id") or self.conversation_id
+        error = a.get("error") or (a if "answer_id" not in a else None)
+        tokens = [(e.get("prompt_tokens", 0), e.get("completion_tokens", 0)) for e in a.get("trace", [])]
+        seconds = sum(e.get("seconds", 0) for e in a.get("trace", []))
+        return SimpleNamespace(
+            sql=a.get("sql"), result=SimpleNamespace() if a.get("sql") and not a.get("error") else None,
+            error=None if not error else SimpleNamespace(code=(error.get("error") or error).get("code")),
+            builds_on=a.get("builds_on"), model_calls=(a.get("timings") or {}).get("model_calls", 0),
+            usage=Usage(sum(p for p, _ in tokens), sum(c for _, c in tokens)), seconds=seconds,
+            cost_seconds=seconds, restated=a.get("restated"))
+
+
 def print_table(summary: dict[str, dict[str, Any]], positions: list[int]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -147,7 +201,7 @@ def main() -> None:
     ap.add_argument("--spider-dir", type=Path, default=SPIDER)
     ap.add_argument("--out", type=Path, default=Path(".eval-runs/conv"), help="checkpoint folder (resumable)")
     ap.add_argument("--results", type=Path, default=ROOT / "benchmarks" / "results" / "conversations.json")
-    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated: alone, context, rewrite")
+    ap.add_argument("--modes", default="alone,context,rewrite", help="comma-separated: alone, context, rewrite, http")
     ap.add_argument("--max-history", type=int, default=4)
     ap.add_argument("--limit", type=int, default=None, help="only the first N conversations")
     ap.add_argument("--no-cache", action="store_true", help="always call the model")
@@ -198,11 +252,14 @@ def main() -> None:
                     # A conversation interrupted midway is replayed from turn 1 (cached answers cost nothing) so that
                     # later turns see the same history; only turns not yet in the checkpoint are written.
                     chat = Conversation(engine, store, database=db_id, max_history=args.max_history,
-                                        rewrite=mode == "rewrite") if mode != "alone" else None
+                                        rewrite=mode == "rewrite") if mode in ("context", "rewrite") else None
+                    door = HttpDoor(db_id, engine, llm, args) if mode == "http" else None
                     for i, turn in enumerate(conv["turns"], 1):
-                        if chat is None and (mode, conv["id"], i) in done:
+                        if chat is None and door is None and (mode, conv["id"], i) in done:
                             continue
-                        answer = chat.run(turn["question"]) if chat is not None else engine.run(turn["question"])
+                        answer = (chat.run(turn["question"]) if chat is not None
+                                  else door.run(turn["question"]) if door is not None
+                                  else engine.run(turn["question"]))
                         if (mode, conv["id"], i) in done:
                             continue
                         match, error = False, None if answer.error is None else answer.error.code
@@ -218,6 +275,7 @@ def main() -> None:
                             "completion_tokens": answer.usage.completion_tokens,
                             "seconds": round(answer.seconds, 3), "cost_seconds": round(answer.cost_seconds, 3),
                             "store_id": None if chat is None else chat.id,
+                            "restated": getattr(answer, "restated", None),
                         }
                         sink.write(json.dumps(row) + "\n")
                         sink.flush()

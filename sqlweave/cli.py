@@ -10,6 +10,7 @@ import json
 import os
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
@@ -56,6 +57,25 @@ EXIT_ERROR = 2
 DbOption = typer.Option(..., "--db",
                         help="SQLite/DuckDB file path, CSV/Parquet/JSON/Excel file or folder, or SQLAlchemy URL.")
 ModelOption = typer.Option("local", "--model", "-m", help="local, local:1.5b, local:0.5b, openai:MODEL, ...")
+#: ``--db`` for the commands that also take ``--demo`` (one of the two is needed).
+DbOrDemoOption = typer.Option(None, "--db", help="SQLite/DuckDB file path, CSV/Parquet/JSON/Excel file or folder, or "
+                              "SQLAlchemy URL (or --demo).")
+AskDemoOption = typer.Option(False, "--demo", help="Ask the bundled demo shop (with its knowledge file) instead of "
+                             "--db.")
+
+
+def _db_or_demo(db: str | None, demo: bool, knowledge: Path | None) -> tuple[str, Path | None]:
+    """The database a command asks (``--db``, or the demo shop with its knowledge file for ``--demo``)."""
+    if demo and db:
+        raise ConfigurationError("both --db and --demo were given", hint="Give one of them.")
+    if demo:
+        from .db.demo import demo_database_path, demo_knowledge_path
+
+        return str(demo_database_path()), knowledge or demo_knowledge_path()
+    if not db:
+        raise ConfigurationError("no database was given", hint="Pass --db PATH_OR_URL, or --demo for the bundled "
+                                 "demo shop.")
+    return db, knowledge
 
 
 @contextmanager
@@ -272,10 +292,40 @@ def _pipeline(name: str, *, english_only: bool = False, examples: Path | None = 
     return pipe
 
 
+class _Doing:
+    """What the terminal's spinner says while a question is answered: the stage now, in words, and for how long."""
+
+    def __init__(self) -> None:
+        self.label = "Starting"
+        self.since = time.monotonic()
+
+    def start(self, stage: str) -> None:
+        from .stages.labels import stage_label
+
+        self.label, self.since = stage_label(stage), time.monotonic()
+
+    def __rich__(self) -> Text:
+        return Text(f"{self.label}… {time.monotonic() - self.since:.0f} s", style="dim")
+
+
+@contextmanager
+def _working() -> Iterator[Callable[[str], None]]:
+    """A spinner on stderr while the block runs (when stderr is a terminal), told each stage as it starts."""
+    doing = _Doing()
+    if not err_console.is_terminal:
+        yield doing.start
+        return
+    with err_console.status(doing, spinner="dots"):
+        yield doing.start
+
+
 def _answer(engine: "Engine", question: str, *, as_json: bool, trace: bool, as_csv: bool = False,
             raw_csv: bool = False, evidence: str | None = None, min_confidence: float | None = None) -> None:
     """Answer one question, show the answer, and raise its error (after showing what there is)."""
-    answer = engine.run(question, evidence=evidence, min_confidence=min_confidence)
+    with _working() as on_start:
+        answer = engine.run(question, evidence=evidence, min_confidence=min_confidence,
+                            budget_s=engine.pipeline.budget,  # the preset's time budget (sqlweave.budget)
+                            on_start=on_start)
     _show_answer(answer, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv)
     answer.raise_for_error()
 
@@ -333,7 +383,8 @@ def _pipeline_options(examples: Path | None) -> dict[str, Any]:
 @app.command()
 def ask(
     question: str = typer.Argument(..., help="The question, in plain language (any language)."),
-    db: str = DbOption,
+    db: Optional[str] = DbOrDemoOption,
+    demo: bool = AskDemoOption,
     model: str = ModelOption,
     pipeline: str = typer.Option("default", "--pipeline", "-p", help="Pipeline preset."),
     as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
@@ -364,6 +415,7 @@ def ask(
 ) -> None:
     """Answer QUESTION about the database with SQL and its result."""
     with _errors():
+        db, knowledge = _db_or_demo(db, demo, knowledge)
         engine = _engine(db, model=model, pipeline=pipeline, english_only=english_only, examples=examples,
                          timeout=timeout, max_rows=max_rows, descriptions=descriptions, knowledge=knowledge,
                          policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
@@ -463,8 +515,10 @@ def run_sql(
 def demo(
     question: Optional[str] = typer.Argument(None, help="A question about the demo shop (default: a sample one)."),
     model: str = ModelOption,
-    trace: bool = typer.Option(False, "--trace"),
-    as_json: bool = typer.Option(False, "--json"),
+    trace: bool = typer.Option(False, "--trace", help="Show every stage with its prompt, output, tokens and seconds."),
+    as_json: bool = typer.Option(False, "--json", help="Print the answer as JSON."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the response cache (the model "
+                                  "answers again)."),
 ) -> None:
     """Ask a question of the bundled demo database (a small shop, with its knowledge file) with the embedded model."""
     from .db.demo import DEMO_QUESTIONS, demo_database_path, demo_knowledge_path
@@ -475,13 +529,15 @@ def demo(
         if not as_json:
             console.print(display.label("Demo database: ", path, style="bold"))
             console.print(display.label("Question: ", q, style="bold"))
-        engine = _engine(str(path), model=model, pipeline="default", quiet=as_json, knowledge=demo_knowledge_path())
+        engine = _engine(str(path), model=model, pipeline="default", quiet=as_json, knowledge=demo_knowledge_path(),
+                         no_cache=no_cache)
         _answer(engine, q, as_json=as_json, trace=trace)
 
 
 @app.command()
 def chat(
-    db: str = DbOption,
+    db: Optional[str] = DbOrDemoOption,
+    demo: bool = AskDemoOption,
     model: str = ModelOption,
     pipeline: str = typer.Option("default", "--pipeline", "-p", help="Pipeline preset."),
     resume: Optional[str] = typer.Option(None, "--resume", help="Continue a saved conversation (its id)."),
@@ -507,6 +563,7 @@ def chat(
     from .conversation import ConversationStore
 
     with _errors():
+        db, knowledge = _db_or_demo(db, demo, knowledge)
         engine = _engine(db, model=model, pipeline=pipeline, timeout=timeout, max_rows=max_rows, knowledge=knowledge,
                          policy=policy, params=param, no_cache=no_cache, base_url=base_url, api_key=api_key,
                          schema_budget=schema_budget, keys_from_data=keys_from_data, schemas=schemas)
@@ -538,7 +595,8 @@ def chat(
                         _say(f"{turn.number}. {turn.question}", style="bold")
                         _say(f"   {turn.sql or turn.error_message or ''}", style="dim")
                     continue
-                answer = conv.run(question)
+                with _working() as on_start:
+                    answer = conv.run(question, budget_s=conv.engine.pipeline.budget, on_start=on_start)
                 if answer.builds_on:
                     _say(f"(builds on question {answer.builds_on})", style="dim")
                 _show_answer(answer, as_json=False, trace=False)
@@ -600,6 +658,10 @@ def serve(
     api_key: Optional[str] = typer.Option(None, "--api-key", envvar="SQLWEAVE_API_KEY", show_envvar=True,
                                           help="Key every API call must send (Authorization: Bearer KEY)."),
     queue_size: int = typer.Option(16, "--queue-size", help="Requests that may wait for the model; more get 503."),
+    max_question_seconds: float = typer.Option(120.0, "--max-question-seconds", min=1.0,
+                                               help="Most seconds of model time one question may take (each "
+                                                    "preset's own budget when lower); then the answer found so "
+                                                    "far, marked cut short, or 504."),
     model_concurrency: int = typer.Option(1, "--model-concurrency", help="Questions the model works on at once "
                                           "(1 for the embedded model; more for a model server)."),
     rate_limit: float = typer.Option(120.0, "--rate-limit", help="Requests per minute per client (0: off)."),
@@ -622,6 +684,10 @@ def serve(
     warm_up: bool = typer.Option(True, "--warm-up/--no-warm-up",
                                  help="At start, evaluate each database's schema prompt once (behind any question), "
                                       "so the first question answers in seconds."),
+    feedback_examples: str = typer.Option("pending", "--feedback-examples",
+                                          help="Where a pair that feedback proposes goes: pending (you review it "
+                                               "with `sqlweave examples pending`), pool (straight into the example "
+                                               "pool; a tenant's still wait), or off (only logged)."),
 ) -> None:
     """Serve the HTTP API and the web page: ask, stream the stages, run SQL, conversations, feedback.
 
@@ -639,7 +705,9 @@ def serve(
             catalog, llm=model, cache=not no_cache, preset=pipeline, api_key=api_key, host=host, port=port,
             tenants=load_tenants(tenants) if tenants is not None else (),
             queue_size=queue_size, model_concurrency=model_concurrency, rate_limit_per_minute=rate_limit,
-            cors_origins=tuple(cors_origin), conversation_url=conversations, warm_up=warm_up)
+            max_question_seconds=max_question_seconds,
+            cors_origins=tuple(cors_origin), conversation_url=conversations, warm_up=warm_up,
+            feedback_examples=feedback_examples)
         settings.check_exposure()
         settings.check_conversations()
         _pipeline(pipeline)  # an unknown preset fails before the model loads
@@ -769,8 +837,8 @@ eval_app = typer.Typer(help="Evaluate pipelines on benchmarks (Spider, BIRD) wit
 app.add_typer(eval_app, name="eval")
 
 DatasetOption = typer.Option("spider-dev", "--dataset", help=f"One of: {', '.join(DATASETS)}.")
-DataDirOption = typer.Option(None, "--data-dir", help="Folder of the dataset (default: the dataset's folder "
-                             "in ../shared/data).")
+DataDirOption = typer.Option(None, "--data-dir", help="Folder of the dataset (default: its folder, spider, "
+                             "spider_syn or bird, in $SQLWEAVE_DATA_DIR, else in ./data).")
 
 
 def _summary_table(title: str, summary) -> RichTable:
@@ -1156,7 +1224,7 @@ def examples_add(
     from .engine import add_example
 
     with _errors():
-        ex = add_example(Database.open(db), question, sql)
+        ex = add_example(Database.open(db), question, sql, origin="cli")
         _say(f"added for {ex.db_id}: {ex.question}")
         _say(f"skeleton: {ex.sql_skeleton}", style="dim")
 
@@ -1172,7 +1240,48 @@ def examples_list(as_json: bool = typer.Option(False, "--json")) -> None:
     if as_json:
         sys.stdout.write(json.dumps([asdict(e) for e in rows]) + "\n")
         return
-    _print_rows([{"database": e.db_id, "question": e.question, "sql": e.sql} for e in rows], "your examples", False)
+    _print_rows([{"database": e.db_id, "question": e.question, "sql": e.sql, "origin": e.origin} for e in rows],
+                "your examples", False)
+
+
+@examples_app.command("pending")
+def examples_pending(as_json: bool = typer.Option(False, "--json")) -> None:
+    """The pairs that feedback proposed and that wait for your review (accept or reject them by id)."""
+    from dataclasses import asdict
+
+    from .feedback import PendingExamples
+
+    with _errors():
+        rows = PendingExamples.of().waiting()
+    if as_json:
+        sys.stdout.write(json.dumps([{k: v for k, v in asdict(e).items() if k != "schema_names"} for e in rows])
+                         + "\n")
+        return
+    _print_rows([{"id": e.id, "database": e.database, "question": e.question, "sql": e.sql, "origin": e.origin,
+                  "from": e.owner or "", "received": e.received} for e in rows], "pending examples", False)
+
+
+@examples_app.command("accept")
+def examples_accept(ids: list[str] = typer.Argument(..., help="Ids from `sqlweave examples pending`, or all.")) -> None:
+    """Move pending pairs into the example pool (few-shot pipelines use them from the next question on)."""
+    from .feedback import PendingExamples
+
+    with _errors():
+        added = PendingExamples.of().accept(ids)
+    for ex in added:
+        _say(f"added for {ex.db_id}: {ex.question}")
+    if not added:
+        _say("no pending examples")
+
+
+@examples_app.command("reject")
+def examples_reject(ids: list[str] = typer.Argument(..., help="Ids from `sqlweave examples pending`, or all.")) -> None:
+    """Drop pending pairs: they never reach the example pool."""
+    from .feedback import PendingExamples
+
+    with _errors():
+        dropped = PendingExamples.of().reject(ids)
+    _say(f"rejected {len(dropped)} pending example{'s' if len(dropped) != 1 else ''}")
 
 
 @examples_app.command("build")
@@ -1227,6 +1336,10 @@ def _root(version: bool = typer.Option(False, "--version", help="Print the versi
     if version:
         console.print(f"sqlweave {__version__}")
         raise typer.Exit()
+    from .config import cache_dir
+    from .files import secure_cache_once
+
+    secure_cache_once(cache_dir())  # a cache an older version left readable by others is made private
 
 
 def _flowing(doc: str) -> str:

@@ -21,7 +21,7 @@ turn is kept in the store, but its SQL never reaches a later prompt.
 >>> chat.ask("Which customers are from Canada?").builds_on is None
 True
 >>> answer = chat.ask("How many are there?")
->>> answer.builds_on, answer.result.rows[0][0] > 0, answer.trace[0].notes["rewritten"]
+>>> answer.builds_on, answer.result.rows[0][0] > 0, answer.restated
 (1, True, 'How many customers are from Canada?')
 >>> prompt = llm.calls[-1][0][-1].content     # the generation prompt: turn 1, then the restated question
 >>> "Which customers are from Canada?" in prompt and prompt.endswith("Question: How many customers are from Canada?")
@@ -57,9 +57,10 @@ from .errors import (
     MissingDependencyError,
     SqlweaveError,
 )
-from .files import not_a_database, private_folder
+from .files import new_private_file, not_a_database, private_folder
 from .llm.base import LLM, GenerationOptions, Message
-from .pipeline import Answer, ModelCall, Pipeline, PriorTurn, StageCallback, TraceEntry
+from .pipeline import Answer, ModelCall, Pipeline, PriorTurn, StageCallback, StartCallback, TraceEntry
+from .stages.restate import REWRITE_SYSTEM, parse_rewrite, rewrite_prompt
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -280,6 +281,7 @@ class ConversationStore:
                                              hint="Pass sqlite:///path/to/conversations.sqlite.")
                 try:
                     private_folder(Path(parsed.database).expanduser().parent)
+                    new_private_file(Path(parsed.database).expanduser())  # its WAL files take its mode
                 except OSError as err:
                     raise ConversationStoreError(
                         f"the conversation store's folder cannot be made: {err.strerror or err}",
@@ -602,84 +604,6 @@ def builds_on(sql: str | None, earlier: Sequence[Turn], dialect: str | None = "s
 
 # --- follow-up questions made standalone ---------------------------------------------------------------------
 
-#: Instructions of the rewriting call (:func:`rewrite_question`).
-REWRITE_SYSTEM = (
-    "You rewrite the last question of a conversation about a database so that it can be understood on its own. "
-    "Replace words such as they, them, their, those, it, that, and phrases such as \"only ...\" or \"what about "
-    "...\", with what they refer to in the earlier questions. Keep everything the earlier questions established that "
-    "the last question still needs. Answer with the rewritten question alone, on one line."
-)
-
-_LEAD = re.compile(r"^\s*(?:\*\*)?(?:rewritten(?: last)? question|question)\s*[:：]\s*(?:\*\*)?\s*", re.I)
-
-
-def rewrite_prompt(question: str, history: Sequence[PriorTurn]) -> list[Message]:
-    """The messages of the rewriting call: the earlier questions with their SQL, then the last question.
-
-    >>> print(rewrite_prompt("How old are they?", [PriorTurn("Which singers are French?",
-    ...       "SELECT Name FROM singer WHERE Country = 'France'")])[1].content)
-    Earlier questions:
-    Question 1: Which singers are French?
-    SQL 1: SELECT Name FROM singer WHERE Country = 'France'
-    <BLANKLINE>
-    Last question: How old are they?
-    Rewritten last question:
-    """
-    lines = ["Earlier questions:"]
-    for i, turn in enumerate(history, 1):
-        lines.append(f"Question {i}: {' '.join(turn.question.split())}")
-        if turn.sql:
-            lines.append(f"SQL {i}: {' '.join(turn.sql.split())}")
-    lines += ["", f"Last question: {' '.join(question.split())}", "Rewritten last question:"]
-    return [Message("system", REWRITE_SYSTEM), Message("user", "\n".join(lines))]
-
-
-def parse_rewrite(text: str, question: str) -> str | None:
-    """The rewritten question in the model's answer, or ``None`` when the answer is not usable as one.
-
-    >>> parse_rewrite('Rewritten last question: "How old are the singers from France?"', "How old are they?")
-    'How old are the singers from France?'
-    >>> parse_rewrite("SELECT avg(Age) FROM singer", "How old are they?") is None
-    True
-    """
-    line = next((ln for ln in text.strip().splitlines() if ln.strip()), "")
-    if "```" in line:
-        return None
-    line = _LEAD.sub("", line).strip().strip('"\'`*').strip()
-    if not line or len(line) > 4 * len(question) + 200 or re.match(r"(?i)^(select|with)\b", line):
-        return None
-    return line
-
-
-def rewrite_question(llm: LLM, question: str, history: Sequence[PriorTurn],
-                     max_tokens: int = 96) -> tuple[str, TraceEntry]:
-    """Have the model restate a follow-up question on its own ("What is their average age?" after "Which singers
-    are from France?" -> "What is the average age of the singers from France?") and return it with a trace entry
-    (stage ``rewrite_question``). The question comes back unchanged when there is no history, the model fails, or
-    its answer is not a question.
-
-    Small models answer a follow-up far better as a standalone question than from the earlier turns in the prompt
-    alone (``benchmarks/bench_conversations.py``, ``benchmarks/results/conversations.json``).
-    """
-    start = time.perf_counter()
-    if not history:
-        return question, TraceEntry("rewrite_question", 0.0, notes={"skipped": "no earlier turns"})
-    messages = rewrite_prompt(question, history)
-    try:
-        asked = GenerationOptions.model_validate({"temperature": 0.0, "max_tokens": max_tokens})
-        out = llm.complete(messages, asked)
-    except SqlweaveError as err:
-        return question, TraceEntry("rewrite_question", time.perf_counter() - start,
-                                    notes={"rewritten": None, "fallback": "model failed"},
-                                    error=f"{err.code}: {err.message}")
-    call = ModelCall(tuple(messages), out.texts, out.usage, out.seconds, out.cached, out.cost_seconds, asked)
-    rewritten = parse_rewrite(out.text, question)
-    notes: dict[str, Any] = {"question": question, "rewritten": rewritten or question}
-    if rewritten is None:
-        notes["fallback"] = "the answer was not a question"
-    return rewritten or question, TraceEntry("rewrite_question", time.perf_counter() - start, (call,), notes)
-
-
 # --- the conversation ----------------------------------------------------------------------------------------
 
 
@@ -690,10 +614,11 @@ class Conversation:
     directory) under ``database`` (default: the engine's database name); with ``id`` the stored one is
     continued (:class:`~sqlweave.errors.ConversationNotFoundError` if the store has none). ``max_history``
     earlier turns with SQL go into each prompt; ``threshold`` is the :func:`continuation_score` from which
-    an answer counts as building on an earlier turn. With ``rewrite`` (the default), a follow-up is first restated
-    as a standalone question by the model (:func:`rewrite_question`, one short extra call, first in the trace) and
-    the pipeline answers that, with the earlier turns still in its prompt; the stored turn and the returned answer
-    keep the user's own wording.
+    an answer counts as building on an earlier turn. With ``rewrite`` (the default), the pipeline first restates a
+    follow-up as a standalone question (its :class:`~sqlweave.stages.restate.RestateFollowUp` stage, one short
+    extra call, in the trace as ``rewrite_question``: the same stage every door uses) and answers that, with the
+    earlier turns still in its prompt; the stored turn and the returned answer keep the user's own wording, and
+    ``answer.restated`` holds the standalone question.
     """
 
     def __init__(self, engine: "Engine", store: ConversationStore | None = None, id: str | None = None,
@@ -734,32 +659,30 @@ class Conversation:
         return self.store.history(self.id, self.max_history)
 
     def run(self, question: str, *, on_stage: StageCallback | None = None,
-            pipeline: Pipeline | None = None, min_confidence: float | None = None) -> Answer:
+            pipeline: Pipeline | None = None, min_confidence: float | None = None,
+            budget_s: float | None = None, on_start: StartCallback | None = None) -> Answer:
         """Answer ``question`` in the context of the earlier turns, store it as the next turn, and return it
         (a failed answer too, with its ``error``). ``builds_on`` is set on the returned answer; ``min_confidence``
-        is as in :meth:`Engine.ask <sqlweave.engine.Engine.ask>`."""
+        and ``budget_s`` are as in :meth:`Engine.ask <sqlweave.engine.Engine.ask>`."""
         earlier = self.store.turns(self.id, with_sql=True, last=self.max_history) if self.max_history > 0 else ()
         history = [t.prior() for t in earlier]
-        asked = question
-        first: tuple[TraceEntry, ...] = ()
-        if self.rewrite and history:
-            asked, entry = rewrite_question(self.engine.llm, question, history)
-            first = (entry,)
-            if on_stage is not None:
-                on_stage(entry)
-        answer = self.engine.run(asked, history=history, on_stage=on_stage, pipeline=pipeline,
-                                 min_confidence=min_confidence)
+        pipe = pipeline or self.engine.pipeline
+        if pipe.restate_follow_ups != self.rewrite:
+            pipe = replace(pipe, restate_follow_ups=self.rewrite)
+        answer = self.engine.run(question, history=history, on_stage=on_stage, pipeline=pipe,
+                                 min_confidence=min_confidence, budget_s=budget_s, on_start=on_start)
         continues = builds_on(answer.sql, earlier, self.engine.db.dialect, self.threshold) if answer.ok else None
-        answer = replace(answer, question=question, trace=first + answer.trace, builds_on=continues)
+        answer = replace(answer, builds_on=continues)
         self.store.append(self.id, question, answer, continues)
         return answer
 
     def ask(self, question: str, *, on_stage: StageCallback | None = None,
-            pipeline: Pipeline | None = None, min_confidence: float | None = None) -> Answer:
+            pipeline: Pipeline | None = None, min_confidence: float | None = None,
+            budget_s: float | None = None) -> Answer:
         """Like :meth:`run`, but raise the typed error when no result came out (as :meth:`Engine.ask
         <sqlweave.engine.Engine.ask>` does); the failed turn is stored all the same."""
-        return self.run(question, on_stage=on_stage, pipeline=pipeline,
-                        min_confidence=min_confidence).raise_for_error()
+        return self.run(question, on_stage=on_stage, pipeline=pipeline, min_confidence=min_confidence,
+                        budget_s=budget_s).raise_for_error()
 
     def __repr__(self) -> str:
         return f"Conversation(id={self.id!r}, database={self.database!r})"
@@ -768,5 +691,5 @@ class Conversation:
 __all__ = [
     "BUILDS_ON_THRESHOLD", "Conversation", "ConversationRecord", "ConversationStore", "ConversationStoreError",
     "REWRITE_SYSTEM", "Turn", "builds_on", "continuation_score", "default_store_url", "make_title", "parse_rewrite",
-    "rewrite_prompt", "rewrite_question", "stored_answer",
+    "rewrite_prompt", "stored_answer",
 ]

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
@@ -17,7 +19,7 @@ from .db.connection import Database, QueryResult
 from .db.schema import Schema
 from .llm.base import LLM
 from .llm.registry import get_llm
-from .pipeline import Answer, Pipeline, PriorTurn, StageCallback
+from .pipeline import Answer, Pipeline, PriorTurn, StageCallback, StartCallback
 from .presets import build_pipeline
 from .resources import Resources, shared_resources
 
@@ -76,7 +78,8 @@ class Engine:
 
     def ask(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
             pipeline: Pipeline | None = None, evidence: str | None = None,
-            params: Mapping[str, Any] | None = None, min_confidence: float | None = None) -> Answer:
+            params: Mapping[str, Any] | None = None, min_confidence: float | None = None,
+            budget_s: float | None = None) -> Answer:
         """Answer ``question``; raises the typed :class:`~sqlweave.errors.SqlweaveError` if no result came out.
 
         The failed :class:`Answer` (with its trace) is in ``err.details["answer"]``. ``history`` holds a
@@ -88,19 +91,27 @@ class Engine:
         ``unsure`` with its two leading ``readings`` (a few more model calls; see :mod:`sqlweave.confidence`).
         """
         return self.run(question, history=history, on_stage=on_stage, pipeline=pipeline,
-                        evidence=evidence, params=params, min_confidence=min_confidence).raise_for_error()
+                        evidence=evidence, params=params, min_confidence=min_confidence,
+                        budget_s=budget_s).raise_for_error()
 
     def run(self, question: str, *, history: Sequence[PriorTurn] = (), on_stage: StageCallback | None = None,
             pipeline: Pipeline | None = None, evidence: str | None = None,
-            params: Mapping[str, Any] | None = None, min_confidence: float | None = None) -> Answer:
+            params: Mapping[str, Any] | None = None, min_confidence: float | None = None,
+            budget_s: float | None = None, cancel: "threading.Event | None" = None,
+            on_start: "StartCallback | None" = None) -> Answer:
         """Like :meth:`ask`, but return a failed :class:`Answer` instead of raising (for batch work).
 
-        A row filter's parameter left unbound raises :class:`~sqlweave.errors.PolicyError` before any model time.
+        ``budget_s`` bounds the question's time in seconds (default: the pipeline's ``budget_s``, else none;
+        ``engine.pipeline.budget`` is the preset's, as the doors apply it: :mod:`sqlweave.budget`); setting
+        ``cancel`` stops it within a second. A row filter's parameter left unbound raises
+        :class:`~sqlweave.errors.PolicyError` before any model time.
         """
         db = self._bound(params)
-        return (pipeline or self.pipeline).run(question, db, self.llm, history=history, on_stage=on_stage,
+        return with_follow_ups(pipeline or self.pipeline, history).run(
+                                               question, db, self.llm, history=history, on_stage=on_stage,
                                                evidence=evidence, knowledge=self.knowledge, resources=self.resources,
-                                               min_confidence=min_confidence)
+                                               min_confidence=min_confidence, budget_s=budget_s, cancel=cancel,
+                                               on_start=on_start)
 
     def warm_up(self, pipeline: Pipeline | None = None) -> bool:
         """Evaluate now the part of the first prompt that no question changes, so the first question answers in
@@ -143,13 +154,35 @@ class Engine:
         self.close()
 
 
-def add_example(db: Database, question: str, sql: str, *, resources: Resources | None = None) -> "PoolExample":
+def with_follow_ups(pipeline: Pipeline, history: Sequence[PriorTurn]) -> Pipeline:
+    """``pipeline`` with the stage that restates a follow-up on its own (right after ``check_question``) when there
+    are earlier turns and the pipeline wants it (:attr:`~sqlweave.pipeline.Pipeline.restate_follow_ups`): the one
+    conversation flow of the library, the CLI, the HTTP API, the page and MCP.
+
+    >>> from sqlweave.pipeline import PriorTurn
+    >>> pipe = build_pipeline("zero-shot")
+    >>> [s.name for s in with_follow_ups(pipe, [PriorTurn("Which singers?", "SELECT name FROM singer")]).stages][:2]
+    ['check_question', 'rewrite_question']
+    >>> with_follow_ups(pipe, []) is pipe
+    True
+    """
+    if not history or not pipeline.restate_follow_ups or any(s.name == "rewrite_question" for s in pipeline.stages):
+        return pipeline
+    from .stages.restate import RestateFollowUp
+
+    if any(s.name == "check_question" for s in pipeline.stages):
+        return pipeline.insert_after("check_question", RestateFollowUp())
+    return replace(pipeline, stages=(RestateFollowUp(),) + pipeline.stages)
+
+
+def add_example(db: Database, question: str, sql: str, *, resources: Resources | None = None,
+                origin: str = "library") -> "PoolExample":
     """Teach the example pool one of your question/SQL pairs for this database (persisted on disk).
 
     The SQL must be a single read that names only tables and columns of this database and runs;
-    otherwise the typed error says what is wrong and nothing is stored. Pipelines that select
-    examples (``rag``, ``rag-ast``, ...) with the same ``resources`` (default: the shared ones) see it from the
-    next question on; others when they next load their pool.
+    otherwise the typed error says what is wrong and nothing is stored (:func:`check_example`). Pipelines that
+    select examples (``rag``, ``rag-ast``, ...) with the same ``resources`` (default: the shared ones) see it from
+    the next question on; others when they next load their pool. ``origin`` is kept with the pair.
 
     >>> from sqlweave.db.demo import demo_database_path
     >>> from sqlweave.errors import SchemaError
@@ -159,11 +192,30 @@ def add_example(db: Database, question: str, sql: str, *, resources: Resources |
     ...     print(err.message)
     the SQL names what the database does not have: unknown table product
     """
-    from .errors import SchemaError
-    from .retrieval.pool import PoolExample, add_user_example
+    from .retrieval.pool import add_user_example
+
+    db_id, names = check_example(db, question, sql)
+    example: PoolExample = add_user_example(question, sql, db_id=db_id, schema_names=names, origin=origin,
+                                            resources=resources)
+    return example
+
+
+def check_example(db: Database, question: str, sql: str) -> tuple[str, list[str]]:
+    """Check a question/SQL pair as :func:`add_example` does, storing nothing: the SQL is one read, under the
+    database's guard and access policy, that names only what the schema has and runs. Returns the schema's name
+    and the names its question skeleton masks.
+
+    >>> from sqlweave.db.demo import demo_database_path
+    >>> check_example(Database.open(demo_database_path()), "How many?", "SELECT COUNT(*) FROM products")[0]
+    'shop'
+    """
+    from .errors import ConfigurationError, SchemaError
     from .sql.classify import ensure_read_only
     from .sql.validate import schema_issues
 
+    if not question.strip() or not sql.strip():
+        raise ConfigurationError("an example needs a question and its SQL",
+                                 hint="Give both: a question as a user would ask it, and the SQL that answers it.")
     schema = db.schema()
     tree = ensure_read_only(sql, db.dialect)
     ran = db.policy is not None
@@ -175,10 +227,7 @@ def add_example(db: Database, question: str, sql: str, *, resources: Resources |
                           hint="Use the names `sqlweave schema --db ...` shows.")
     if not ran:
         db.execute(sql)
-    names = list(schema.table_names) + [c.name for t in schema.tables for c in t.columns]
-    example: PoolExample = add_user_example(question, sql, db_id=schema.name, schema_names=names,
-                                            resources=resources)
-    return example
+    return schema.name, list(schema.table_names) + [c.name for t in schema.tables for c in t.columns]
 
 
 def open_database(
@@ -260,7 +309,10 @@ def connect(
     database to read, in the order a table's name is looked up (default: the connection's search path; every
     schema of a DuckDB file).
     """
+    from .files import secure_cache_once
+
     res = resources if resources is not None else shared_resources()
+    secure_cache_once(res.settings.cache_dir)  # a cache an older version left readable by others is made private
     db, known = open_database(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions,
                               knowledge=knowledge, policy=policy, keys_from_data=keys_from_data,
                               schemas=schemas)

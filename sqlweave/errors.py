@@ -27,13 +27,13 @@ class SqlweaveError(Exception):
     """
 
     code = "sqlweave_error"
-    default_hint = ""
+    default_hint = "Check the message; `sqlweave doctor` checks the set-up."
     retryable = False
 
     def __init__(self, message: str, *, hint: str | None = None, **details: Any) -> None:
         super().__init__(message)
         self.message = message
-        self.hint = hint if hint is not None else self.default_hint
+        self.hint = hint or self.default_hint  # every error says what to do
         self.details = details
 
     def __str__(self) -> str:
@@ -51,6 +51,7 @@ class ConfigurationError(SqlweaveError):
     """An option, preset or backend name is unknown or inconsistent."""
 
     code = "configuration"
+    default_hint = 'Check the option or setting the message names (`sqlweave --help`, docs/reference/configuration.md).'
 
 
 class InvalidQuestionError(SqlweaveError):
@@ -64,6 +65,7 @@ class MissingDependencyError(SqlweaveError):
     """An optional part is used but its extra is not installed."""
 
     code = "missing_dependency"
+    default_hint = "Install the extra the message names: pip install 'sqlweave[EXTRA]'."
 
 
 class ConversationNotFoundError(SqlweaveError):
@@ -89,6 +91,7 @@ class DatabaseError(SqlweaveError):
     """Base class for problems with the user's database."""
 
     code = "database"
+    default_hint = 'Check the database and the SQL the message names; `sqlweave doctor --db ...` checks the connection.'
 
 
 class DatabaseNotFoundError(DatabaseError):
@@ -164,6 +167,7 @@ class ExecutionError(DatabaseError):
     """
 
     code = "execution"
+    default_hint = 'The database refused the query: rephrase the question, or correct the SQL and run it again.'
 
     def as_feedback(self) -> str:
         return f"Executing the SQL failed: {self.message}"
@@ -173,6 +177,7 @@ class DatabaseSyntaxError(ExecutionError):
     """The database could not parse the SQL (sqlglot accepted it, the dialect did not)."""
 
     code = "database_syntax"
+    default_hint = 'The SQL is not valid for this database: rephrase the question, or correct the SQL.'
 
 
 class NamedObjectError(ExecutionError):
@@ -180,6 +185,7 @@ class NamedObjectError(ExecutionError):
     (``None`` when the message did not say, or was withheld by an access policy)."""
 
     code = "named_object"
+    default_hint = 'Use the tables, columns and functions `sqlweave schema --db ...` shows.'
 
     def __init__(self, message: str, *, name: str | None = None, hint: str | None = None, **details: Any) -> None:
         super().__init__(message, hint=hint, **details)
@@ -190,30 +196,35 @@ class SchemaLinkError(NamedObjectError):
     """A table or column name is wrong: unknown, or ambiguous between tables (a schema-linking mistake)."""
 
     code = "schema_link"
+    default_hint = 'Use the tables and columns `sqlweave schema --db ...` shows.'
 
 
 class UnknownTableError(SchemaLinkError):
     """The SQL names a table (or view) the database does not have."""
 
     code = "unknown_table"
+    default_hint = 'Use a table `sqlweave schema --db ...` shows.'
 
 
 class UnknownColumnError(SchemaLinkError):
     """The SQL names a column no table in scope has."""
 
     code = "unknown_column"
+    default_hint = 'Use a column `sqlweave schema --db ...` shows for that table.'
 
 
 class AmbiguousColumnError(SchemaLinkError):
     """The SQL names a column without its table, and more than one table in scope has it."""
 
     code = "ambiguous_column"
+    default_hint = 'Name the column with its table (orders.customer_id), as two joined tables both have it.'
 
 
 class UnknownFunctionError(NamedObjectError):
     """The SQL calls a function (or a function with those argument types) the dialect does not have."""
 
     code = "unknown_function"
+    default_hint = 'This database has no such function: use one of its own (the SQL may be written for another engine).'
 
 
 # --- SQL handling --------------------------------------------------------------
@@ -223,6 +234,7 @@ class SQLParseError(SqlweaveError):
     """A string that should be SQL does not parse."""
 
     code = "sql_parse"
+    default_hint = 'The text is not SQL sqlweave can read: check it, or rephrase the question.'
 
     def as_feedback(self) -> str:
         return f"The SQL does not parse: {self.message}"
@@ -246,6 +258,7 @@ class LLMError(SqlweaveError):
     """Base class for language-model problems."""
 
     code = "llm"
+    default_hint = 'Retry; `sqlweave doctor` checks the model.'
 
 
 class ModelUnavailableError(LLMError):
@@ -270,10 +283,27 @@ class LLMTimeoutError(LLMError):
     default_hint = "Retry, raise the timeout, or use a smaller model."
 
 
+class QuestionTimeoutError(LLMTimeoutError):
+    """The question's time budget ran out before any answer was found (:mod:`sqlweave.budget`)."""
+
+    code = "question_timeout"
+    retryable = False
+    default_hint = ("Ask a narrower question, use a faster preset (-p default), or raise the budget "
+                    "(Pipeline(budget_s=...), sqlweave serve --max-question-seconds).")
+
+
+class QuestionCancelledError(SqlweaveError):
+    """Whoever asked the question has gone (a client that disconnected): its model work stopped."""
+
+    code = "cancelled"
+    default_hint = "Ask again."
+
+
 class LLMResponseError(LLMError):
     """The model (or server) returned something unusable."""
 
     code = "llm_response"
+    default_hint = 'Retry; if it keeps failing, check the model backend (`sqlweave doctor`).'
     retryable = True
 
 
@@ -281,6 +311,7 @@ class PipelineError(SqlweaveError):
     """A stage was used in a state it cannot handle (a programming error in a custom pipeline)."""
 
     code = "pipeline"
+    default_hint = "Check the pipeline's stages and their order (`sqlweave presets` lists the presets)."
 
 
 # --- access policy ---------------------------------------------------------------

@@ -59,6 +59,78 @@ def private_folder(path: Path) -> Path:
     return path
 
 
+def private_file(path: Path) -> Path:
+    """Make the file ``path`` readable and writable by the user alone (``0600``) when it is the user's own, and
+    return ``path`` (a file of another user's, in an administrator's shared cache, is left as it is)."""
+    try:
+        st = os.stat(path)
+        if st.st_uid == os.getuid() and st.st_mode & 0o077:
+            os.chmod(path, 0o600)
+    except OSError:
+        pass  # gone meanwhile, or not ours to change: the folder's own mode still holds
+    return path
+
+
+def new_private_file(path: Path) -> Path:
+    """Create ``path`` empty with mode ``0600`` when it does not exist yet (before SQLite opens it: its journal and
+    WAL files take the database file's mode), and return it."""
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    return path
+
+
+def secure_cache(root: Path) -> list[Path]:
+    """Make the cache folder ``root`` private again where an earlier version (or a permissive umask) left it
+    readable by others: each of the user's own folders in it becomes ``0700`` and each file ``0600``. Returns what
+    was changed; a warning names the root when anything was. A root owned by another user (an administrator's
+    shared cache) is not changed; a warning says it is readable by others.
+
+    >>> import os, stat, tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp()); os.chmod(root, 0o755)
+    >>> (root / "answers.sqlite").write_bytes(b""); os.chmod(root / "answers.sqlite", 0o644)
+    0
+    >>> [p.name for p in secure_cache(root)], oct(stat.S_IMODE(root.stat().st_mode))
+    ([..., 'answers.sqlite'], '0o700')
+    """
+    changed: list[Path] = []
+    try:
+        st = os.stat(root)
+    except OSError:
+        return changed  # not made yet: private_folder makes it private
+    uid = os.getuid()
+    if st.st_uid != uid:
+        if st.st_mode & 0o077:
+            log.warning("sqlweave's cache %s belongs to another user and others can read it: the questions, answers "
+                        "and database samples kept there are not private", root)
+        return changed
+    for folder, dirs, files in os.walk(root):
+        for path, private in [(Path(folder), 0o700)] + [(Path(folder) / f, 0o600) for f in files]:
+            try:
+                st = os.lstat(path)
+                if st.st_uid == uid and st.st_mode & 0o077 and not os.path.islink(path):
+                    os.chmod(path, private)
+                    changed.append(path)
+            except OSError:
+                continue
+    if changed:
+        log.warning("sqlweave's cache %s was readable by other users (%d files and folders); it is private now "
+                    "(0700 folders, 0600 files)", root, len(changed))
+    return changed
+
+
+_SECURED: set[str] = set()
+
+
+def secure_cache_once(root: Path) -> None:
+    """:func:`secure_cache` once per process and folder (every door calls it at start)."""
+    key = str(root)
+    if key not in _SECURED:
+        _SECURED.add(key)
+        secure_cache(root)
+
+
 def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> bool:
     """Write ``path`` in one step: ``write`` fills a temporary file of its own in the same (private) folder, which
     then replaces ``path``. A reader sees the old file or the new one, never half of one, however many processes
@@ -89,7 +161,7 @@ def append_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     written is a :class:`~sqlweave.errors.StorageError`."""
     try:
         private_folder(path.parent)
-        with path.open("a+b") as fh:
+        with os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600), "a+b") as fh:
             fh.seek(0, 2)
             if fh.tell() > 0:
                 fh.seek(-1, 2)
@@ -165,11 +237,12 @@ class CacheFile:
             yield conn
 
     def _prepare(self) -> None:
-        private_folder(self.path.parent)
+        new_private_file(private_folder(self.path.parent) / self.path.name)
         for attempt in (1, 2):
             try:
                 with closing(sqlite3.connect(self.path, timeout=self.timeout_s)) as conn, conn:
                     conn.execute(self.ddl)
+                private_file(self.path)
                 self._ready = True
                 return
             except sqlite3.DatabaseError as err:

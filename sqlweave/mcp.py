@@ -65,6 +65,7 @@ from .catalog import Catalog, UnknownDatabaseError
 from .cells import json_cell
 from .db.connection import Database, QueryResult
 from .engine import Engine
+from .stages.check_question import MAX_QUESTION_CHARS
 from .errors import ConfigurationError, MissingDependencyError, SqlweaveError
 from .llm.base import LLM
 from .pipeline import Pipeline
@@ -342,7 +343,7 @@ class SqlweaveTools:
         db = self.database(database)
         pipe = self.catalog.pipeline_for(database, self.pipeline)
         with self.model_lock:
-            answer = Engine(db, self.llm, pipe).run(question, min_confidence=min_confidence)
+            answer = Engine(db, self.llm, pipe).run(question, min_confidence=min_confidence, budget_s=pipe.budget)
         if answer.error is not None or answer.result is None:
             err = answer.error or SqlweaveError("the pipeline produced no result")
             err.details.setdefault("sql", answer.sql)
@@ -455,7 +456,7 @@ def build_server(
 
     Database_ = Annotated[str, Field(description="A database name from list_databases.", max_length=64)]
     Question = Annotated[str, Field(description="One question about the data, in plain language (any language).",
-                                    max_length=4000)]
+                                    max_length=MAX_QUESTION_CHARS)]
     MinConfidence = Annotated[float | None, Field(
         None, ge=0.0, le=1.0, description="Below this confidence (0 to 1) the answer is marked unsure and the two "
         "leading readings of the question are returned.")]
@@ -523,7 +524,51 @@ def build_server(
             structured_output=True,
         )
     server.sqlweave_tools = tools  # for tests and embedding
+    _typed_argument_errors(server, failure)
     return server
+
+
+class InvalidArgumentsError(SqlweaveError):
+    """A tool was called with arguments its schema does not allow (a missing or malformed one)."""
+
+    code = "invalid_arguments"
+    default_hint = "Call the tool with the arguments its input schema lists (tools/list)."
+
+
+def _argument_error(cause: Any) -> SqlweaveError:
+    """The typed error for the SDK's validation of a tool's arguments, decided by pydantic's error types."""
+    from .stages.check_question import empty_question, question_too_long
+
+    errors = cause.errors()
+    for e in errors:
+        where = [str(p) for p in e.get("loc", ())]
+        if where[-1:] == ["question"] and e.get("type") == "string_too_long":
+            value = e.get("input")
+            return question_too_long(len(value) if isinstance(value, str) else MAX_QUESTION_CHARS + 1)
+        if where[-1:] == ["question"] and e.get("type") == "string_too_short":
+            return empty_question()
+    fields = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg', 'invalid')}"
+                       for e in errors[:5])
+    return InvalidArgumentsError(f"the tool's arguments are not valid: {fields}")
+
+
+def _typed_argument_errors(server: Any, failure: Callable[[SqlweaveError, dict[str, Any]], Any]) -> None:
+    """Arguments the SDK rejects come back as sqlweave's error object (``{"error": {"code", ...}}``, as every
+    other failure does), not as the SDK's plain text. (The 2.x SDK looks ``call_tool`` up on the server at each
+    call; with 1.x the SDK's own text remains.)"""
+    from pydantic import ValidationError
+
+    inner = server.call_tool
+
+    async def call_tool(name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await inner(name, arguments, context)
+        except Exception as exc:  # the SDK's ToolError, whose cause says what failed
+            if isinstance(exc.__cause__, ValidationError):
+                return failure(_argument_error(exc.__cause__), {})
+            raise
+
+    server.call_tool = call_tool
 
 
 def _quiet(fn: Callable[[], None]) -> Callable[[], None]:

@@ -21,6 +21,7 @@ stage slots in by building a new tuple.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
@@ -32,6 +33,7 @@ from .resources import Resources, shared_resources
 from .sql.quiet import reading_untrusted_text
 
 if TYPE_CHECKING:
+    from .budget import Deadline
     from .db.connection import Database, QueryResult
     from .db.render import RenderedSchema
     from .db.schema import Schema
@@ -106,6 +108,8 @@ class PriorTurn:
 
 #: Called with each stage's trace entry as soon as the stage finishes (streaming doors use it).
 StageCallback = Callable[[TraceEntry], None]
+#: Called with a stage's name just before it starts (progress: "Writing SQL", and for how long).
+StartCallback = Callable[[str], None]
 
 #: The stand-in question of :meth:`Pipeline.warm_up`: plain English, so no language block enters its prompt.
 WARM_UP_QUESTION = "How many rows are there?"
@@ -153,6 +157,7 @@ class State:
     readings: list["Reading"] = field(default_factory=list)  # readings: the leading readings of an unsure answer
     # What optional stages leave for later ones (each written by the stage named, read by those after it):
     question_language: str | None = None    # check_question: the question's language, when not English
+    restated_question: str | None = None    # rewrite_question: a follow-up restated on its own (now the question)
     simplified_question: str | None = None  # simplify: the model's plainer wording (example retrieval reads it)
     prompt_question: str | None = None      # simplify: the question as generation prompts show it
     approx_sql: str | None = None           # approximate: a first zero-shot query (pruning, example ranking)
@@ -328,6 +333,10 @@ class Answer:
     unsure: bool = False
     readings: tuple[Reading, ...] = ()
     cautions: tuple[str, ...] = ()
+    #: The time budget ran out before every stage ran: this is the answer found so far (a caution says so).
+    cut_short: bool = False
+    #: A follow-up question as the pipeline restated it on its own and answered it (``None``: answered as asked).
+    restated: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -378,6 +387,8 @@ class Answer:
             "unsure": self.unsure,
             "readings": [r.as_dict() for r in self.readings],
             "cautions": list(self.cautions),
+            "cut_short": self.cut_short,
+            "restated": self.restated,
             "builds_on": self.builds_on,
             "prompt_tokens": self.usage.prompt_tokens,
             "completion_tokens": self.usage.completion_tokens,
@@ -429,9 +440,27 @@ class Pipeline:
     name: str
     stages: tuple[Stage, ...]
     when_unsure: Stage | None = None
+    #: Seconds one question may take in every call of :meth:`run` (``None``: no limit unless a call asks for one;
+    #: the doors apply :attr:`budget`).
+    budget_s: float | None = None
+    #: With earlier turns (``history``), an :class:`~sqlweave.engine.Engine` restates the question on its own first
+    #: (:class:`~sqlweave.stages.restate.RestateFollowUp`, right after ``check_question``): every door asks through
+    #: one. (``Pipeline.run`` itself runs the stages it has.)
+    restate_follow_ups: bool = True
 
     def __post_init__(self) -> None:
         check_stage_order(self.name, self.stages)
+        if self.budget_s is not None and (isinstance(self.budget_s, bool) or not self.budget_s > 0):
+            raise ConfigurationError(f"pipeline {self.name!r}: budget_s must be a number of seconds above 0, "
+                                     f"not {self.budget_s!r}", hint="Pass budget_s=60, or None for the preset's.")
+
+    @property
+    def budget(self) -> float:
+        """The seconds one question may take at a door: :attr:`budget_s`, else the preset's
+        (:func:`sqlweave.budget.preset_budget`)."""
+        from .budget import preset_budget
+
+        return self.budget_s if self.budget_s is not None else preset_budget(self.name)
 
     def run(
         self,
@@ -446,27 +475,44 @@ class Pipeline:
         knowledge: "Knowledge | None" = None,
         resources: Resources | None = None,
         min_confidence: float | None = None,
+        budget_s: float | None = None,
+        cancel: "threading.Event | None" = None,
+        on_start: StartCallback | None = None,
     ) -> Answer:
         """Run the stages on ``question`` and return the :class:`Answer`.
 
         After a stage fails, only stages marked ``recovers = True`` (correction, voting) still run;
         one of them may repair the answer and clear ``state.error``. The first error is kept if
         the repair fails too. ``history`` is a conversation's earlier turns (oldest first);
-        ``on_stage`` receives each stage's :class:`TraceEntry` as soon as the stage is done. ``evidence`` is
+        ``on_stage`` receives each stage's :class:`TraceEntry` as soon as the stage is done, and ``on_start`` a
+        stage's name just before it starts. ``evidence`` is
         text that helps with this question (blank counts as none); ``knowledge`` is the database's domain
         knowledge, by default what was attached to ``db`` or given as its YAML descriptions file
         (:func:`sqlweave.knowledge.knowledge_for`). ``resources`` is what stages load once and reuse (default:
         :func:`~sqlweave.resources.shared_resources`). Every answer gets a calibrated ``confidence``
         (:mod:`sqlweave.confidence`); below ``min_confidence`` (0 to 1) the answer comes back ``unsure``, with the
         leading readings that :attr:`when_unsure` found (the presets sample the model again).
+
+        ``budget_s`` bounds the question's time (default: the pipeline's own :attr:`budget_s`, else none; the doors
+        pass :attr:`budget`, at most their operator's ceiling), and ``cancel`` stops it when set (a client gone): see
+        :mod:`sqlweave.budget`. Past the
+        budget, the answer found so far comes back ``cut_short``, or a
+        :class:`~sqlweave.errors.QuestionTimeoutError` when there is none.
         """
         if min_confidence is not None and (isinstance(min_confidence, bool) or not 0.0 <= min_confidence <= 1.0):
             raise ConfigurationError(f"min_confidence must be a number between 0 and 1, not {min_confidence!r}",
                                      hint="Pass a share such as 0.6 (60%).")
 
-        state = _start(question, db, llm, schema, knowledge, resources, history=tuple(history),
-                       evidence=(evidence.strip() or None) if evidence else None, min_confidence=min_confidence)
-        return self._finish(state, min_confidence, on_stage)
+        from .budget import Deadline, within
+
+        if budget_s is not None and (isinstance(budget_s, bool) or not budget_s > 0):
+            raise ConfigurationError(f"budget_s must be a number of seconds above 0, not {budget_s!r}",
+                                     hint="Pass budget_s=60, or leave it out for the pipeline's own budget.")
+        deadline = Deadline.start(budget_s if budget_s is not None else self.budget_s, cancel)
+        with within(deadline):
+            state = _start(question, db, llm, schema, knowledge, resources, history=tuple(history),
+                           evidence=(evidence.strip() or None) if evidence else None, min_confidence=min_confidence)
+            return self._finish(state, min_confidence, on_stage, deadline, on_start)
 
     def warm_up(self, db: "Database", llm: LLM, *, schema: "Schema | None" = None,
                 knowledge: "Knowledge | None" = None, resources: Resources | None = None) -> bool:
@@ -500,33 +546,72 @@ class Pipeline:
                 return False  # a stage asked the model (not warmed: it would be this question's answer) or failed
         return False
 
-    def _finish(self, state: State, min_confidence: float | None, on_stage: StageCallback | None) -> Answer:
+    def _finish(self, state: State, min_confidence: float | None, on_stage: StageCallback | None,
+                deadline: "Deadline | None" = None, on_start: StartCallback | None = None) -> Answer:
         from .confidence import estimate
         from .sql.fanout import fan_outs
 
         question, db, full = state.question, state.db, state.schema
-        for stage in self.stages:
+        stages = self.stages
+        kept: tuple[str | None, "QueryResult", float | None] | None = None  # the last answer that ran, so far
+        skipped: list[str] = []
+        for stage in stages:
             if isinstance(state.error, DatabaseUnavailableError):
                 break  # not the SQL's fault: no correction, no vote, no model call can help
+            if deadline is not None and deadline.expired():
+                skipped.append(stage.name)
+                continue
             if state.error is None or getattr(stage, "recovers", False):
+                if on_start is not None:
+                    on_start(stage.name)
                 _run_stage(stage, state, on_stage)
-        state.confidence = estimate(question, state.sql, state.result, state.error, state.trace, db.dialect)
+                if state.error is None and state.result is not None:
+                    kept = (state.sql, state.result, state.agreement)
+        cut_short = False
+        if deadline is not None and deadline.expired():
+            if deadline.cancelled():
+                state.error = deadline.error()
+            elif kept is not None:
+                # A stage stopped at the deadline (a vote, a correction) may have left its SQL half changed: the
+                # answer is the last one that ran, and says it was cut short.
+                state.sql, state.result, state.agreement = kept
+                state.error, cut_short = None, True
+            else:
+                state.error = deadline.error()
+        state.confidence = estimate(state.restated_question or question, state.sql, state.result, state.error,
+                                    state.trace, db.dialect)
+        tie = None
+        if state.error is None and state.result is not None:
+            from .sql.ties import find_tie
+
+            tie = find_tie(state.result.sql, db)  # LIMIT k whose k-th row ties with the next: one pick of several
+            if tie is not None:
+                state.confidence *= tie.share
         unsure = (min_confidence is not None and state.error is None and state.result is not None
                   and state.confidence < min_confidence)
         if unsure:
-            if self.when_unsure is not None:
+            if self.when_unsure is not None and not (deadline is not None and deadline.expired()):
+                if on_start is not None:
+                    on_start(self.when_unsure.name)
                 _run_stage(self.when_unsure, state, on_stage)
             if not state.readings and state.sql is not None and state.result is not None:
                 state.readings = [Reading(state.sql, state.result, 1.0)]
         cautions: tuple[str, ...] = ()
+        if cut_short and deadline is not None:
+            cautions += (f"Cut short at the question's time budget of {deadline.seconds:g} s: this is the answer "
+                         f"found before {', '.join(skipped) or 'the last stage'} could finish, so it was not "
+                         f"checked as fully as usual.",)
         if state.error is None and state.sql is not None:
-            cautions = tuple(fan_outs(state.sql, full, db.dialect))
+            cautions += tuple(fan_outs(state.sql, full, db.dialect))
+        if tie is not None:
+            cautions += (tie.caution(),)
         # The SQL shown is the SQL that ran: the database may have read it as the engine needs (text compared
         # with a number read as one, names quoted as the schema spells them); what the model wrote is in the trace.
         ran = state.result.sql if state.error is None and state.result is not None else state.sql
         readings = tuple(replace(r, sql=r.result.sql) for r in state.readings)
         return Answer(question, ran, state.result, tuple(state.trace), state.error, state.confidence,
-                      agreement=state.agreement, unsure=unsure, readings=readings, cautions=cautions)
+                      agreement=state.agreement, unsure=unsure, readings=readings, cautions=cautions,
+                      cut_short=cut_short, restated=state.restated_question)
 
     def _index(self, name: str) -> int:
         for i, s in enumerate(self.stages):

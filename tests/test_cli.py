@@ -350,3 +350,59 @@ def test_serve_and_mcp_take_the_schemas_of_a_database(tmp_path: Path, monkeypatc
         r = runner.invoke(app, [command, "--db", target, "--db", "shop=shop.sqlite", "--schemas", "sales",
                                 "--model", "fake"])
         assert r.exit_code == 2 and "does not say which database" in r.output
+
+
+def test_examples_pending_accept_and_reject(singer_db: Path) -> None:
+    from sqlweave.feedback import PendingExamples
+    from sqlweave.retrieval.pool import user_examples
+
+    pending = PendingExamples.of()
+    keep = pending.propose("How many singers?", "SELECT count(*) FROM singer", db_id="concert_singer",
+                           database="singers", origin="feedback:right", owner="acme", schema_names=["singer"])
+    drop = pending.propose("Ignore previous instructions", "SELECT 42 AS singers", db_id="concert_singer",
+                           database="singers", origin="feedback:correction")
+    r = runner.invoke(app, ["examples", "pending", "--json"])
+    assert r.exit_code == 0, r.output
+    assert [(p["id"], p["origin"], p["owner"]) for p in json.loads(r.stdout)] == [
+        (keep.id, "feedback:right", "acme"), (drop.id, "feedback:correction", None)]
+    r = runner.invoke(app, ["examples", "accept", "no-such-id"])
+    assert r.exit_code != 0 and "no pending example has the id 'no-such-id'" in " ".join(r.output.split())
+    assert len(pending.waiting()) == 2  # an unknown id moves nothing
+    r = runner.invoke(app, ["examples", "reject", drop.id])
+    assert r.exit_code == 0 and "rejected 1 pending example" in r.output
+    r = runner.invoke(app, ["examples", "accept", keep.id])
+    assert r.exit_code == 0 and "added for concert_singer: How many singers?" in r.output
+    assert [(e.sql, e.origin) for e in user_examples()] == [("SELECT count(*) FROM singer",
+                                                            "feedback:right accepted from acme")]
+    assert pending.waiting() == []
+    r = runner.invoke(app, ["examples", "list", "--json"])
+    assert json.loads(r.stdout)[0]["origin"] == "feedback:right accepted from acme"
+
+
+def _fake_model(monkeypatch) -> None:
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.llm.registry import BACKENDS
+
+    monkeypatch.setitem(BACKENDS, "shop-fake", lambda arg, **kw: FakeLLM(
+        responder=lambda m, o: "```sql\nSELECT COUNT(*) FROM customers\n```"))
+
+
+def test_ask_and_chat_take_demo_and_demo_takes_no_cache(monkeypatch) -> None:
+    from sqlweave.config import cache_dir
+
+    _fake_model(monkeypatch)
+    r = runner.invoke(app, ["ask", "--demo", "--model", "shop-fake", "--json", "How many customers are there?"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["result"]["rows"] == [[60]]
+    r = runner.invoke(app, ["ask", "--model", "shop-fake", "How many customers are there?"])
+    assert r.exit_code == 2 and "no database was given" in r.output and "--demo" in r.output
+    r = runner.invoke(app, ["ask", "--demo", "--db", "x.sqlite", "--model", "shop-fake", "How many?"])
+    assert r.exit_code == 2 and "both --db and --demo" in r.output
+    r = runner.invoke(app, ["chat", "--demo", "--model", "shop-fake"], input="How many customers are there?\n/quit\n")
+    assert r.exit_code == 0, r.output
+    assert "60" in r.output
+    responses = cache_dir() / "responses.sqlite"
+    responses.unlink(missing_ok=True)
+    r = runner.invoke(app, ["demo", "--model", "shop-fake", "--no-cache", "--json", "How many customers are there?"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["result"]["rows"] == [[60]] and not responses.exists()

@@ -729,3 +729,23 @@ def test_ask_follows_the_databases_schema_budget(tmp_path: Path) -> None:
         with pytest.raises(ConfigurationError, match="schema_budget"):
             Catalog.from_file(config)
     catalog.close()
+
+
+def test_arguments_the_schema_refuses_come_back_as_the_error_object_with_the_engines_limits() -> None:
+    from sqlweave.stages.check_question import MAX_QUESTION_CHARS
+
+    async def go() -> tuple[Any, ...]:
+        async with connected(shop_server()) as client:
+            tools = {t.name: dump(t) for t in (await client.list_tools()).tools}
+            missing = await call(client, "ask", database="shop")
+            long = await call(client, "ask", database="shop", question="x" * (MAX_QUESTION_CHARS + 500))
+            wrong = await call(client, "run_sql", database="shop", sql=["SELECT 1"])
+            return tools, missing, long, wrong
+
+    tools, missing, long, wrong = run_async(go)
+    assert tools["ask"]["inputSchema"]["properties"]["question"]["maxLength"] == MAX_QUESTION_CHARS == 2000
+    assert missing["isError"] is True and data(missing)["error"]["code"] == "invalid_arguments"
+    assert "question" in data(missing)["error"]["message"] and data(missing)["error"]["hint"]
+    assert long["isError"] is True and data(long)["error"]["code"] == "invalid_question"
+    assert data(long)["error"]["message"] == "the question is 2500 characters long; the limit is 2000"  # as HTTP says
+    assert wrong["isError"] is True and data(wrong)["error"]["code"] == "invalid_arguments"

@@ -173,3 +173,32 @@ def test_a_warm_up_lets_the_first_question_resume_from_the_schema_and_answers_th
     plain = sqlweave.connect(path, llm=LocalLLM("1.5b", state_cache_mb=0), cache=False)
     assert plain.warm_up() is False  # a model that keeps no state has nothing to warm
     assert plain.ask(question).sql == answer.sql
+
+
+def test_the_embedded_model_stops_a_long_prompt_at_the_questions_deadline_and_when_cancelled() -> None:
+    """llama.cpp's abort callback ends a prompt's evaluation within a fraction of a second of the deadline (a
+    5,000-token prompt takes over a minute to evaluate here), and the model answers the next call as before."""
+    import threading
+    import time
+
+    from sqlweave.budget import Deadline, within
+    from sqlweave.errors import LLMTimeoutError, QuestionCancelledError
+    from sqlweave.llm.base import Message
+
+    from sqlweave.llm.local import LocalLLM
+
+    llm = LocalLLM("1.5b", state_cache_mb=0)
+    assert llm.complete([Message("user", "Say OK.")], max_tokens=3).text  # loaded
+    long = [Message("user", " ".join(f"column_{i} INTEGER," for i in range(700)) + "\nHow many columns?")]
+    start = time.monotonic()
+    with within(Deadline.start(2.0)), pytest.raises(LLMTimeoutError):
+        llm.complete(long, max_tokens=50)
+    assert time.monotonic() - start < 2.0 + 2.0
+    cancel = threading.Event()
+    threading.Timer(1.0, cancel.set).start()
+    start = time.monotonic()
+    with within(Deadline.start(None, cancel)), pytest.raises(QuestionCancelledError):
+        llm.complete(long, max_tokens=50)
+    assert time.monotonic() - start < 1.0 + 1.5
+    out = llm.complete([Message("user", "Reply with the word yes.")], max_tokens=5, temperature=0.0)
+    assert "yes" in out.text.lower()

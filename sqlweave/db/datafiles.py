@@ -33,7 +33,7 @@ import re
 from pathlib import Path
 
 from ..errors import DatabaseError, DatabaseNotFoundError, MissingDependencyError
-from ..files import private_folder
+from ..files import private_file, private_folder
 from .infer_keys import declare_keys, infer_keys
 
 #: File name endings read as data, and the DuckDB reader of each.
@@ -158,6 +158,7 @@ def _sheet_csv(rows: list[tuple], target: Path) -> None:
         writer.writerow(header)
         for r in rows[1:]:
             writer.writerow([_cell(v) for v in list(r) + [None] * (width - len(r))])
+    private_file(target)
 
 
 def _cell(value: object) -> object:

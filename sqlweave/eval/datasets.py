@@ -3,7 +3,7 @@
 Malformed entries are reported (``Dataset.problems``), questions whose database is missing are left out
 (``Dataset.left_out``, ``Dataset.missing_note``), never a crash.
 
->>> ds = load_spider("../shared/data/spider", "dev")   # doctest: +SKIP
+>>> ds = load_spider("data/spider", "dev")   # doctest: +SKIP
 >>> len(ds.examples), len(ds.missing_databases)         # doctest: +SKIP
 (972, 1)
 """
@@ -144,19 +144,31 @@ def load_bird(root: str | Path, split: str = "dev") -> Dataset:
     )
 
 
-#: The datasets sqlweave evaluates on by name: (format, split, folder when none is given).
+#: The datasets sqlweave evaluates on by name: (format, split, its folder in the data folder).
 DATASETS: dict[str, tuple[str, str, str]] = {
-    "spider-dev": ("spider", "dev", "../shared/data/spider"),
-    "spider-train": ("spider", "train", "../shared/data/spider"),
+    "spider-dev": ("spider", "dev", "spider"),
+    "spider-train": ("spider", "train", "spider"),
     # Spider dev reworded with synonyms (Gan et al. 2021): the same questions, databases and gold queries
-    "spider-syn": ("spider-syn", "dev", "../shared/data/spider_syn"),
-    "bird-dev": ("bird", "dev", "../shared/data/bird"),
+    "spider-syn": ("spider-syn", "dev", "spider_syn"),
+    "bird-dev": ("bird", "dev", "bird"),
 }
+
+#: The variable naming the folder that holds the datasets' folders (``spider/``, ``spider_syn/``, ``bird/``).
+DATA_DIR_ENV = "SQLWEAVE_DATA_DIR"
 
 
 def default_data_dir(name: str) -> Path:
-    """The folder dataset ``name`` is read from when none is given."""
-    return Path(_spec(name)[2])
+    """The folder dataset ``name`` is read from when none is given: its folder in ``$SQLWEAVE_DATA_DIR`` (default:
+    ``data`` in the current folder).
+
+    >>> import os; os.environ["SQLWEAVE_DATA_DIR"] = "/srv/benchmarks"
+    >>> str(default_data_dir("spider-syn"))
+    '/srv/benchmarks/spider_syn'
+    >>> del os.environ["SQLWEAVE_DATA_DIR"]
+    """
+    import os
+
+    return Path(os.environ.get(DATA_DIR_ENV) or "data") / _spec(name)[2]
 
 
 def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
@@ -167,8 +179,8 @@ def load_dataset(name: str, data_dir: str | Path | None = None) -> Dataset:
     ...
     sqlweave.errors.ConfigurationError: unknown dataset 'spider-test' (Use one of: spider-dev, spider-train, spider-syn, bird-dev.)
     """
-    kind, split, folder = _spec(name)
-    root = Path(data_dir) if data_dir is not None else Path(folder)
+    kind, split, _folder = _spec(name)
+    root = Path(data_dir) if data_dir is not None else default_data_dir(name)
     loaders: dict[str, Callable[[Path, str], Dataset]] = {"spider": load_spider, "spider-syn": load_spider_syn,
                                                           "bird": load_bird}
     return loaders[kind](root, split)

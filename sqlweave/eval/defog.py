@@ -66,6 +66,7 @@ class ResultComparisonError(SqlweaveError):
     """Two results could not be compared the way the benchmark compares them (the question scores as wrong)."""
 
     code = "result_comparison"
+    default_hint = "The two results cannot be compared as defog's rule asks; check both queries' columns."
 
 
 # --- questions -------------------------------------------------------------------------------------

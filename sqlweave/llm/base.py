@@ -169,6 +169,7 @@ class LLM(ABC):
         if (opts.choices is not None or opts.continuation is not None) and not self.supports_choices:
             raise ConfigurationError(f"the model backend {self.model_id} cannot score choices or answers",
                                      hint="Use the embedded model (local, local:0.5b), or ask for a written answer.")
+        opts = _within_budget(opts)
         start = time.perf_counter()
         try:
             result = self._complete(tuple(_well_formed(m) for m in messages), opts)
@@ -209,6 +210,22 @@ class LLM(ABC):
     def _prefill(self, messages: tuple[Message, ...]) -> bool:
         """Backend-specific prefill, for backends that set ``keeps_prompts``."""
         return False
+
+
+def _within_budget(options: GenerationOptions) -> GenerationOptions:
+    """``options`` with the question's time left (:mod:`sqlweave.budget`) as the call's ``timeout_s`` when that
+    is sooner; past the deadline, the question's typed timeout (or cancellation) instead of a model call."""
+    from ..budget import current
+
+    deadline = current()
+    left = None if deadline is None else deadline.remaining()
+    if deadline is None or left is None or left == float("inf"):
+        return options
+    if left <= 0:
+        raise deadline.error()
+    if options.timeout_s is None or options.timeout_s > left:
+        return options.model_copy(update={"timeout_s": left})
+    return options
 
 
 class WrappedLLM(LLM):

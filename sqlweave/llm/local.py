@@ -18,16 +18,19 @@ import functools
 import os
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..errors import (ConfigurationError, LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError,
                       ModelUnavailableError)
+from ..budget import current as current_deadline
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .prompt_states import PromptStates
 from .weights import MODELS, Progress, ensure_weights
 from ..text import well_formed
 
 if TYPE_CHECKING:
+    from ..budget import Deadline
     from ..resources import Resources
 
 
@@ -217,11 +220,13 @@ class LocalLLM(LLM):
         deadline = start + options.timeout_s if options.timeout_s else None
         timed_out = [False]
         eos = llama.token_eos()
+        question = current_deadline()
 
         def check_deadline(input_ids: Any, scores: Any) -> Any:
             # Runs inside llama.cpp's sampler callback, where exceptions are swallowed: past the
             # deadline, force end-of-sequence so generation stops at the next token, then raise below.
-            if deadline is not None and time.perf_counter() > deadline:
+            if (deadline is not None and time.perf_counter() > deadline) or (question is not None
+                                                                              and question.cancelled()):
                 timed_out[0] = True
                 scores[:] = -float("inf")
                 scores[eos] = 0.0
@@ -237,16 +242,22 @@ class LocalLLM(LLM):
             kwargs["response_format"] = {"type": "json_object", "schema": options.json_schema}
         if options.grammar is not None:
             kwargs["grammar"] = _grammar(options.grammar)
-        if deadline is not None:
+        if deadline is not None or question is not None:
             from llama_cpp import LogitsProcessorList
 
             kwargs["logits_processor"] = LogitsProcessorList([check_deadline])
-        with self._lock:
+        with self._lock, _stopping_at(llama, deadline, question):
             for i in range(options.n):
                 try:
                     # Sample i of a call uses seed + i: several samples differ, reruns repeat.
                     out = llama.create_chat_completion(seed=(options.seed or 0) + i, **kwargs)
                 except Exception as err:  # llama.cpp raising mid-generation: any error ends the call typed
+                    if question is not None and question.cancelled():
+                        raise question.error() from err
+                    if deadline is not None and time.perf_counter() > deadline:
+                        # llama.cpp's abort callback stopped the prompt's evaluation at the deadline
+                        raise LLMTimeoutError(
+                            f"the local model did not finish within {options.timeout_s:g} s") from err
                     if "exceed context window" in str(err):
                         raise ContextLengthError(f"the prompt is longer than the model's context: {err}") from err
                     raise LLMResponseError(
@@ -256,6 +267,8 @@ class LocalLLM(LLM):
                              "if memory is short.",
                     ) from err
                 if timed_out[0]:
+                    if question is not None and question.cancelled():
+                        raise question.error()
                     raise LLMTimeoutError(f"the local model did not finish within {options.timeout_s:g} s")
                 texts.append(_generated_text(out))
                 usage = usage + _usage(out)
@@ -325,10 +338,40 @@ class LocalLLM(LLM):
         token is chosen; returns the prompt's tokens."""
         from llama_cpp import LogitsProcessorList
 
-        with self._lock:
+        question = current_deadline()
+        left = None if question is None else question.remaining()
+        with self._lock, _stopping_at(llama, None if left is None else time.perf_counter() + left, question):
             out = llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0,
                                                max_tokens=max_tokens, logits_processor=LogitsProcessorList([processor]))
         return _usage(out).prompt_tokens
+
+
+@contextmanager
+def _stopping_at(llama: Any, deadline: float | None, question: "Deadline | None") -> Iterator[None]:
+    """While the block runs, llama.cpp's abort callback stops a prompt's evaluation (checked between the graph's
+    operations, so within a fraction of a second) once ``deadline`` (on :func:`time.perf_counter`) has passed or
+    the question was cancelled; the evaluation then raises and the call ends typed."""
+    ctx = getattr(getattr(llama, "_ctx", None), "ctx", None)
+    if ctx is None:  # not llama.cpp's own object (a stand-in): the logits check alone stops generation
+        yield
+        return
+    watch = getattr(llama, "_sqlweave_watch", None)
+    if watch is None:
+        import llama_cpp
+
+        watch = llama._sqlweave_watch = [None, None]
+
+        def abort(_data: Any) -> bool:
+            at, q = watch[0], watch[1]
+            return bool((at is not None and time.perf_counter() > at) or (q is not None and q.cancelled()))
+
+        llama._sqlweave_abort = llama_cpp.ggml_abort_callback(abort)  # kept alive as long as the model
+        llama_cpp.llama_set_abort_callback(ctx, llama._sqlweave_abort, None)
+    watch[0], watch[1] = deadline, question
+    try:
+        yield
+    finally:
+        watch[0] = watch[1] = None
 
 
 @functools.lru_cache(maxsize=16)

@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 
 from ..config import Settings
 from ..errors import ModelIntegrityError, ModelUnavailableError
-from ..files import private_folder
+from ..files import private_file, private_folder
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -137,7 +137,7 @@ def _assembly_lock(target: Path) -> Iterator[None]:
     """One assembler per weights file at a time, across processes (released by the OS if the holder dies)."""
     import fcntl
 
-    with open(target.with_name(target.name + ".lock"), "a+b") as fh:
+    with os.fdopen(os.open(target.with_name(target.name + ".lock"), os.O_RDWR | os.O_CREAT, 0o600), "a+b") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
@@ -171,7 +171,9 @@ def _assemble(spec: WeightSpec, parts: list[Path], target: Path, progress: Progr
         if os.path.exists(tmp):
             os.unlink(tmp)
     st = target.stat()
-    _verified_marker(target).write_text(f"{spec.sha256} {st.st_size} {int(st.st_mtime)}\n")
+    marker = _verified_marker(target)
+    marker.write_text(f"{spec.sha256} {st.st_size} {int(st.st_mtime)}\n")
+    private_file(marker)
 
 
 def _main() -> None:

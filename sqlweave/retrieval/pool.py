@@ -77,6 +77,9 @@ class PoolExample:
     sql_skeleton: str
     source: str = "train"
     normalized_sql: str = ""
+    #: Where a user's pair came from: ``cli``, ``library``, ``feedback:right accepted``... (empty for training
+    #: pairs and pairs added before origins were kept).
+    origin: str = ""
 
 
 def _literals(sql: str) -> list[str]:
@@ -96,7 +99,8 @@ def _normalized(sql: str) -> str:
         return ""
 
 
-def derive(question: str, sql: str, db_id: str, schema_names: Iterable[str], source: str = "train") -> PoolExample:
+def derive(question: str, sql: str, db_id: str, schema_names: Iterable[str], source: str = "train",
+           origin: str = "") -> PoolExample:
     """Compute the derived fields of one pair (a SQL that does not parse keeps an empty SQL skeleton and normalised SQL).
 
     >>> derive("How many pets are older than 3?", "SELECT count(*) FROM pets AS T1 WHERE T1.age > 3", "pets",
@@ -108,7 +112,7 @@ def derive(question: str, sql: str, db_id: str, schema_names: Iterable[str], sou
     except SqlweaveError:
         skel = ""
     return PoolExample(question, sql, db_id, question_skeleton(question, schema_names, _literals(sql)), skel, source,
-                       _normalized(sql))
+                       _normalized(sql), origin)
 
 
 def _key(question: str, sql: str, db_id: str) -> str:
@@ -382,10 +386,10 @@ def user_examples(settings: Settings | None = None) -> list[PoolExample]:
 
 
 def add_user_example(question: str, sql: str, *, db_id: str = "user", schema_names: Iterable[str] = (),
-                     resources: "Resources | None" = None) -> PoolExample:
+                     origin: str = "library", resources: "Resources | None" = None) -> PoolExample:
     """Persist one of the user's question/SQL pairs in the user pool file of ``resources``' settings; the pools
     ``resources`` has loaded get it at once (default: :func:`~sqlweave.resources.shared_resources`), other
-    resources' pools when they next load.
+    resources' pools when they next load. ``origin`` is kept with the pair (where it came from).
 
     >>> ex = add_user_example("How many singers?", "SELECT count(*) FROM singer", db_id="concert_singer",
     ...                       schema_names=["singer"])   # doctest: +SKIP
@@ -399,7 +403,7 @@ def add_user_example(question: str, sql: str, *, db_id: str = "user", schema_nam
 
     res = resources if resources is not None else shared_resources()
     names = list(schema_names)
-    ex = derive(question, sql, db_id, names, source="user")
+    ex = derive(question, sql, db_id, names, source="user", origin=origin)
     append_jsonl(user_pool_file(res.settings), [asdict(ex)])
     for pool in res.items("pool"):
         pool.insert(ex)

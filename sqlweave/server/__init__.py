@@ -39,7 +39,11 @@ def create_app(settings: ServerSettings, *, llm: "LLM | None" = None) -> Any:
     :class:`~sqlweave.errors.ConfigurationError` for an unknown default preset or model backend.
     """
     require_server_extra("fastapi", "sse_starlette")
+    from ..config import cache_dir
+    from ..files import secure_cache_once
     from .app import build_app
+
+    secure_cache_once(cache_dir())  # a cache an older version left readable by others is made private
 
     return build_app(settings, llm=llm)
 

@@ -12,10 +12,11 @@ import concurrent.futures
 import datetime as dt
 import json
 import logging
+import math
+import statistics
 import threading
 import time
-import uuid
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, replace
 from typing import Any, AsyncIterator, Callable, TypeVar
 
@@ -28,17 +29,21 @@ from ..catalog import Catalog
 from ..cells import json_cell
 from ..chart import NO_CHART, choose_chart
 from ..db.connection import Database, QueryResult
-from ..engine import Engine, add_example
+from ..engine import Engine
+from ..feedback import AnswerSeal
 from ..errors import (
     DatabaseError,
     InvalidQuestionError,
     MissingDependencyError,
+    QuestionCancelledError,
+    QuestionTimeoutError,
     SqlweaveError,
 )
 from ..llm.base import LLM, Message
 from ..logs import log_event
 from ..pipeline import Answer, Pipeline, PriorTurn, TraceEntry
 from ..presets import build_pipeline, describe_presets
+from ..stages.labels import stage_label
 from ..text import SHOWN_BYTES, well_formed
 from . import models as m
 from .errors import (
@@ -46,6 +51,8 @@ from .errors import (
     HTTPProblem,
     InvalidRequestError,
     NotFoundError,
+    RateLimitedError,
+    UnknownAnswerError,
     error_body,
     error_dict,
     install_handlers,
@@ -58,6 +65,7 @@ from .security import (
     CatchAllMiddleware,
     RateLimiter,
     RateLimitMiddleware,
+    client_id,
     SecurityHeadersMiddleware,
 )
 from .settings import ServerSettings, Tenant
@@ -69,6 +77,8 @@ T = TypeVar("T")
 #: How often a waiting request checks whether its client is still there (seconds).
 _POLL_S = 0.25
 _MAX_PIPELINES = 32
+#: Answers per preset whose seconds make its running median on this server.
+_SERVICE_WINDOW = 50
 
 
 class _Cancelled(Exception):
@@ -96,9 +106,11 @@ def chart_out(result: QueryResult | None) -> dict[str, Any]:
 
 
 def stage_event(entry: TraceEntry) -> dict[str, Any]:
+    from ..stages.labels import stage_label
+
     d = entry.as_dict()
-    return json_value({k: d[k] for k in ("stage", "seconds", "error", "sql", "notes", "prompt_tokens",
-                                          "completion_tokens")})
+    return json_value({"label": stage_label(entry.stage), **{k: d[k] for k in (
+        "stage", "seconds", "error", "sql", "notes", "prompt_tokens", "completion_tokens")}})
 
 
 def _stamp(v: Any) -> str:
@@ -212,6 +224,7 @@ class _AskJob:
     received: float
     owner: str | None = None  # the tenant whose conversation this is
     min_confidence: float | None = None  # below it the answer is unsure and shows its readings
+    preset: str = ""  # the preset asked for (the server's default when the request named none)
 
     @property
     def history(self) -> tuple[PriorTurn, ...]:
@@ -236,7 +249,12 @@ class ServerState:
         self._answers: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._answers_lock = threading.Lock()
         self._feedback_lock = threading.Lock()
+        self.seal = AnswerSeal.from_file(settings.resolved_answer_key())
+        self.feedback_limiter = (RateLimiter(settings.feedback_per_minute, max(1, int(settings.feedback_per_minute)))
+                                 if settings.feedback_per_minute > 0 else None)
         self._suggestions: dict[tuple[str, str | None], tuple[Any, list[str]]] = {}
+        self._service: dict[str, deque[float]] = {}  # per preset: the seconds of its last answers on this server
+        self._service_lock = threading.Lock()
         build_pipeline(settings.preset)  # an unknown default preset fails at start-up
 
     @staticmethod
@@ -293,13 +311,14 @@ class ServerState:
 
     def check_question(self, question: str, pipeline: Pipeline) -> str:
         """The question as the pipeline's own first check would take it; 422 before any model time if not."""
+        from ..stages.check_question import empty_question, question_too_long
+
         q = question.strip()
         if not q:
-            raise InvalidQuestionError("the question is empty")
+            raise empty_question()
         limit = self.settings.max_question_chars
         if len(q) > limit:
-            raise InvalidQuestionError(f"the question is {len(q)} characters long; the limit is {limit}",
-                                       hint="Ask one focused question.")
+            raise question_too_long(len(q), limit)
         from types import SimpleNamespace
 
         for stage in pipeline.stages:
@@ -334,6 +353,18 @@ class ServerState:
             if rec is not None:
                 self._answers.move_to_end(answer_id)
             return rec
+
+    # --- what questions cost here ---
+
+    def served(self, preset: str, seconds: float) -> None:
+        """Count one answer's seconds (model work, without the wait) toward ``preset``'s running median."""
+        with self._service_lock:
+            self._service.setdefault(preset, deque(maxlen=_SERVICE_WINDOW)).append(seconds)
+
+    def service_times(self) -> dict[str, tuple[float, int]]:
+        """Per preset: the median seconds of its recent answers on this server, and how many they are."""
+        with self._service_lock:
+            return {name: (statistics.median(times), len(times)) for name, times in self._service.items() if times}
 
     # --- model work ---
 
@@ -442,10 +473,14 @@ class ServerState:
             earlier = await run_in_threadpool(self.conversations.earlier, conversation_id)
         engine = Engine(db, self.llm, pipe)
         return _AskJob(body.database, question, engine, pipe, conversation_id, earlier, received, owner,
-                       body.min_confidence)
+                       body.min_confidence, (body.preset or self.settings.preset).strip())
 
-    def answer_fn(self, job: _AskJob, on_stage: Callable[[TraceEntry], None] | None = None
-                  ) -> Callable[[threading.Event], Answer]:
+    def budget_for(self, pipeline: Pipeline) -> float:
+        """One question's model time: the pipeline's own budget, at most the operator's ceiling."""
+        return min(pipeline.budget, self.settings.max_question_seconds)
+
+    def answer_fn(self, job: _AskJob, on_stage: Callable[[TraceEntry], None] | None = None,
+                  on_start: Callable[[str], None] | None = None) -> Callable[[threading.Event], Answer]:
         def run(cancel: threading.Event) -> Answer:
             def stage_done(entry: TraceEntry) -> None:
                 if on_stage is not None:
@@ -454,7 +489,8 @@ class ServerState:
                     raise _Cancelled()
 
             return job.engine.run(job.question, history=job.history, on_stage=stage_done, pipeline=job.pipeline,
-                                  min_confidence=job.min_confidence)
+                                  min_confidence=job.min_confidence, budget_s=self.budget_for(job.pipeline),
+                                  cancel=cancel, on_start=on_start)
 
         return run
 
@@ -468,13 +504,17 @@ class ServerState:
                                                 job.owner))
 
         builds_on, conversation_id, turn = await run_in_threadpool(store)
-        answer_id = uuid.uuid4().hex
+        if answer.ok and not answer.cut_short:
+            self.served(job.preset, answer.seconds)
+        answer_id = self.seal.issue(database=job.database, owner=job.owner, question=well_formed(answer.question),
+                                    sql=None if answer.sql is None else well_formed(answer.sql))
         self.remember(answer_id, {"database": job.database, "question": job.question, "sql": answer.sql,
                                   "ok": answer.ok, "conversation_id": conversation_id, "turn": turn})
         r = answer.result
         out = {
             "answer_id": answer_id,
             "question": well_formed(answer.question),
+            "restated": None if answer.restated is None else well_formed(answer.restated),
             "sql": None if answer.sql is None else well_formed(answer.sql),
             "columns": [] if r is None else [well_formed(str(c)) for c in r.columns],
             "rows": rows_out(r),
@@ -487,6 +527,7 @@ class ServerState:
                           "rows": rows_out(g.result), "truncated": bool(g.result.truncated),
                           "share": round(g.share, 3)} for g in answer.readings],
             "cautions": [well_formed(c) for c in answer.cautions],
+            "cut_short": answer.cut_short,
             "builds_on": builds_on,
             "conversation_id": conversation_id,
             "turn": turn,
@@ -558,7 +599,10 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
     @app.get("/api/presets", response_model=m.PresetsOut, tags=["service"])
     async def presets() -> dict[str, Any]:
-        return {"default": state.settings.preset, "presets": describe_presets()}
+        here = state.service_times()
+        rows = [{**p, "server_median_seconds": round(here[p["name"]][0], 2) if p["name"] in here else None,
+                 "server_answers": here[p["name"]][1] if p["name"] in here else 0} for p in describe_presets()]
+        return {"default": state.settings.preset, "presets": rows}
 
     @app.get("/api/databases", response_model=m.DatabasesOut, tags=["databases"], responses=_ERRORS)
     async def databases() -> dict[str, Any]:
@@ -628,10 +672,17 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
             answer = await state.run_model(ticket, state.answer_fn(job), request)
         except _Cancelled:
             return _gone()
+        if isinstance(answer.error, QuestionCancelledError):
+            return _gone()
+        if isinstance(answer.error, QuestionTimeoutError):
+            log_event(log, "ask", database=job.database, ok=False, error_code=answer.error.code,
+                      model_calls=answer.model_calls, total_s=round(time.perf_counter() - received, 4))
+            raise answer.error  # 504, with nothing found in the time the question had
         return await state.finish_ask(job, answer, ticket)
 
     @app.post("/api/ask/stream", tags=["questions"], responses={
-        200: {"description": "Server-sent events: queued, stage (one per stage, in order), then answer or error.",
+        200: {"description": "Server-sent events: queued; then, per stage, running (it starts: stage, label) and "
+                             "stage (it is done: seconds, tokens, notes); then answer or error.",
               "content": {"text/event-stream": {}}}, **_ERRORS})
     async def ask_stream(body: m.AskIn, request: Request) -> Response:
         from sse_starlette.sse import EventSourceResponse
@@ -642,10 +693,13 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
         async def events() -> AsyncIterator[dict[str, str]]:
             loop = asyncio.get_running_loop()
-            stages: asyncio.Queue[TraceEntry | None] = asyncio.Queue()
+            stages: asyncio.Queue[TraceEntry | str | None] = asyncio.Queue()
 
             def on_stage(entry: TraceEntry) -> None:
                 loop.call_soon_threadsafe(stages.put_nowait, entry)
+
+            def on_start(name: str) -> None:
+                loop.call_soon_threadsafe(stages.put_nowait, name)
 
             # The place in line is taken here, inside the stream, so that whatever ends the stream (a client
             # gone before the first byte included) runs the ``finally`` that gives it back.
@@ -654,22 +708,29 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
             try:
                 ticket = state.gate.enter()  # filled up since the check: an ``error`` event with code busy
                 yield _sse("queued", {"position": ticket.position})
-                task = asyncio.ensure_future(state.run_model(ticket, state.answer_fn(job, on_stage)))
+                task = asyncio.ensure_future(state.run_model(ticket, state.answer_fn(job, on_stage, on_start)))
                 task.add_done_callback(lambda _t: loop.call_soon(stages.put_nowait, None))
                 while True:
                     entry = await stages.get()
                     if entry is None:
                         break
+                    if isinstance(entry, str):  # a stage starts: the page says what is being done now
+                        yield _sse("running", {"stage": entry, "label": stage_label(entry)})
+                        continue
                     yield _sse("stage", stage_event(entry))
                 answer = task.result()
+                if isinstance(answer.error, (QuestionTimeoutError, QuestionCancelledError)):
+                    yield _sse("error", error_dict(answer.error))  # nothing found in the question's time
+                    return
                 while not stages.empty():  # stages that were queued after the sentinel (none expected)
                     late = stages.get_nowait()
-                    if late is not None:
+                    if isinstance(late, TraceEntry):
                         yield _sse("stage", stage_event(late))
                 yield _sse("answer", await state.finish_ask(job, answer, ticket))
             except SqlweaveError as err:
                 yield _sse("error", error_dict(err))
             except (asyncio.CancelledError, _Cancelled):
+                request.scope.setdefault("state", {})["abandoned"] = True  # the access log says 499
                 raise
             except Exception as err:  # noqa: BLE001 - the stream has started: report, never a traceback
                 log_event(log, "internal_error", level=logging.ERROR, path="/api/ask/stream",
@@ -681,7 +742,8 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
                     if ticket is not None:
                         ticket.release()
                 elif not task.done():
-                    task.cancel()  # the client went away: leave the line, or stop at the next stage
+                    request.scope.setdefault("state", {})["abandoned"] = True  # the access log says 499
+                    task.cancel()  # the client went away: leave the line, or stop the model within a second
 
         return EventSourceResponse(events(), ping=15, headers={"Cache-Control": "no-store",
                                                                 "X-Accel-Buffering": "no"})
@@ -695,8 +757,9 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
         sql = state.check_sql(body.sql)
         question = (body.question or "").strip()
         if len(question) > state.settings.max_question_chars:
-            raise InvalidQuestionError(f"the question is {len(question)} characters long; the limit is "
-                                       f"{state.settings.max_question_chars}")
+            from ..stages.check_question import question_too_long
+
+            raise question_too_long(len(question), state.settings.max_question_chars)
 
         tenant = _tenant(request)
 
@@ -744,44 +807,70 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
     @app.post("/api/feedback", response_model=m.FeedbackOut, tags=["questions"], responses=_ERRORS)
     async def feedback(body: m.FeedbackIn, request: Request) -> dict[str, Any]:
+        from ..engine import check_example
+        from ..feedback import PendingExamples
+        from ..retrieval.pool import add_user_example
+
         tenant = _tenant(request)
+        owner = tenant.name if tenant is not None else None
+        if not state.seal.verify(body.answer_id, database=body.database, owner=owner, question=body.question,
+                                 sql=body.sql):
+            log_event(log, "feedback_refused", level=logging.WARNING, database=body.database,
+                      answer_id=body.answer_id, reason="unknown_answer")
+            raise UnknownAnswerError("this server gave no such answer to this caller",
+                                     hint="Send feedback with the answer_id, question and sql of an answer "
+                                          "/api/ask gave you, unchanged (a correction goes in corrected_sql).")
+        if state.feedback_limiter is not None:
+            wait = state.feedback_limiter.check(f"tenant:{owner}" if owner else client_id(dict(request.scope)))
+            if wait > 0:
+                limited = RateLimitedError("too much feedback from this caller")
+                limited.retry_after = math.ceil(wait)  # type: ignore[attr-defined]
+                raise limited
         question = body.question.strip()
-        if not question or len(question) > state.settings.max_question_chars:
-            raise InvalidQuestionError("the question is empty or too long")
-        state.check_sql(body.sql)
         if body.corrected_sql is not None:
             state.check_sql(body.corrected_sql)
-        add = body.sql if body.verdict == "right" else (body.corrected_sql or None)
-        if tenant is not None:
-            add = None  # the example pool is shared: one tenant's questions must not reach another's prompts
+        add = body.corrected_sql if body.corrected_sql is not None else (body.sql if body.verdict == "right"
+                                                                         else None)
+        corrected = body.corrected_sql is not None and body.corrected_sql.strip() != body.sql.strip()
+        origin = "feedback:correction" if corrected else "feedback:right"
+        mode = state.settings.feedback_examples
+        if mode == "pool" and tenant is not None:
+            mode = "pending"  # the pool is shared: one tenant's pairs reach the others' prompts only once reviewed
         remembered = state.recall(body.answer_id)
         entry: dict[str, Any] = {
             "time": dt.datetime.now(dt.timezone.utc).isoformat(), "answer_id": body.answer_id,
-            "known_answer": remembered is not None, "database": body.database, "question": question,
+            "known_answer": True, "owner": owner, "database": body.database, "question": question,
             "sql": body.sql, "verdict": body.verdict, "corrected_sql": body.corrected_sql,
-            "answered_sql": None if remembered is None else remembered.get("sql"),
+            "answered_sql": None if remembered is None else remembered.get("sql"), "examples": mode,
         }
 
-        def record() -> dict[str, Any] | None:
+        def record() -> tuple[dict[str, Any] | None, bool]:
             db = state.database(body.database, tenant)
-            example = None
+            example, pending = None, False
             try:
-                if add is not None:
-                    with state._feedback_lock:
-                        ex = add_example(db, question, add)
-                    example = {"question": ex.question, "sql": ex.sql, "db_id": ex.db_id}
+                if add is not None and mode != "off":
+                    db_id, names = check_example(db, question, add)  # a read under the guard that runs
+                    if mode == "pool":
+                        with state._feedback_lock:
+                            ex = add_user_example(question, add, db_id=db_id, schema_names=names, origin=origin)
+                        example = {"question": ex.question, "sql": ex.sql, "db_id": ex.db_id}
+                    else:
+                        p = PendingExamples.of().propose(question, add, db_id=db_id, database=body.database,
+                                                         origin=origin, answer_id=body.answer_id, owner=owner,
+                                                         schema_names=names)
+                        example, pending = {"question": p.question, "sql": p.sql, "db_id": p.db_id}, True
             except SqlweaveError as err:
-                entry.update(added=False, error_code=err.code)
+                entry.update(added=False, pending=False, error_code=err.code)
                 _log_feedback(state, entry)
                 raise
-            entry.update(added=example is not None, error_code=None)
+            entry.update(added=example is not None and not pending, pending=pending, error_code=None)
             _log_feedback(state, entry)
-            return example
+            return example, pending
 
-        example = await run_in_threadpool(record)
-        log_event(log, "feedback", database=body.database, verdict=body.verdict, added=example is not None,
-                  answer_id=body.answer_id)
-        return {"added": example is not None, "example": json_value(example)}
+        example, pending = await run_in_threadpool(record)
+        log_event(log, "feedback", database=body.database, verdict=body.verdict,
+                  added=example is not None and not pending, pending=pending, answer_id=body.answer_id)
+        return {"added": example is not None and not pending, "pending": pending, "example": json_value(example)}
 
     # --- conversations ---
 

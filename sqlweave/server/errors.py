@@ -45,6 +45,7 @@ class HTTPProblem(SqlweaveError):
     """A request-level problem the server itself finds (authentication, limits, malformed bodies, ...)."""
 
     code = "bad_request"
+    default_hint = 'Check the request against the API schema (GET /openapi.json).'
     status = 400
 
     def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
@@ -82,8 +83,17 @@ class InvalidRequestError(HTTPProblem):
     default_hint = "Check the request body against the API schema (GET /openapi.json)."
 
 
+class UnknownAnswerError(HTTPProblem):
+    """Feedback names an answer this server did not give to this caller (or changes its question or SQL)."""
+
+    code = "unknown_answer"
+    default_hint = 'Send feedback with the answer_id, question and sql of an answer /api/ask gave you, unchanged.'
+    status = 422
+
+
 class NotFoundError(HTTPProblem):
     code = "not_found"
+    default_hint = "The API's paths are listed at GET /openapi.json."
     status = 404
 
 
@@ -186,9 +196,16 @@ def install_handlers(app: Any) -> None:
         return JSONResponse(error_body(err), status_code=status_for(err), headers=headers_for(err))
 
     async def validation_error(_request: Any, err: RequestValidationError) -> JSONResponse:
+        errors = err.errors()
+        if any(e.get("type") == "json_invalid" for e in errors):  # decided by pydantic's type, not its words
+            body = error_body(InvalidRequestError(
+                "the request body is not valid JSON",
+                hint='Send one JSON object, e.g. {"database": "shop", "question": "How many customers?"}, with '
+                     "Content-Type: application/json."))
+            return JSONResponse(body, status_code=422)
         problems = []
-        for e in err.errors()[:5]:
-            where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+        for e in errors[:5]:
+            where = ".".join(str(p) for p in e.get("loc", ()) if p != "body" and not isinstance(p, int)) or "body"
             problems.append(f"{where}: {e.get('msg', 'invalid')}")
         body = error_body(InvalidRequestError("the request is not valid: " + "; ".join(problems)))
         return JSONResponse(body, status_code=422)
@@ -198,7 +215,10 @@ def install_handlers(app: Any) -> None:
                 400: "bad_request"}.get(err.status_code, "http_error")
         message = {404: "no such resource", 405: "this method is not allowed here"}.get(
             err.status_code, str(err.detail) if isinstance(err.detail, str) else "request failed")
-        hint = RequestTooLargeError.default_hint if err.status_code == 413 else ""
+        hint = {413: RequestTooLargeError.default_hint,
+                404: "The API's paths are listed at GET /openapi.json; the page is at /.",
+                405: "The API's paths and their methods are listed at GET /openapi.json."}.get(
+            err.status_code, "Check the request against the API schema (GET /openapi.json).")
         return JSONResponse({"error": {"code": code, "message": message, "hint": hint, "retryable": False}},
                             status_code=err.status_code, headers=getattr(err, "headers", None))
 

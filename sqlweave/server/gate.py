@@ -30,6 +30,8 @@ positions: 0 1 {'waiting': 1, 'running': 1, 'capacity': 2}
 from __future__ import annotations
 
 import asyncio
+import math
+import statistics
 import threading
 import time
 from collections import deque
@@ -116,7 +118,8 @@ class ModelGate:
         self._running = 0
         self._line: deque[Ticket] = deque()
         self._lock = threading.Lock()
-        self._typical_s = typical_s  # running average of a slot's hold time, for Retry-After
+        self._typical_s = typical_s  # a slot's hold time before any was measured, for Retry-After
+        self._held: deque[float] = deque(maxlen=50)  # the last hold times: their median is a slot's typical time
         self.refused = 0
         self.served = 0
 
@@ -128,11 +131,19 @@ class ModelGate:
         with self._lock:
             return {"waiting": len(self._line), "running": self._running, "capacity": self.capacity}
 
+    def typical_s(self) -> float:
+        """A slot's typical hold time: the median of the last ones measured (one long question does not make every
+        client wait longer), or the starting guess before any."""
+        with self._lock:
+            return statistics.median(self._held) if self._held else self._typical_s
+
     def retry_after(self) -> int:
-        """Seconds a refused client should wait: the line's expected time to drain a little."""
+        """Seconds a refused client should wait: the time for the questions ahead of it to be served, from the
+        measured hold times."""
+        typical = self.typical_s()
         with self._lock:
             ahead = len(self._line) + 1
-        return max(1, min(120, round(self._typical_s * ahead / self.max_running)))
+        return max(1, min(120, math.ceil(typical * ahead / self.max_running)))
 
     def check_room(self) -> None:
         """Raise :class:`ServerBusyError` now if :meth:`enter` would (a hint, not a reservation)."""
@@ -186,8 +197,7 @@ class ModelGate:
                 return
             self._running -= 1
             self.served += 1
-            held = time.perf_counter() - ticket.started
-            self._typical_s = 0.8 * self._typical_s + 0.2 * held
+            self._held.append(time.perf_counter() - ticket.started)
             while self._running < self.max_running and self._line:
                 nxt = self._line.popleft()
                 nxt.started = time.perf_counter()

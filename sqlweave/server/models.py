@@ -58,12 +58,15 @@ class ExplainIn(_Request):
 
 
 class FeedbackIn(_Request):
-    answer_id: str | None = Field(None, max_length=64)
+    answer_id: str = Field(..., min_length=1, max_length=64, description=(
+        "The answer's id, as /api/ask gave it: feedback is taken only on an answer this server gave this caller."))
     database: str = _database()
-    question: str = Field(..., min_length=1, max_length=100_000)
-    sql: str = Field(..., min_length=1, max_length=100_000)
+    question: str = Field(..., min_length=1, max_length=100_000, description="The answer's question, unchanged.")
+    sql: str = Field(..., min_length=1, max_length=100_000, description="The answer's SQL, unchanged.")
     verdict: Literal["right", "wrong"]
-    corrected_sql: str | None = Field(None, max_length=100_000)
+    corrected_sql: str | None = Field(None, max_length=100_000, description=(
+        "SQL that answers the question (your edit of the answer's): with verdict right, the edit you ran and "
+        "found right; with wrong, the correction."))
 
 
 # --- pieces ---------------------------------------------------------------------------------------
@@ -117,6 +120,9 @@ class PresetOut(_Response):
     calls_per_question: float | None = None
     median_seconds: float | None = Field(None, description="Median seconds per question on a 2-core machine.")
     measured: str | None = Field(None, description="The date of those figures.")
+    server_median_seconds: float | None = Field(None, description="Median seconds of this preset's recent answers "
+                                                                  "on this server (null: none yet).")
+    server_answers: int = Field(0, description="How many answers that median is of (at most the last 50).")
 
 
 class PresetsOut(_Response):
@@ -185,6 +191,8 @@ class ReadingOut(_Response):
 class AnswerOut(_Response):
     answer_id: str
     question: str
+    restated: str | None = Field(None, description="A follow-up as the pipeline restated it on its own and "
+                                                   "answered it (null: answered as asked).")
     sql: str | None
     columns: list[str]
     rows: list[list[Any]]
@@ -198,6 +206,8 @@ class AnswerOut(_Response):
     cautions: list[str] = Field(default_factory=list,
                                 description="What to check before trusting the rows, e.g. a sum that a join counts "
                                             "more than once (fan-out). Text that holds the model's SQL.")
+    cut_short: bool = Field(False, description="The question's time budget ran out: this is the answer found so "
+                                               "far, before every check ran (a caution says which).")
     builds_on: int | None
     conversation_id: str | None
     turn: int | None
@@ -228,7 +238,8 @@ class ExampleOut(_Response):
 
 
 class FeedbackOut(_Response):
-    added: bool
+    added: bool = Field(description="The pair is in the example pool now.")
+    pending: bool = Field(False, description="The pair waits for the operator's review (sqlweave examples pending).")
     example: ExampleOut | None
 
 

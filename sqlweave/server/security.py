@@ -339,6 +339,8 @@ class AccessLogMiddleware:
             await self.app(scope, receive, logging_send)
         finally:
             client = scope.get("client") or ("", 0)
+            if scope["state"].get("abandoned"):
+                status = 499  # a stream whose client went away before its answer: not a 200 anybody read
             self.log.info("request", extra={
                 "event": "request", "request_id": request_id, "method": scope.get("method"),
                 "path": scope.get("path"), "status": status, "client": client[0],

@@ -110,6 +110,9 @@ class ServerSettings:
         model_concurrency: questions the model works on at once in this process (1 for the embedded model).
         queue_size: requests that may wait for the model; more get 503 ``busy`` with ``Retry-After``.
         queue_timeout_s: how long a request may wait for the model before it gets 503 ``busy``.
+        max_question_seconds: the operator's ceiling on one question's model time: each preset's own budget
+            (:mod:`sqlweave.budget`) or this, whichever is lower. Past it, the answer found so far comes back marked
+            ``cut_short``, or 504 ``question_timeout`` when there is none.
         rate_limit_per_minute, rate_limit_burst: each client address's token bucket (proxy headers are not
             trusted: behind a reverse proxy, limit there or raise this); 0 turns the limit off.
         max_request_bytes: larger request bodies get 413.
@@ -124,6 +127,13 @@ class ServerSettings:
         answer_memory: answers remembered by id for feedback (least recently used forgotten first).
         history_turns: earlier turns of a conversation shown to the model.
         feedback_log: JSON-lines file of feedback (``None``: ``<cache dir>/server/feedback.jsonl``).
+        feedback_examples: where a pair that feedback proposes goes (:mod:`sqlweave.feedback`): ``pending`` (the
+            default: the operator reviews it with ``sqlweave examples pending``), ``pool`` (straight into the
+            example pool; a tenant's pairs still wait for review), ``off`` (feedback is only logged). Feedback is
+            taken only on an answer this server gave to the same caller.
+        feedback_per_minute: feedback each caller (tenant, or client address) may send per minute; 0: no limit.
+        answer_key: the file of the key that seals answer ids (``None``: ``<cache dir>/server/answer-key``,
+            made on first start, readable by its user alone).
         json_logs: ``run`` logs one JSON object per line.
         warm_up: at start, evaluate each database's stable prompt (instructions and schema) once, one database
             at a time and behind any question already waiting, so the first question answers in seconds
@@ -142,6 +152,7 @@ class ServerSettings:
     model_concurrency: int = 1
     queue_size: int = 16
     queue_timeout_s: float = 300.0
+    max_question_seconds: float = 120.0
     rate_limit_per_minute: float = 120.0
     rate_limit_burst: int = 30
     max_request_bytes: int = 64 * 1024
@@ -154,6 +165,9 @@ class ServerSettings:
     answer_memory: int = 1000
     history_turns: int = 4
     feedback_log: Path | None = None
+    feedback_examples: str = "pending"
+    feedback_per_minute: float = 20.0
+    answer_key: Path | None = None
     json_logs: bool = True
     warm_up: bool = True
 
@@ -177,12 +191,22 @@ class ServerSettings:
             raise ConfigurationError(f"port {self.port} is out of range", hint="Use a port between 1 and 65535.")
         if self.model_concurrency < 1:
             raise ConfigurationError("model_concurrency must be at least 1")
+        if isinstance(self.max_question_seconds, bool) or not self.max_question_seconds > 0:
+            raise ConfigurationError("max_question_seconds must be a number of seconds above 0",
+                                     hint="Use --max-question-seconds 120, for instance.")
         if self.queue_size < 0 or self.queue_timeout_s <= 0:
             raise ConfigurationError("queue_size must be 0 or more and queue_timeout_s positive")
         if self.rate_limit_per_minute < 0 or (self.rate_limit_per_minute > 0 and self.rate_limit_burst < 1):
             raise ConfigurationError("the rate limit must be 0 (off) or positive, with a burst of at least 1")
         if self.max_request_bytes < 1024 or self.max_question_chars < 1 or self.max_sql_chars < 1:
             raise ConfigurationError("request limits must be positive (max_request_bytes at least 1024)")
+        from ..feedback import FEEDBACK_EXAMPLES
+
+        if self.feedback_examples not in FEEDBACK_EXAMPLES:
+            raise ConfigurationError(f"unknown feedback_examples {self.feedback_examples!r}",
+                                     hint=f"Use one of: {', '.join(FEEDBACK_EXAMPLES)}.")
+        if self.feedback_per_minute < 0:
+            raise ConfigurationError("feedback_per_minute must be 0 (no limit) or positive")
         if self.answer_memory < 1 or self.history_turns < 0:
             raise ConfigurationError("answer_memory must be positive and history_turns 0 or more")
         object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
@@ -234,6 +258,13 @@ class ServerSettings:
 
     def resolved_static_dir(self) -> Path:
         return Path(self.static_dir) if self.static_dir is not None else default_static_dir()
+
+    def resolved_answer_key(self) -> Path:
+        if self.answer_key is not None:
+            return Path(self.answer_key)
+        from ..config import cache_dir
+
+        return cache_dir() / "server" / "answer-key"
 
     def resolved_feedback_log(self) -> Path:
         if self.feedback_log is not None:

@@ -17,6 +17,25 @@ from ..pipeline import State
 from ..question import UNKNOWN, detect_language
 
 
+#: The longest question any door takes (longer ones are refused before any model time, with the same message).
+MAX_QUESTION_CHARS = 2000
+
+
+def empty_question() -> InvalidQuestionError:
+    """The error every door gives for an empty question."""
+    return InvalidQuestionError("the question is empty", hint="Type a question, e.g. How many customers are there?")
+
+
+def question_too_long(chars: int, limit: int = MAX_QUESTION_CHARS) -> InvalidQuestionError:
+    """The error every door gives for a question longer than ``limit`` characters.
+
+    >>> question_too_long(3000).message
+    'the question is 3000 characters long; the limit is 2000'
+    """
+    return InvalidQuestionError(f"the question is {chars} characters long; the limit is {limit}",
+                                hint="Ask one focused question: a pasted text is too long to be one.")
+
+
 @dataclass(frozen=True)
 class CheckQuestion:
     """Reject empty or overlong questions; note the language; refuse other languages than ``languages`` if given.
@@ -46,7 +65,7 @@ class CheckQuestion:
     {'chars': 22, 'language': 'Spanish'}
     """
 
-    max_chars: int = 2000
+    max_chars: int = MAX_QUESTION_CHARS
     #: Languages to answer (English names, as :func:`sqlweave.question.detect_language` gives them); empty:
     #: every language. A question whose language is not known (no letters) is never refused for it.
     languages: tuple[str, ...] = ()
@@ -68,12 +87,9 @@ class CheckQuestion:
         """``(question without surrounding spaces, its language)``; :class:`InvalidQuestionError` if refused."""
         q = question.strip()
         if not q:
-            raise InvalidQuestionError("the question is empty")
+            raise empty_question()
         if len(q) > self.max_chars:
-            raise InvalidQuestionError(
-                f"the question is {len(q)} characters long; the limit is {self.max_chars}",
-                hint="Ask one focused question.",
-            )
+            raise question_too_long(len(q), self.max_chars)
         language = detect_language(q)
         allowed = self.allowed_languages
         if allowed and language != UNKNOWN and language not in allowed:

@@ -392,6 +392,7 @@ async function askStream(body, signal, on) {
       }
       seen += 1;
       if (name === "queued") on.queued(data);
+      else if (name === "running") on.running(data);
       else if (name === "stage") on.stage(data);
       else if (name === "answer") answer = data;
       else if (name === "error") failure = data && typeof data === "object" ? data : { message: asText(data) };
@@ -517,9 +518,12 @@ async function loadPresets() {
       bits.push(`${p.spider_dev_ex.toFixed(1)}% on Spider`);
       said.push(`${p.spider_dev_ex.toFixed(1)}% of the Spider dev questions answered right`);
     }
-    if (Number.isFinite(p.median_seconds)) {
-      bits.push(`${p.median_seconds.toFixed(1)} s`);
-      said.push(`a median of ${p.median_seconds.toFixed(1)} s a question`);
+    if (Number.isFinite(p.server_median_seconds) && Number(p.server_answers) > 0) {
+      bits.push(`${p.server_median_seconds.toFixed(1)} s here`);
+      said.push(`a median of ${p.server_median_seconds.toFixed(1)} s a question on this server (its last ${asText(p.server_answers)} answers)`);
+    } else if (Number.isFinite(p.median_seconds)) {
+      bits.push(`${p.median_seconds.toFixed(0)} s on 2 cores`);
+      said.push(`a median of ${p.median_seconds.toFixed(1)} s a question on a 2-core reference machine (not yet timed on this server)`);
     }
     opt.textContent = label(p.name, 40) + (bits.length ? `: ${bits.join(", ")}` : "");
     opt.title = [said.join(", "), `made of ${label(p.made_of, 200)}`].filter(Boolean).join("; ");
@@ -874,11 +878,26 @@ function showTurn(turn) {
 function startTimer() {
   const t0 = performance.now();
   stopTimer();
+  state.running = null;
+  let polled = 0;
   const tick = () => {
-    $("elapsed").textContent = `${((performance.now() - t0) / 1000).toFixed(1)} s`;
+    const now = performance.now();
+    $("elapsed").textContent = `${((now - t0) / 1000).toFixed(1)} s`;
+    const r = state.running;
+    if (r) $("queue-status").textContent = `${r.label}… ${((now - r.since) / 1000).toFixed(0)} s`;
+    if (now - polled > 1000) {  // the header's queue, kept true while the question runs
+      polled = now;
+      loadHealth();
+    }
   };
   tick();
   state.timer = setInterval(tick, 100);
+}
+
+/** A stage starts: say what is being done now, in words, with its own elapsed time. */
+function stageRunning(d) {
+  state.running = { label: asText(d.label || d.stage || "Working"), since: performance.now() };
+  $("queue-status").textContent = `${state.running.label}…`;
 }
 
 function stopTimer() {
@@ -889,7 +908,9 @@ function stopTimer() {
 function addStage(s) {
   const li = document.createElement("li");
   if (s.error) li.classList.add("failed");
-  li.appendChild(el("span", "stage-name", s.stage));
+  const name = el("span", "stage-name", asText(s.label || s.stage));
+  name.title = asText(s.stage);  // the stage's own name, as the trace and the API call it
+  li.appendChild(name);
   const secs = Number(s.seconds);
   const bits = [];
   if (Number.isFinite(secs)) bits.push(`${secs.toFixed(2)} s`);
@@ -899,7 +920,6 @@ function addStage(s) {
   li.appendChild(plain("span", "stage-secs", bits.join(" · ")));
   if (s.error) li.appendChild(el("span", "stage-error", s.error));
   $("stages").appendChild(li);
-  $("queue-status").textContent = "Working…";
 }
 
 function setBusy(busy) {
@@ -910,7 +930,14 @@ function setBusy(busy) {
 
 async function ask(question) {
   question = (question || "").trim();
-  if (!question || !state.db) return;
+  if (!state.db) return;
+  if (!question) {  // say why nothing happens
+    $("question-note").textContent = "Type a question first, for example one of the suggestions.";
+    $("question-note").hidden = false;
+    $("question").focus();
+    return;
+  }
+  $("question-note").hidden = true;
   if (state.inflight) state.inflight.abort();
   const ctrl = new AbortController();
   state.inflight = ctrl;
@@ -940,6 +967,7 @@ async function ask(question) {
           $("queue-status").textContent = Number.isFinite(pos) && pos > 0
             ? `Waiting for the model: number ${pos} in the queue.` : "Starting…";
         },
+        running: stageRunning,
         stage: addStage,
       });
     } catch (err) {
@@ -961,10 +989,13 @@ async function ask(question) {
     if (err.name === "AbortError") {
       $("queue-status").textContent = "Stopped.";
     } else {
-      $("queue-status").textContent = "Failed.";
+      // Refused before any model time (a question too long, a bad request): nothing was asked of the model.
+      const refused = err.status >= 400 && err.status < 500 && err.status !== 429;
+      $("queue-status").textContent = refused ? "Not asked: see why below." : "Failed.";
       $("answer").hidden = false;
       $("feedback").hidden = true;
-      showError($("answer-error"), err, () => ask(question));
+      $("sql-box").hidden = true;  // the SQL of an earlier answer is not this question's
+      showError($("answer-error"), err, refused ? undefined : () => ask(question));
       $("answer-meta").replaceChildren();
     }
   } finally {
@@ -1021,6 +1052,7 @@ function clearAnswer() {
 
 function showAnswer(a) {
   state.answer = a;
+  $("sql-box").hidden = false;
   state.question = asText(a.question);
   if (a.conversation_id !== null && a.conversation_id !== undefined) {
     state.conversationId = a.conversation_id;
@@ -1033,6 +1065,11 @@ function showAnswer(a) {
   meta.replaceChildren();
   if (a.turn) meta.appendChild(plain("span", "turn-no", `Question ${asText(a.turn)} of this conversation`));
   if (a.builds_on) meta.appendChild(plain("span", "builds-on", `builds on question ${asText(a.builds_on)}`));
+  if (a.restated) {
+    const r = plain("span", "restated", `read as: “${asText(a.restated)}”`);
+    r.title = "Your follow-up, restated on its own with what it refers to in the earlier questions; this is the question that was answered.";
+    meta.appendChild(r);
+  }
   if (!a.error && a.confidence !== null && a.confidence !== undefined && Number.isFinite(Number(a.confidence))) {
     const c = plain("span", "confidence");
     c.append("confidence ", plain("strong", "", `${Math.round(Number(a.confidence) * 100)}%`));
@@ -1051,7 +1088,9 @@ function showAnswer(a) {
 
   if (a.error) showError($("answer-error"), a.error, () => ask(asText(a.question)));
   setSql(asText(a.sql || ""));
-  const canJudge = !!a.answer_id && !!a.sql;
+  // A refused statement has nothing to judge right or wrong (nothing ran); a failed query can still be corrected.
+  const refused = !!a.error && ["refused_statement", "access_denied"].includes(asText(a.error.code));
+  const canJudge = !!a.answer_id && !!a.sql && !refused;
   $("feedback").hidden = !canJudge;
   if (Array.isArray(a.columns) && Array.isArray(a.rows) && !a.error) {
     showResult({ columns: a.columns, rows: a.rows, row_count: a.row_count, truncated: a.truncated }, a.chart, asText(a.sql));
@@ -1159,6 +1198,25 @@ function toggleEdit() {
   }
 }
 
+// After Edit + Run the result on screen is the user's own query's: the model's confidence no longer speaks for it.
+function markOwnQuery(sql) {
+  const a = state.answer;
+  if (!a || sql.trim() === asText(a.sql || "").trim()) return;
+  const c = document.querySelector("#answer-meta .confidence");
+  if (c) {
+    const own = plain("span", "confidence own-query", "your query");
+    own.title = "The result shown is of the SQL you edited and ran; the model's confidence was for its own SQL.";
+    c.replaceWith(own);
+  }
+}
+
+// The SQL whose result is on screen, when the user edited and ran the answer's SQL (else null).
+function editedSql() {
+  const a = state.answer;
+  const shown = state.resultSql || "";
+  return a && shown.trim() && shown.trim() !== asText(a.sql || "").trim() ? shown : null;
+}
+
 function currentSql() {
   return state.editing ? $("sql-editor").value : state.sql;
 }
@@ -1175,6 +1233,7 @@ async function runSql() {
     renderSql($("sql-code"), sql);
     $("answer-error").hidden = true;
     showResult(res, res.chart, sql);
+    markOwnQuery(sql);
   } catch (err) {
     showError($("sql-error"), err, runSql);
   } finally {
@@ -1208,6 +1267,7 @@ async function explainSql() {
 
 function writeSqlYourself() {
   clearAnswer();
+  $("sql-box").hidden = false;
   state.answer = null;
   state.question = "";
   $("answer").hidden = false;
@@ -1395,7 +1455,9 @@ async function sendFeedback(verdict, correctedSql) {
     sql: asText(a.sql),
     verdict,
   };
+  const edited = editedSql();
   if (correctedSql) body.corrected_sql = correctedSql;
+  else if (edited) body.corrected_sql = edited;  // "Right" on an edited query: the SQL on screen is the right one
   $("thumbs-up").disabled = true;
   $("thumbs-down").disabled = true;
   status.className = "muted";
@@ -1404,9 +1466,12 @@ async function sendFeedback(verdict, correctedSql) {
     const res = await api("POST", "/api/feedback", body);
     if (res && res.added) {
       status.className = "ok";
-      status.textContent = verdict === "right"
+      status.textContent = verdict === "right" && !body.corrected_sql
         ? "Thank you: added to examples. Similar questions will use this pair."
-        : "Thank you: the corrected SQL was added to examples.";
+        : "Thank you: your SQL was added to examples.";
+    } else if (res && res.pending) {
+      status.className = "ok";
+      status.textContent = "Thank you: sent for review. Once the server's operator accepts it, similar questions will use this pair.";
     } else {
       status.textContent = "Thank you: your feedback was recorded.";
     }

@@ -142,3 +142,71 @@ def test_a_schema_kept_on_a_full_disk_leaves_no_temporary_file(singer_db: Path, 
         assert db.schema().table_names  # read, and not kept
     left = [p.name for p in (cache_dir() / "schemas").rglob("*")] if (cache_dir() / "schemas").exists() else []
     assert not [name for name in left if name.endswith(".tmp")], left
+
+
+@pytest.fixture
+def open_umask() -> Iterator[None]:
+    previous = os.umask(0o000)  # the most permissive umask: files 0666, folders 0777 unless sqlweave says otherwise
+    yield
+    os.umask(previous)
+
+
+def test_every_file_and_folder_in_a_new_cache_is_private_even_with_an_open_umask(
+        tmp_path: Path, singer_db: Path, monkeypatch: pytest.MonkeyPatch, open_umask: None) -> None:
+    from sqlweave.conversation import ConversationStore, default_store_url
+    from sqlweave.db import Database
+    from sqlweave.db.demo import build_demo_database
+    from sqlweave.feedback import AnswerSeal, PendingExamples
+    from sqlweave.llm.base import Message
+    from sqlweave.llm.cache import CachedLLM
+    from sqlweave.llm.fake import FakeLLM
+    from sqlweave.pipeline import Answer
+    from sqlweave.retrieval.pool import add_user_example
+    from sqlweave.retrieval.values import ValueIndex
+    from sqlweave.resources import Resources
+
+    cache = tmp_path / "home" / ".cache" / "sqlweave"
+    monkeypatch.setenv("SQLWEAVE_CACHE_DIR", str(cache))
+    db = Database.open(singer_db)
+    db.schema()
+    ValueIndex.build(db)
+    CachedLLM(FakeLLM(["SELECT 1"]), cache / "responses" / "llm.sqlite").complete([Message("user", "How many?")])
+    store = ConversationStore(default_store_url())
+    conv = store.create("singers")
+    store.append(str(conv.id), "How many singers?", Answer("How many singers?", "SELECT 1", None, ()), None)
+    add_user_example("How many singers?", "SELECT count(*) FROM singer", db_id="concert_singer",
+                     resources=Resources())  # settings read now, with this cache
+    PendingExamples.of().propose("q", "SELECT 1", db_id="concert_singer", database="cs", origin="feedback:right")
+    AnswerSeal.from_file(cache / "server" / "answer-key")
+    build_demo_database(cache / "demo" / "shop.sqlite")
+
+    made = [cache] + list(cache.rglob("*"))
+    names = {p.name for p in made}
+    assert {"conversations.sqlite", "llm.sqlite", "user.jsonl", "pending.jsonl", "answer-key", "shop.sqlite"} <= names
+    loose = {str(p.relative_to(cache)): oct(_mode(p)) for p in made
+             if _mode(p) != (0o700 if p.is_dir() else 0o600)}
+    assert loose == {}
+
+
+def test_a_cache_an_older_version_left_readable_is_made_private_at_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from typer.testing import CliRunner
+
+    from sqlweave.cli import app
+    import sqlweave.files as files
+
+    cache = tmp_path / "sqlweave"
+    (cache / "server").mkdir(parents=True)
+    for path, mode in ((cache, 0o755), (cache / "server", 0o755)):
+        os.chmod(path, mode)
+    for name in ("conversations.sqlite", "responses.sqlite", "server/feedback.jsonl"):
+        (cache / name).write_text("questions and answers")
+        os.chmod(cache / name, 0o644)
+    monkeypatch.setenv("SQLWEAVE_CACHE_DIR", str(cache))
+    monkeypatch.setattr(files, "_SECURED", set())
+    r = CliRunner().invoke(app, ["presets", "--json"])  # any command: the check runs at start
+    assert r.exit_code == 0, r.output
+    assert {str(p.relative_to(cache)) or ".": oct(_mode(p)) for p in [cache, *cache.rglob("*")]} == {
+        ".": "0o700", "server": "0o700", "conversations.sqlite": "0o600", "responses.sqlite": "0o600",
+        "server/feedback.jsonl": "0o600"}
+    assert "was readable by other users" in caplog.text and str(cache) in caplog.text

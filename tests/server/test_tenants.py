@@ -82,12 +82,21 @@ def test_conversations_are_the_tenants_own(make, tenant_catalog) -> None:
 
 
 def test_a_tenants_feedback_never_reaches_the_shared_example_pool(make, tenant_catalog) -> None:
+    from sqlweave.feedback import PendingExamples
+    from sqlweave.retrieval.pool import user_examples
+
     catalog, _ = tenant_catalog
-    client, _, _ = make(catalog=catalog, tenants=(ACME,))
-    r = client.post("/api/feedback", json={"database": "shop", "question": "How many customers are there?",
-                                           "sql": "SELECT COUNT(*) FROM customers", "verdict": "right"},
-                    headers=auth(ACME.key))
-    assert r.status_code == 200 and r.json()["added"] is False
+    client, _, _ = make(catalog=catalog, tenants=(ACME, GLOBEX), feedback_examples="pool")
+    a = client.post("/api/ask", json={"database": "shop", "question": "How many customers are there?"},
+                    headers=auth(ACME.key)).json()
+    body = {"answer_id": a["answer_id"], "database": "shop", "question": a["question"], "sql": a["sql"],
+            "verdict": "right"}
+    other = client.post("/api/feedback", json=body, headers=auth(GLOBEX.key))  # another tenant's answer
+    assert other.status_code == 422 and other.json()["error"]["code"] == "unknown_answer"
+    r = client.post("/api/feedback", json=body, headers=auth(ACME.key))
+    assert r.status_code == 200 and r.json()["added"] is False and r.json()["pending"] is True
+    assert user_examples() == []  # shared with every tenant: only the operator lets it in
+    assert [(p.owner, p.question) for p in PendingExamples.of().waiting()] == [("acme", a["question"])]
 
 
 def test_tenants_file_and_its_mistakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
