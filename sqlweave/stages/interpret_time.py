@@ -10,10 +10,11 @@ show before the question::
 
     Evidence (facts that help answer the question):
     Today is Tuesday 2026-12-01 (CURRENT_DATE).
-    - "last month" is the month before this one: November 2026: order_date >= '2026-11-01' AND order_date < '2026-12-01'
+    - "last month" is the month before this one: November 2026: orders.order_date >= '2026-11-01' AND
+      orders.order_date < '2026-12-01'
 
 Each line is written on the date column the question names (a date or timestamp column, or text holding ISO dates,
-whose words, or its table's, the question uses, those next to the expression most), as the prompt can write it;
+whose words, or its table's, the question uses, those next to the expression most), with its table;
 where the question names none, or two as much, on a placeholder ``d`` ("For a date column d"). A ``within`` takes
 its later date from the words before it ("adverse events") and its earlier one from those after ("starting the
 treatment").
@@ -32,10 +33,11 @@ falls back to the machine's date, and that is noted.
 >>> db = Database.open(demo_database_path())
 >>> state = State("How many orders were placed on weekends last month?", db, FakeLLM([]), db.schema(), db.schema())
 >>> InterpretTime(today="2026-12-09")(state)
->>> print(state.evidence)
+>>> print(state.evidence)  # doctest: +NORMALIZE_WHITESPACE
 Today is Wednesday 2026-12-09 (DATE('now')).
-- "weekends" means on Saturday or Sunday: strftime('%w', order_date) IN ('0', '6')
-- "last month" is the month before this one: November 2026: order_date >= '2026-11-01' AND order_date < '2026-12-01'
+- "weekends" means on Saturday or Sunday: strftime('%w', orders.order_date) IN ('0', '6')
+- "last month" is the month before this one: November 2026: orders.order_date >= '2026-11-01'
+  AND orders.order_date < '2026-12-01'
 >>> state = State("How many customers?", db, FakeLLM([]), db.schema(), db.schema())
 >>> InterpretTime()(state); state.evidence is None
 True
@@ -230,19 +232,14 @@ class InterpretTime:
     @staticmethod
     def _columns(found: list[Interpretation], state: State) -> list[tuple[str, str] | None]:
         """For each interpretation, the date column the question means and, for a ``within``, the other date (as
-        the prompt can write them: a column's name alone when no other table of the prompt has one so named),
-        or ``None`` where the question does not tell."""
+        ``table.column``), or ``None`` where the question does not tell."""
         shown = state.prompt_schema
         candidates, typed = date_columns(shown), typed_date_columns(shown)
         if not candidates:
             return [None] * len(found)
-        count: dict[str, int] = {}
-        for t in shown.tables:
-            for c in t.columns:
-                count[c.name.lower()] = count.get(c.name.lower(), 0) + 1
 
         def written(col: tuple[str, str]) -> str:
-            return col[1] if count.get(col[1].lower(), 0) == 1 else f"{col[0]}.{col[1]}"
+            return f"{col[0]}.{col[1]}"  # with its table: which table the question needs is part of the answer
 
         question = state.question
         out: list[tuple[str, str] | None] = []

@@ -141,7 +141,7 @@ def evidence_line(i: Interpretation, dialect: str, column: str = "d", other: str
     if i.kind == "within":
         return f'- "{i.phrase}" means a date {column} {i.meaning} {other}: {sql}'
     if i.kind == "per":
-        return f'- "{i.phrase}" means {i.meaning}: {sql}'
+        return f'- "{i.phrase}" means one row {i.meaning}: GROUP BY {sql}'
     if i.kind == "weekday":
         return f'- "{i.phrase}" means on {i.meaning}: {sql}'
     if i.kind == "period" and i.start is not None and i.end == date(i.start.year + 1, 1, 1) \

@@ -61,13 +61,14 @@ def test_the_interpretation_reaches_the_prompt_and_the_trace(orders_db: Database
     answer = pipe.run("What was the total amount of orders last month?", orders_db, llm)
     user = llm.calls[0][0][-1].content
     assert f"{EVIDENCE_HEADER}\nToday is Wednesday 2026-12-09 (DATE('now')).\n- \"last month\" is the month before " \
-           "this one: November 2026: order_date >= '2026-11-01' AND order_date < '2026-12-01'\n" in user
+           "this one: November 2026: orders.order_date >= '2026-11-01' AND orders.order_date < '2026-12-01'\n" in user
     assert user.index(EVIDENCE_HEADER) < user.index("Question: ")
     entry = next(e for e in answer.trace if e.stage == "interpret_time")
     assert entry.calls == () and entry.notes["today"] == "2026-12-09" and entry.notes["today_from"] == "given"
     assert entry.notes["interpretations"] == [{
         "phrase": "last month", "kind": "period", "meaning": "the month before this one: November 2026",
-        "start": "2026-11-01", "end": "2026-12-01", "sql": "order_date >= '2026-11-01' AND order_date < '2026-12-01'"}]
+        "start": "2026-11-01", "end": "2026-12-01",
+        "sql": "orders.order_date >= '2026-11-01' AND orders.order_date < '2026-12-01'"}]
     assert answer.result is not None and answer.result.rows == ((14.0,),)
 
 
@@ -76,7 +77,7 @@ def test_the_users_evidence_comes_first(orders_db: Database) -> None:
     InterpretTime(today="2026-12-09")(state)
     assert state.evidence is not None
     first, *rest = state.evidence.splitlines()
-    assert first == "Amounts are in euros." and rest[-1].endswith("strftime('%w', order_date) IN ('0', '6')")
+    assert first == "Amounts are in euros." and rest[-1].endswith("strftime('%w', orders.order_date) IN ('0', '6')")
 
 
 def test_today_is_the_databases_date(orders_db: Database) -> None:
@@ -157,10 +158,10 @@ def test_each_line_is_written_on_the_date_column_the_question_names(tmp_path: Pa
     assert lines("Total payments received last week") == [
         "payments_received.payment_date >= '2026-11-23' AND payments_received.payment_date < '2026-11-30'"]
     assert lines("Payments last week") == ["d >= '2026-11-23' AND d < '2026-11-30'"]  # received or made: not told
-    assert lines("Treatments that ended in the past 30 days") == ["end_dt >= '2026-11-01'"]
+    assert lines("Treatments that ended in the past 30 days") == ["treatments.end_dt >= '2026-11-01'"]
     # the later date is named before the phrase, the earlier one after it; a text column of ISO dates is a date
     assert lines("adverse events within 10 days after starting the treatment") == [
-        "date(reported_dt) BETWEEN date(start_dt) AND date(start_dt, '+10 days')"]
+        "date(adverse_events.reported_dt) BETWEEN date(treatments.start_dt) AND date(treatments.start_dt, '+10 days')"]
     state = _state(db, "Payments last week")
     InterpretTime(today="2026-12-01", name_columns=False)(state)
     assert state.evidence is not None and "For a date column d:" in state.evidence
