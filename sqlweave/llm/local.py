@@ -15,6 +15,7 @@ resume from their own longest cached prefix instead of evaluating the schema aga
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 import time
@@ -368,10 +369,16 @@ def _stopping_at(llama: Any, deadline: float | None, question: "Deadline | None"
         llama._sqlweave_abort = llama_cpp.ggml_abort_callback(abort)  # kept alive as long as the model
         llama_cpp.llama_set_abort_callback(ctx, llama._sqlweave_abort, None)
     watch[0], watch[1] = deadline, question
+    # llama.cpp reports a stopped evaluation as an error on stderr ("decode: removing memory module entries ..."):
+    # here it is the deadline doing its work, and a real failure is raised as a typed error with its words.
+    said = logging.getLogger("llama-cpp-python")
+    level = said.level
+    said.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
         watch[0] = watch[1] = None
+        said.setLevel(level)
 
 
 @functools.lru_cache(maxsize=16)
