@@ -532,8 +532,15 @@ def _build(spelled: str, name: str, options: dict[str, object]) -> Pipeline:
     try:
         recipe = PRESETS[base]
     except KeyError:
-        raise ConfigurationError(f"unknown pipeline {base!r}", hint=f"Use one of: {', '.join(sorted(PRESETS))}, "
-                                 f"optionally followed by +STAGE ({', '.join(ADDONS)}).") from None
+        import difflib
+
+        close = difflib.get_close_matches(base, list(PRESETS), n=1)
+        shipped = ", ".join(MEASURED)  # the presets measured and described; the others are research variants
+        raise ConfigurationError(
+            f"unknown pipeline {base!r}",
+            hint=(f"Did you mean {close[0]!r}? " if close else "") + f"The shipped presets are {shipped}; "
+                 "`sqlweave presets` lists every preset and what it is made of. A preset may be followed by "
+                 "+STAGE, e.g. default+values.") from None
     pipe = _build(recipe, base, options) if isinstance(recipe, str) else recipe(base, **options)
     for addon in addons:
         pipe = _extend(pipe, addon, spelled, options)

@@ -345,3 +345,17 @@ def test_no_warm_up_where_the_prompt_depends_on_the_question_or_the_model_keeps_
         asks_first = Pipeline("simplify-first", (*build_pipeline("default+simplify").stages,))
         assert asks_first.warm_up(db, keeping) is False  # a stage asks the model before generating
         assert keeping.prefills == [] and keeping.calls == []
+
+
+def test_an_unknown_preset_names_the_shipped_ones_and_where_to_see_all() -> None:
+    from sqlweave.presets import MEASURED
+
+    with pytest.raises(ConfigurationError) as info:
+        build_pipeline("defualt")
+    hint = info.value.hint
+    assert hint.startswith("Did you mean 'default'? ")
+    assert f"The shipped presets are {', '.join(MEASURED)};" in hint and "`sqlweave presets`" in hint
+    assert "rag-desem" not in hint  # research variants are not offered by name
+    with pytest.raises(ConfigurationError) as info:
+        build_pipeline("zzz")
+    assert not info.value.hint.startswith("Did you mean")
