@@ -552,23 +552,24 @@ class Pipeline:
         from .sql.fanout import fan_outs
 
         question, db, full = state.question, state.db, state.schema
-        stages = self.stages
         kept: tuple[str | None, "QueryResult", float | None] | None = None  # the last answer that ran, so far
-        skipped: list[str] = []
-        for stage in stages:
+        stopped: list[str] = []  # the stage the deadline stopped, then those it left out
+        for stage in self.stages:
             if isinstance(state.error, DatabaseUnavailableError):
                 break  # not the SQL's fault: no correction, no vote, no model call can help
             if deadline is not None and deadline.expired():
-                skipped.append(stage.name)
+                stopped.append(stage.name)
                 continue
             if state.error is None or getattr(stage, "recovers", False):
                 if on_start is not None:
                     on_start(stage.name)
                 _run_stage(stage, state, on_stage)
+                if deadline is not None and deadline.expired() and state.trace[-1].error is not None:
+                    stopped.append(stage.name)  # it failed as the time ran out: stopped midway
                 if state.error is None and state.result is not None:
                     kept = (state.sql, state.result, state.agreement)
         cut_short = False
-        if deadline is not None and deadline.expired():
+        if deadline is not None and deadline.expired() and (stopped or deadline.cancelled()):
             if deadline.cancelled():
                 state.error = deadline.error()
             elif kept is not None:
@@ -599,8 +600,8 @@ class Pipeline:
         cautions: tuple[str, ...] = ()
         if cut_short and deadline is not None:
             cautions += (f"Cut short at the question's time budget of {deadline.seconds:g} s: this is the answer "
-                         f"found before {', '.join(skipped) or 'the last stage'} could finish, so it was not "
-                         f"checked as fully as usual.",)
+                         f"found before {', '.join(stopped)} could finish, so it was not checked as fully as "
+                         f"usual.",)
         if state.error is None and state.sql is not None:
             cautions += tuple(fan_outs(state.sql, full, db.dialect))
         if tie is not None:
