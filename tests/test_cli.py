@@ -406,3 +406,19 @@ def test_ask_and_chat_take_demo_and_demo_takes_no_cache(monkeypatch) -> None:
     r = runner.invoke(app, ["demo", "--model", "shop-fake", "--no-cache", "--json", "How many customers are there?"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["result"]["rows"] == [[60]] and not responses.exists()
+
+
+def test_the_terminal_spinner_says_the_stage_now_in_words(monkeypatch) -> None:
+    from rich.console import Console
+
+    import sqlweave.cli as cli
+
+    doing = cli._Doing()
+    doing.start("generate")
+    assert doing.__rich__().plain.startswith("Writing SQL… 0 s")
+    seen: list[str] = []
+    monkeypatch.setattr(cli, "err_console", Console(file=__import__("io").StringIO(), force_terminal=True))
+    monkeypatch.setattr(cli._Doing, "start", lambda self, stage: seen.append(stage))
+    with cli._working() as on_start:  # a terminal: the spinner runs, told each stage
+        on_start("vote")
+    assert seen == ["vote"]
