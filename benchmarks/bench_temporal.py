@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--budget", type=float, default=3600.0,
+                    help="seconds a question may take (default 3600: on a busy machine a preset's service budget "
+                         "would cut answers short, and the comparison would measure the machine's load)")
     ap.add_argument("--summary-only", action="store_true")
     args = ap.parse_args(argv)
     args.out = args.out or ROOT / ".eval-runs" / f"temporal-{args.half}"
@@ -55,8 +58,17 @@ def main(argv: list[str] | None = None) -> int:
     presets = [p for p in args.presets.split(",") if p]
     engines = [e for e in args.engines.split(",") if e]
 
+    from dataclasses import replace
+
+    import sqlweave.presets
     from sqlweave.eval.defog import load_questions, questions_path
     from sqlweave.presets import build_pipeline
+
+    def with_budget(name: str, **options: object) -> object:  # bench_defog builds its pipelines with this
+        pipe = build_pipeline(name, **options)  # type: ignore[arg-type]
+        return replace(pipe, budget_s=args.budget) if hasattr(pipe, "budget_s") else pipe
+
+    sqlweave.presets.build_pipeline = with_budget  # type: ignore[assignment]
 
     for p in presets:
         build_pipeline(p)
