@@ -71,7 +71,7 @@ def check(i: Interpretation, today: date, dialect: str, run: Run) -> None:
     elif i.kind == "per" and i.unit != "weekday":
         assert i.unit is not None
         days = [today + timedelta(days=k) for k in range(-100, 100, 9)]
-        rows = run(f"SELECT d, {sql} FROM {_table([(d,) for d in days], dialect, True, ('d',))} ORDER BY d")
+        rows = run(f"SELECT d, {sql} AS p FROM {_table([(d,) for d in days], dialect, True, ('d',))} ORDER BY 1")
         assert [_day(r[1]) for r in rows] == [period_start(d, i.unit) for d in days], (i, dialect, sql)
     elif i.kind == "today":
         assert _day(run(today_query(dialect))[0][0]) == _day(run(f"SELECT {sql}")[0][0])
