@@ -183,13 +183,9 @@ def stored_answer(answer: Answer, max_rows: int = STORED_ROWS) -> dict[str, Any]
     rewrite = next((e for e in answer.trace if e.stage == "rewrite_question"), None)
     if rewrite is not None and rewrite.notes.get("rewritten"):
         d["rewritten_question"] = rewrite.notes["rewritten"]
-    result = d.get("result")
-    if result is not None:
-        rows = result["rows"]
-        result["row_count"] = len(rows)
-        if len(rows) > max_rows:
-            result["rows"] = rows[:max_rows]
-            result["rows_stored"] = max_rows
+    if len(d["rows"]) > max_rows:
+        d["rows"] = d["rows"][:max_rows]
+        d["rows_stored"] = max_rows
     return json.loads(json.dumps(d, default=str))
 
 

@@ -64,6 +64,7 @@ from ._version import __version__
 from .catalog import Catalog, UnknownDatabaseError
 from .cells import json_cell
 from .db.connection import Database, QueryResult
+from .answer_schema import AnswerSchema, ErrorSchema, ReadingSchema
 from .engine import Engine
 from .stages.check_question import MAX_QUESTION_CHARS
 from .errors import ConfigurationError, MissingDependencyError, SqlweaveError
@@ -99,13 +100,8 @@ INSTRUCTIONS = (
 # --- structured results ----------------------------------------------------------------
 
 
-class ErrorInfo(BaseModel):
-    """A typed sqlweave error, as data: what went wrong and what to do about it."""
-
-    code: str = Field(description="Stable machine-readable error code, e.g. refused_statement or unknown_database.")
-    message: str = Field(description="What went wrong, in one sentence.")
-    hint: str = Field("", description="What to do about it.")
-    retryable: bool = Field(False, description="Whether the same call may succeed if tried again.")
+class ErrorInfo(ErrorSchema):
+    """A typed sqlweave error, as data: what went wrong and what to do about it (the same at every door)."""
 
     @classmethod
     def from_error(cls, err: SqlweaveError) -> "ErrorInfo":
@@ -191,24 +187,16 @@ class QueryRows(BaseModel):
     error: ErrorInfo | None = None
 
 
-class Reading(QueryRows):
-    """One reading of a question sqlweave is not sure of: a query, its rows, and the sampled answers behind it."""
-
-    share: float = Field(0.0, description="Share of the sampled answers behind this reading.")
+#: One reading of a question sqlweave is not sure of, as every door gives it.
+Reading = ReadingSchema
 
 
-class AskResult(QueryRows):
-    """Result of ``ask``: the SQL sqlweave wrote for the question, and its rows."""
+class AskResult(AnswerSchema):
+    """Result of ``ask``: the answer as every door gives it (:class:`~sqlweave.answer_schema.AnswerSchema`: the SQL
+    sqlweave wrote, its rows, confidence and cautions), on ``database``, at most ``max_rows`` rows."""
 
-    question: str = ""
-    confidence: float | None = Field(None, description="Calibrated chance that the answer is right (0 to 1).")
-    agreement: float | None = Field(None, description="Voting pipelines: share of candidates behind the answer.")
-    unsure: bool = Field(False, description="The confidence is below the min_confidence asked for; see readings.")
-    readings: list[Reading] = Field(default_factory=list,
-                                    description="When unsure: the leading readings of the question, the answer's first.")
-    cautions: list[str] = Field(default_factory=list,
-                                description="What to check before trusting the rows, e.g. a sum that a join counts "
-                                            "more than once (fan-out).")
+    database: str = ""
+    max_rows: int = 0
 
 
 # --- the tools, without a transport ----------------------------------------------------------
@@ -348,11 +336,8 @@ class SqlweaveTools:
             err = answer.error or SqlweaveError("the pipeline produced no result")
             err.details.setdefault("sql", answer.sql)
             raise err
-        readings = [Reading(database=database, sql=r.sql, share=round(r.share, 3), **self._rows(r.result))
-                    for r in answer.readings]
-        return AskResult(database=database, question=question, sql=answer.sql, confidence=answer.confidence,
-                         agreement=answer.agreement, unsure=answer.unsure, readings=readings,
-                         cautions=list(answer.cautions), **self._rows(answer.result))
+        return AskResult(database=database, max_rows=self.max_rows,
+                         **AskResult.fields_of(answer, cell=_cell, max_rows=self.max_rows, trace=False))
 
     def warm_up(self) -> None:
         """Load the embedded model now (under the model lock), and evaluate each database's stable prompt
@@ -436,6 +421,8 @@ def build_server(
     def success(result: BaseModel) -> Any:
         data = result.model_dump(mode="json")
         data.pop("error", None)
+        if data.get("trace", ...) is None:
+            data.pop("trace")  # the ask tool gives no trace: prompts are not an assistant's business
         return tool_result(data, is_error=False)
 
     def failure(err: SqlweaveError, context: dict[str, Any]) -> Any:

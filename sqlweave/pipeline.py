@@ -371,31 +371,10 @@ class Answer:
         return self
 
     def as_dict(self) -> dict[str, Any]:
-        r = self.result
-        return {
-            "question": self.question,
-            "sql": self.sql,
-            "result": None if r is None else {
-                "columns": list(r.columns), "rows": json_cell(r.rows, exact_text=True), "truncated": r.truncated,
-                "elapsed_s": round(r.elapsed_s, 4),
-            },
-            "error": None if self.error is None else {
-                "code": self.error.code, "message": self.error.message, "hint": self.error.hint,
-            },
-            "confidence": self.confidence,
-            "agreement": self.agreement,
-            "unsure": self.unsure,
-            "readings": [r.as_dict() for r in self.readings],
-            "cautions": list(self.cautions),
-            "cut_short": self.cut_short,
-            "restated": self.restated,
-            "builds_on": self.builds_on,
-            "prompt_tokens": self.usage.prompt_tokens,
-            "completion_tokens": self.usage.completion_tokens,
-            "model_calls": self.model_calls,
-            "seconds": round(self.seconds, 4),
-            "trace": [e.as_dict() for e in self.trace],
-        }
+        """The answer as every door gives it (:class:`~sqlweave.answer_schema.AnswerSchema`), with its trace."""
+        from .answer_schema import AnswerSchema
+
+        return AnswerSchema.of(self).model_dump()
 
 
 def _start(question: str, db: "Database", llm: LLM, schema: "Schema | None", knowledge: "Knowledge | None",

@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("foundation", {"errors", "config", "text", "cells", "files", "logs", "_version", "budget"}),
     ("parts", {"db", "sql", "llm", "retrieval", "prompts", "knowledge", "policy", "question", "chart", "export",
                "display", "resources", "confidence", "temporal"}),
-    ("pipeline", {"pipeline", "stages", "agent", "presets"}),
+    ("pipeline", {"pipeline", "stages", "agent", "presets", "answer_schema"}),
     ("product", {"engine", "catalog", "conversation", "eval", "doctor", "feedback"}),
     ("doors", {"cli", "server", "mcp", "web"}),
 ]

@@ -167,7 +167,7 @@ def test_questions_in_other_languages_are_answered_unless_english_only(singer_db
     r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "lang-fake", "--no-cache", "--json", question])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert data["result"]["rows"] == [[6]]
+    assert data["rows"] == [[6]]
     r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "lang-fake", "--no-cache", "--english-only",
                             question])
     assert r.exit_code == 2 and "French" in r.output and "Traceback" not in r.output
@@ -190,7 +190,7 @@ def test_ask_with_knowledge_file_and_evidence(singer_db: Path, tmp_path: Path, m
     r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "k-fake", "--no-cache", "--json",
                             "--knowledge", str(knowledge), "--evidence", "Age is in years.", "Who is French?"])
     assert r.exit_code == 0, r.output
-    assert len(json.loads(r.stdout)["result"]["rows"]) == 4
+    assert len(json.loads(r.stdout)["rows"]) == 4
     prompt = prompts[-1]
     assert "Country of birth, in English" in prompt  # a column description reached the schema
     assert "French singer" in prompt and "Age is in years." in prompt  # a business term and the evidence
@@ -222,7 +222,7 @@ def test_demo_brings_the_shops_knowledge_file(monkeypatch) -> None:
     assert "SUM(order_items.quantity * order_items.unit_price)" in prompts[-1]  # the term the question names
     assert "'pending', 'shipped', 'delivered' or 'cancelled'" in prompts[-1]  # a column description, in the schema
     r = runner.invoke(app, ["demo", "--model", "demo-fake", "--json"])  # the sample question names no term
-    assert r.exit_code == 0 and json.loads(r.stdout)["result"]["rows"] == [[60]]
+    assert r.exit_code == 0 and json.loads(r.stdout)["rows"] == [[60]]
     assert "revenue" not in prompts[-1] and "One row per checkout" in prompts[-1]
 
 
@@ -281,7 +281,7 @@ def test_ask_with_a_schema_budget_shows_only_what_fits(singer_db: Path, monkeypa
                             "--schema-budget", "120", "--trace", question])
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
-    assert data["result"]["rows"] == [[6]]
+    assert data["rows"] == [[6]]
     fitted = prompts[-1]
     assert "CREATE TABLE singer" in fitted and "CREATE TABLE stadium" not in fitted and len(fitted) < len(whole)
     render = next(s for s in data["trace"] if s["stage"] == "render_schema")["notes"]
@@ -393,7 +393,7 @@ def test_ask_and_chat_take_demo_and_demo_takes_no_cache(monkeypatch) -> None:
     _fake_model(monkeypatch)
     r = runner.invoke(app, ["ask", "--demo", "--model", "shop-fake", "--json", "How many customers are there?"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["result"]["rows"] == [[60]]
+    assert json.loads(r.stdout)["rows"] == [[60]]
     r = runner.invoke(app, ["ask", "--model", "shop-fake", "How many customers are there?"])
     assert r.exit_code == 2 and "no database was given" in r.output and "--demo" in r.output
     r = runner.invoke(app, ["ask", "--demo", "--db", "x.sqlite", "--model", "shop-fake", "How many?"])
@@ -405,7 +405,7 @@ def test_ask_and_chat_take_demo_and_demo_takes_no_cache(monkeypatch) -> None:
     responses.unlink(missing_ok=True)
     r = runner.invoke(app, ["demo", "--model", "shop-fake", "--no-cache", "--json", "How many customers are there?"])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["result"]["rows"] == [[60]] and not responses.exists()
+    assert json.loads(r.stdout)["rows"] == [[60]] and not responses.exists()
 
 
 def test_the_terminal_spinner_says_the_stage_now_in_words(monkeypatch) -> None:

@@ -253,7 +253,7 @@ def test_store_survives_a_new_instance_and_conversation_resumes(singer_db: Path,
     again = ConversationStore(path)  # a plain path works too
     record = again.get(chat.id)
     assert record.title == "Which singers are from France?" and record.turn_count == 1
-    assert record.turns[0].sql == FRENCH and record.turns[0].answer["result"]["rows"][0] == ["Justin Brown"]
+    assert record.turns[0].sql == FRENCH and record.turns[0].answer["rows"][0] == ["Justin Brown"]
     assert "trace" not in record.turns[0].answer and record.turns[0].answer["stages"][0]["stage"] == "check_question"
     assert record.database == Database.open(singer_db).name
 

@@ -39,7 +39,7 @@ def test_zero_shot_end_to_end_with_trace(singer_db: Path) -> None:
     assert answer.trace[1].notes["tables"] == 4
     assert answer.trace[3].notes["schema_issues"] == []
     d = answer.as_dict()
-    assert d["result"]["rows"] == [[6]] and d["model_calls"] == 1 and len(d["trace"]) == 5
+    assert d["rows"] == [[6]] and d["model_calls"] == 1 and len(d["trace"]) == 5
 
 
 def test_model_drop_table_is_refused_and_file_unchanged(singer_db: Path) -> None:
@@ -359,3 +359,20 @@ def test_an_unknown_preset_names_the_shipped_ones_and_where_to_see_all() -> None
     with pytest.raises(ConfigurationError) as info:
         build_pipeline("zzz")
     assert not info.value.hint.startswith("Did you mean")
+
+
+def test_one_answer_schema_at_every_door() -> None:
+    """The HTTP API, MCP's ask, `ask --json` and Answer.as_dict give an answer the same fields."""
+    from sqlweave.answer_schema import AnswerSchema
+    from sqlweave.db.demo import demo_database_path
+    from sqlweave.mcp import AskResult
+    from sqlweave.server.models import AnswerOut
+
+    common = set(AnswerSchema.model_fields)
+    assert common <= set(AnswerOut.model_fields) and common <= set(AskResult.model_fields)
+    assert set(AnswerOut.model_fields) - common == {"answer_id", "conversation_id", "turn", "chart", "timings"}
+    assert set(AskResult.model_fields) - common == {"database", "max_rows"}
+    answer = build_pipeline("zero-shot").run("How many products?", Database.open(demo_database_path()),
+                                             FakeLLM(["SELECT COUNT(*) FROM products"]))
+    assert set(answer.as_dict()) == common
+    assert answer.as_dict()["rows"] == [[40]] and answer.as_dict()["columns"] == ["COUNT(*)"]

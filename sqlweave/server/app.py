@@ -25,6 +25,7 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from .._version import __version__
+from ..answer_schema import AnswerSchema
 from ..catalog import Catalog
 from ..cells import json_cell
 from ..chart import NO_CHART, choose_chart
@@ -510,33 +511,18 @@ class ServerState:
                                     sql=None if answer.sql is None else well_formed(answer.sql))
         self.remember(answer_id, {"database": job.database, "question": job.question, "sql": answer.sql,
                                   "ok": answer.ok, "conversation_id": conversation_id, "turn": turn})
-        r = answer.result
         out = {
-            "answer_id": answer_id,
-            "question": well_formed(answer.question),
-            "restated": None if answer.restated is None else well_formed(answer.restated),
-            "sql": None if answer.sql is None else well_formed(answer.sql),
-            "columns": [] if r is None else [well_formed(str(c)) for c in r.columns],
-            "rows": rows_out(r),
-            "row_count": 0 if r is None else r.row_count,
-            "truncated": False if r is None else bool(r.truncated),
-            "confidence": answer.confidence,
-            "agreement": answer.agreement,
-            "unsure": answer.unsure,
-            "readings": [{"sql": well_formed(g.sql), "columns": [well_formed(str(c)) for c in g.result.columns],
-                          "rows": rows_out(g.result), "truncated": bool(g.result.truncated),
-                          "share": round(g.share, 3)} for g in answer.readings],
-            "cautions": [well_formed(c) for c in answer.cautions],
-            "cut_short": answer.cut_short,
+            **AnswerSchema.fields_of(answer, cell=json_value, text=well_formed, trace=False),
             "builds_on": builds_on,
+            "trace": json_value([e.as_dict() for e in answer.trace]),
+            "answer_id": answer_id,
             "conversation_id": conversation_id,
             "turn": turn,
-            "chart": chart_out(r) if answer.ok else NO_CHART.as_dict(),
+            "chart": chart_out(answer.result) if answer.ok else NO_CHART.as_dict(),
             "timings": {"total_s": round(time.perf_counter() - job.received, 4),
                         "queue_wait_s": round(ticket.wait_s, 4), "model_calls": answer.model_calls},
-            "trace": json_value([e.as_dict() for e in answer.trace]),
-            "error": None if answer.error is None else error_dict(answer.error),
         }
+        out["error"] = None if answer.error is None else error_dict(answer.error)
         log_event(log, "ask", database=job.database, question=job.question, conversation_id=conversation_id,
                   turn=turn, answer_id=answer_id, ok=answer.ok,
                   error_code=None if answer.error is None else answer.error.code,

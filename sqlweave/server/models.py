@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..answer_schema import AnswerSchema, ReadingSchema
+
 
 def _database() -> Any:
     """A database name as the catalog spells them (checked against the catalog by the routes)."""
@@ -180,41 +182,19 @@ class SuggestionsOut(_Response):
     questions: list[str]
 
 
-class ReadingOut(_Response):
-    sql: str
-    columns: list[str]
-    rows: list[list[Any]]
-    truncated: bool
-    share: float = Field(..., description="Share of the sampled answers behind this reading.")
+#: A reading, as :class:`~sqlweave.answer_schema.ReadingSchema` has it.
+ReadingOut = ReadingSchema
 
 
-class AnswerOut(_Response):
+class AnswerOut(AnswerSchema):
+    """An answer (:class:`~sqlweave.answer_schema.AnswerSchema`, the same at every door), with what the HTTP door
+    adds: its id (for feedback), its conversation and turn, a chart and its timings."""
+
     answer_id: str
-    question: str
-    restated: str | None = Field(None, description="A follow-up as the pipeline restated it on its own and "
-                                                   "answered it (null: answered as asked).")
-    sql: str | None
-    columns: list[str]
-    rows: list[list[Any]]
-    row_count: int
-    truncated: bool
-    confidence: float | None = Field(..., description="Calibrated chance that the answer is right (0 to 1).")
-    agreement: float | None = Field(None, description="Voting pipelines: share of candidates behind the answer.")
-    unsure: bool = Field(False, description="The confidence is below the min_confidence asked for.")
-    readings: list[ReadingOut] = Field(default_factory=list,
-                                       description="When unsure: the leading readings, the answer's own first.")
-    cautions: list[str] = Field(default_factory=list,
-                                description="What to check before trusting the rows, e.g. a sum that a join counts "
-                                            "more than once (fan-out). Text that holds the model's SQL.")
-    cut_short: bool = Field(False, description="The question's time budget ran out: this is the answer found so "
-                                               "far, before every check ran (a caution says which).")
-    builds_on: int | None
     conversation_id: str | None
     turn: int | None
     chart: ChartOut
     timings: TimingsOut
-    trace: list[dict[str, Any]]
-    error: ErrorOut | None
 
 
 class SqlOut(_Response):

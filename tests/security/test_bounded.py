@@ -57,4 +57,4 @@ def test_a_pipeline_answer_over_the_big_table_is_capped(big_db: Path) -> None:
     db = Database.open(big_db, max_rows=50, timeout_s=10)
     answer = build_pipeline("zero-shot").run("Show every row.", db, FakeLLM(["```sql\nSELECT * FROM big\n```"]))
     assert answer.ok and len(answer.result.rows) == 50 and answer.result.truncated
-    assert len(answer.as_dict()["result"]["rows"]) == 50
+    assert len(answer.as_dict()["rows"]) == 50

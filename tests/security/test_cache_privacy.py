@@ -94,7 +94,7 @@ def test_a_cache_folder_that_cannot_be_made_costs_the_caches_never_an_answer(
         r = runner.invoke(app, ["ask", "--db", str(singer_db), "--model", "cache-fake", "-p", pipeline, "--json",
                                 "How many singers are from France?"])
         assert r.exit_code == 0, r.output
-        assert json.loads(r.stdout)["result"]["rows"] == [[4]]
+        assert json.loads(r.stdout)["rows"] == [[4]]
         assert "answers are given without it" in caplog.text and "Traceback" not in r.output  # said, on stderr
     for command, says in ((["serve", "--demo"], "the demo database cannot be written"),
                           (["serve", "--db", f"cs={singer_db}"], "the conversation store's folder cannot be made")):

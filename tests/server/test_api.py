@@ -293,7 +293,7 @@ def test_ask_below_min_confidence_is_unsure_with_readings_as_data(make):
     assert a["unsure"] is True and a["rows"] == [[60]]
     own, other = a["readings"]
     assert own == {"sql": "SELECT COUNT(*) FROM customers", "columns": ["COUNT(*)"], "rows": [[60]],
-                   "truncated": False, "share": 0.2}
+                   "row_count": 1, "truncated": False, "share": 0.2}
     assert other["columns"] == ["<i>n</i>"] and other["rows"] == [["<b>40"]] and other["share"] == 0.8
     assert a["trace"][-1]["stage"] == "readings" and a["timings"]["model_calls"] == 2
     for bad in (1.5, -1, "high"):
