@@ -304,28 +304,35 @@ class _Doing:
 
         self.label, self.since = stage_label(stage), time.monotonic()
 
+    def sample(self, stage: str, done: int, total: int) -> None:
+        """One of a stage's samples is drawn: "Trying other readings 2/4" (the next one is under way)."""
+        from .stages.labels import stage_label
+
+        self.label = f"{stage_label(stage)} {min(done + 1, total)}/{total}"
+
     def __rich__(self) -> Text:
         return Text(f"{self.label}… {time.monotonic() - self.since:.0f} s", style="dim")
 
 
 @contextmanager
-def _working() -> Iterator[Callable[[str], None]]:
-    """A spinner on stderr while the block runs (when stderr is a terminal), told each stage as it starts."""
+def _working() -> Iterator[_Doing]:
+    """A spinner on stderr while the block runs (when stderr is a terminal), told each stage as it starts
+    (``.start``) and each of its samples (``.sample``)."""
     doing = _Doing()
     if not err_console.is_terminal:
-        yield doing.start
+        yield doing
         return
     with err_console.status(doing, spinner="dots"):
-        yield doing.start
+        yield doing
 
 
 def _answer(engine: "Engine", question: str, *, as_json: bool, trace: bool, as_csv: bool = False,
             raw_csv: bool = False, evidence: str | None = None, min_confidence: float | None = None) -> None:
     """Answer one question, show the answer, and raise its error (after showing what there is)."""
-    with _working() as on_start:
+    with _working() as doing:
         answer = engine.run(question, evidence=evidence, min_confidence=min_confidence,
                             budget_s=engine.pipeline.budget,  # the preset's time budget (sqlweave.budget)
-                            on_start=on_start)
+                            on_start=doing.start, on_sample=doing.sample)
     _show_answer(answer, as_json=as_json, trace=trace, as_csv=as_csv, raw_csv=raw_csv)
     answer.raise_for_error()
 
@@ -595,8 +602,9 @@ def chat(
                         _say(f"{turn.number}. {turn.question}", style="bold")
                         _say(f"   {turn.sql or turn.error_message or ''}", style="dim")
                     continue
-                with _working() as on_start:
-                    answer = conv.run(question, budget_s=conv.engine.pipeline.budget, on_start=on_start)
+                with _working() as doing:
+                    answer = conv.run(question, budget_s=conv.engine.pipeline.budget, on_start=doing.start,
+                                      on_sample=doing.sample)
                 if answer.builds_on:
                     _say(f"(builds on question {answer.builds_on})", style="dim")
                 _show_answer(answer, as_json=False, trace=False)

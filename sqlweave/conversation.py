@@ -59,7 +59,8 @@ from .errors import (
 )
 from .files import new_private_file, not_a_database, private_folder
 from .llm.base import LLM, GenerationOptions, Message
-from .pipeline import Answer, ModelCall, Pipeline, PriorTurn, StageCallback, StartCallback, TraceEntry
+from .pipeline import (Answer, ModelCall, Pipeline, PriorTurn, SampleCallback, StageCallback, StartCallback,
+                       TraceEntry)
 from .stages.restate import REWRITE_SYSTEM, parse_rewrite, rewrite_prompt
 
 if TYPE_CHECKING:
@@ -656,7 +657,8 @@ class Conversation:
 
     def run(self, question: str, *, on_stage: StageCallback | None = None,
             pipeline: Pipeline | None = None, min_confidence: float | None = None,
-            budget_s: float | None = None, on_start: StartCallback | None = None) -> Answer:
+            budget_s: float | None = None, on_start: StartCallback | None = None,
+            on_sample: SampleCallback | None = None) -> Answer:
         """Answer ``question`` in the context of the earlier turns, store it as the next turn, and return it
         (a failed answer too, with its ``error``). ``builds_on`` is set on the returned answer; ``min_confidence``
         and ``budget_s`` are as in :meth:`Engine.ask <sqlweave.engine.Engine.ask>`."""
@@ -666,7 +668,8 @@ class Conversation:
         if pipe.restate_follow_ups != self.rewrite:
             pipe = replace(pipe, restate_follow_ups=self.rewrite)
         answer = self.engine.run(question, history=history, on_stage=on_stage, pipeline=pipe,
-                                 min_confidence=min_confidence, budget_s=budget_s, on_start=on_start)
+                                 min_confidence=min_confidence, budget_s=budget_s, on_start=on_start,
+                                 on_sample=on_sample)
         continues = builds_on(answer.sql, earlier, self.engine.db.dialect, self.threshold) if answer.ok else None
         answer = replace(answer, builds_on=continues)
         self.store.append(self.id, question, answer, continues)

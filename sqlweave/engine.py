@@ -19,7 +19,7 @@ from .db.connection import Database, QueryResult
 from .db.schema import Schema
 from .llm.base import LLM
 from .llm.registry import get_llm
-from .pipeline import Answer, Pipeline, PriorTurn, StageCallback, StartCallback
+from .pipeline import Answer, Pipeline, PriorTurn, SampleCallback, StageCallback, StartCallback
 from .presets import build_pipeline
 from .resources import Resources, shared_resources
 
@@ -98,7 +98,7 @@ class Engine:
             pipeline: Pipeline | None = None, evidence: str | None = None,
             params: Mapping[str, Any] | None = None, min_confidence: float | None = None,
             budget_s: float | None = None, cancel: "threading.Event | None" = None,
-            on_start: "StartCallback | None" = None) -> Answer:
+            on_start: "StartCallback | None" = None, on_sample: "SampleCallback | None" = None) -> Answer:
         """Like :meth:`ask`, but return a failed :class:`Answer` instead of raising (for batch work).
 
         ``budget_s`` bounds the question's time in seconds (default: the pipeline's ``budget_s``, else none;
@@ -111,7 +111,7 @@ class Engine:
                                                question, db, self.llm, history=history, on_stage=on_stage,
                                                evidence=evidence, knowledge=self.knowledge, resources=self.resources,
                                                min_confidence=min_confidence, budget_s=budget_s, cancel=cancel,
-                                               on_start=on_start)
+                                               on_start=on_start, on_sample=on_sample)
 
     def warm_up(self, pipeline: Pipeline | None = None) -> bool:
         """Evaluate now the part of the first prompt that no question changes, so the first question answers in

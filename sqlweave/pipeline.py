@@ -24,11 +24,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 from .cells import json_cell
 from .errors import ConfigurationError, DatabaseUnavailableError, PipelineError, SqlweaveError
 from .llm.base import LLM, Completion, GenerationOptions, Message, Usage, WrappedLLM
+from .progress import reporting
 from .resources import Resources, shared_resources
 from .sql.quiet import reading_untrusted_text
 
@@ -110,6 +112,8 @@ class PriorTurn:
 StageCallback = Callable[[TraceEntry], None]
 #: Called with a stage's name just before it starts (progress: "Writing SQL", and for how long).
 StartCallback = Callable[[str], None]
+#: Called with a stage's name and its samples done and asked for, as each is drawn ("Trying other readings 2/4").
+SampleCallback = Callable[[str, int, int], None]
 
 #: The stand-in question of :meth:`Pipeline.warm_up`: plain English, so no language block enters its prompt.
 WARM_UP_QUESTION = "How many rows are there?"
@@ -457,14 +461,16 @@ class Pipeline:
         budget_s: float | None = None,
         cancel: "threading.Event | None" = None,
         on_start: StartCallback | None = None,
+        on_sample: SampleCallback | None = None,
     ) -> Answer:
         """Run the stages on ``question`` and return the :class:`Answer`.
 
         After a stage fails, only stages marked ``recovers = True`` (correction, voting) still run;
         one of them may repair the answer and clear ``state.error``. The first error is kept if
         the repair fails too. ``history`` is a conversation's earlier turns (oldest first);
-        ``on_stage`` receives each stage's :class:`TraceEntry` as soon as the stage is done, and ``on_start`` a
-        stage's name just before it starts. ``evidence`` is
+        ``on_stage`` receives each stage's :class:`TraceEntry` as soon as the stage is done, ``on_start`` a
+        stage's name just before it starts, and ``on_sample`` a stage's name with its samples done and asked for
+        as each is drawn. ``evidence`` is
         text that helps with this question (blank counts as none); ``knowledge`` is the database's domain
         knowledge, by default what was attached to ``db`` or given as its YAML descriptions file
         (:func:`sqlweave.knowledge.knowledge_for`). ``resources`` is what stages load once and reuse (default:
@@ -491,7 +497,7 @@ class Pipeline:
         with within(deadline):
             state = _start(question, db, llm, schema, knowledge, resources, history=tuple(history),
                            evidence=(evidence.strip() or None) if evidence else None, min_confidence=min_confidence)
-            return self._finish(state, min_confidence, on_stage, deadline, on_start)
+            return self._finish(state, min_confidence, on_stage, deadline, on_start, on_sample)
 
     def warm_up(self, db: "Database", llm: LLM, *, schema: "Schema | None" = None,
                 knowledge: "Knowledge | None" = None, resources: Resources | None = None) -> bool:
@@ -526,7 +532,8 @@ class Pipeline:
         return False
 
     def _finish(self, state: State, min_confidence: float | None, on_stage: StageCallback | None,
-                deadline: "Deadline | None" = None, on_start: StartCallback | None = None) -> Answer:
+                deadline: "Deadline | None" = None, on_start: StartCallback | None = None,
+                on_sample: SampleCallback | None = None) -> Answer:
         from .confidence import estimate
         from .sql.fanout import fan_outs
 
@@ -542,7 +549,8 @@ class Pipeline:
             if state.error is None or getattr(stage, "recovers", False):
                 if on_start is not None:
                     on_start(stage.name)
-                _run_stage(stage, state, on_stage)
+                with reporting(None if on_sample is None else partial(on_sample, stage.name)):
+                    _run_stage(stage, state, on_stage)
                 if deadline is not None and deadline.expired() and state.trace[-1].error is not None:
                     stopped.append(stage.name)  # it failed as the time ran out: stopped midway
                 if state.error is None and state.result is not None:
@@ -573,7 +581,8 @@ class Pipeline:
             if self.when_unsure is not None and not (deadline is not None and deadline.expired()):
                 if on_start is not None:
                     on_start(self.when_unsure.name)
-                _run_stage(self.when_unsure, state, on_stage)
+                with reporting(None if on_sample is None else partial(on_sample, self.when_unsure.name)):
+                    _run_stage(self.when_unsure, state, on_stage)
             if not state.readings and state.sql is not None and state.result is not None:
                 state.readings = [Reading(state.sql, state.result, 1.0)]
         cautions: tuple[str, ...] = ()

@@ -416,9 +416,10 @@ def test_the_terminal_spinner_says_the_stage_now_in_words(monkeypatch) -> None:
     doing = cli._Doing()
     doing.start("generate")
     assert doing.__rich__().plain.startswith("Writing SQL… 0 s")
-    seen: list[str] = []
     monkeypatch.setattr(cli, "err_console", Console(file=__import__("io").StringIO(), force_terminal=True))
-    monkeypatch.setattr(cli._Doing, "start", lambda self, stage: seen.append(stage))
-    with cli._working() as on_start:  # a terminal: the spinner runs, told each stage
-        on_start("vote")
-    assert seen == ["vote"]
+    with cli._working() as doing:  # a terminal: the spinner runs, told each stage and each sample
+        doing.start("vote")
+        doing.sample("vote", 1, 4)
+        assert doing.__rich__().plain.startswith("Trying other readings 2/4… ")
+        doing.sample("vote", 4, 4)
+        assert doing.__rich__().plain.startswith("Trying other readings 4/4… ")

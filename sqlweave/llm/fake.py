@@ -11,6 +11,7 @@ from collections import deque
 from typing import Callable, Iterable
 
 from ..errors import LLMResponseError
+from ..progress import report
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .tokens import estimate_tokens
 
@@ -70,7 +71,12 @@ class FakeLLM(LLM):
                 raise LLMResponseError(f"the fake model was given {len(texts)} probabilities for "
                                        f"{len(options.choices)} choices")
             return Completion(texts, Usage(sum(estimate_tokens(m.content) for m in messages), 1), 0.0, self.model_id)
-        texts = tuple(self._next(messages, options) for _ in range(options.n))
+        answers = []
+        for i in range(options.n):
+            answers.append(self._next(messages, options))
+            if options.n > 1:
+                report(i + 1, options.n)
+        texts = tuple(answers)
         prompt = sum(estimate_tokens(m.content) for m in messages)
         return Completion(texts, Usage(prompt, sum(estimate_tokens(t) for t in texts)), 0.0, self.model_id)
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from ..errors import (ConfigurationError, LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError,
                       ModelUnavailableError)
 from ..budget import current as current_deadline
+from ..progress import report
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .prompt_states import PromptStates
 from .weights import MODELS, Progress, ensure_weights
@@ -273,6 +274,8 @@ class LocalLLM(LLM):
                     raise LLMTimeoutError(f"the local model did not finish within {options.timeout_s:g} s")
                 texts.append(_generated_text(out))
                 usage = usage + _usage(out)
+                if options.n > 1:
+                    report(i + 1, options.n)  # "Trying other readings 2/4"
         return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id)
 
     def _choices(self, llama: Any, messages: tuple[Message, ...], choices: tuple[str, ...]) -> Completion:

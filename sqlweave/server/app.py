@@ -481,7 +481,8 @@ class ServerState:
         return min(pipeline.budget, self.settings.max_question_seconds)
 
     def answer_fn(self, job: _AskJob, on_stage: Callable[[TraceEntry], None] | None = None,
-                  on_start: Callable[[str], None] | None = None) -> Callable[[threading.Event], Answer]:
+                  on_start: Callable[[str], None] | None = None,
+                  on_sample: Callable[[str, int, int], None] | None = None) -> Callable[[threading.Event], Answer]:
         def run(cancel: threading.Event) -> Answer:
             def stage_done(entry: TraceEntry) -> None:
                 if on_stage is not None:
@@ -491,7 +492,7 @@ class ServerState:
 
             return job.engine.run(job.question, history=job.history, on_stage=stage_done, pipeline=job.pipeline,
                                   min_confidence=job.min_confidence, budget_s=self.budget_for(job.pipeline),
-                                  cancel=cancel, on_start=on_start)
+                                  cancel=cancel, on_start=on_start, on_sample=on_sample)
 
         return run
 
@@ -667,8 +668,9 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
         return await state.finish_ask(job, answer, ticket)
 
     @app.post("/api/ask/stream", tags=["questions"], responses={
-        200: {"description": "Server-sent events: queued; then, per stage, running (it starts: stage, label) and "
-                             "stage (it is done: seconds, tokens, notes); then answer or error.",
+        200: {"description": "Server-sent events: queued; then, per stage, running (it starts: stage, label), "
+                             "progress (each of its samples: done, total) and stage (it is done: seconds, tokens, "
+                             "notes); then answer or error.",
               "content": {"text/event-stream": {}}}, **_ERRORS})
     async def ask_stream(body: m.AskIn, request: Request) -> Response:
         from sse_starlette.sse import EventSourceResponse
@@ -679,13 +681,16 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
 
         async def events() -> AsyncIterator[dict[str, str]]:
             loop = asyncio.get_running_loop()
-            stages: asyncio.Queue[TraceEntry | str | None] = asyncio.Queue()
+            stages: asyncio.Queue[TraceEntry | str | tuple[str, int, int] | None] = asyncio.Queue()
 
             def on_stage(entry: TraceEntry) -> None:
                 loop.call_soon_threadsafe(stages.put_nowait, entry)
 
             def on_start(name: str) -> None:
                 loop.call_soon_threadsafe(stages.put_nowait, name)
+
+            def on_sample(name: str, done: int, total: int) -> None:
+                loop.call_soon_threadsafe(stages.put_nowait, (name, done, total))
 
             # The place in line is taken here, inside the stream, so that whatever ends the stream (a client
             # gone before the first byte included) runs the ``finally`` that gives it back.
@@ -694,7 +699,8 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
             try:
                 ticket = state.gate.enter()  # filled up since the check: an ``error`` event with code busy
                 yield _sse("queued", {"position": ticket.position})
-                task = asyncio.ensure_future(state.run_model(ticket, state.answer_fn(job, on_stage, on_start)))
+                task = asyncio.ensure_future(state.run_model(ticket, state.answer_fn(job, on_stage, on_start,
+                                                                                     on_sample)))
                 task.add_done_callback(lambda _t: loop.call_soon(stages.put_nowait, None))
                 while True:
                     entry = await stages.get()
@@ -702,6 +708,11 @@ def build_app(settings: ServerSettings, *, llm: LLM | None = None,
                         break
                     if isinstance(entry, str):  # a stage starts: the page says what is being done now
                         yield _sse("running", {"stage": entry, "label": stage_label(entry)})
+                        continue
+                    if isinstance(entry, tuple):  # one of a stage's samples is drawn: "Trying other readings 2/4"
+                        name, done, total = entry
+                        yield _sse("progress", {"stage": name, "label": stage_label(name), "done": done,
+                                                "total": total})
                         continue
                     yield _sse("stage", stage_event(entry))
                 answer = task.result()

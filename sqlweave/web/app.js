@@ -393,6 +393,7 @@ async function askStream(body, signal, on) {
       seen += 1;
       if (name === "queued") on.queued(data);
       else if (name === "running") on.running(data);
+      else if (name === "progress") on.progress(data);
       else if (name === "stage") on.stage(data);
       else if (name === "answer") answer = data;
       else if (name === "error") failure = data && typeof data === "object" ? data : { message: asText(data) };
@@ -900,6 +901,15 @@ function stageRunning(d) {
   $("queue-status").textContent = `${state.running.label}…`;
 }
 
+/** One of a stage's samples is drawn: "Trying other readings 2/4". */
+function stageProgress(d) {
+  const done = Number(d.done), total = Number(d.total);
+  if (!Number.isFinite(done) || !Number.isFinite(total)) return;
+  const since = state.running ? state.running.since : performance.now();
+  const now = Math.min(done + 1, total);  // done of those asked for: the next one is being drawn now
+  state.running = { label: `${asText(d.label || d.stage || "Working")} ${now}/${total}`, since };
+}
+
 function stopTimer() {
   if (state.timer) clearInterval(state.timer);
   state.timer = null;
@@ -968,6 +978,7 @@ async function ask(question) {
             ? `Waiting for the model: number ${pos} in the queue.` : "Starting…";
         },
         running: stageRunning,
+        progress: stageProgress,
         stage: addStage,
       });
     } catch (err) {

@@ -1223,3 +1223,17 @@ def test_a_stream_its_client_left_is_logged_as_499(make, caplog):
         time.sleep(1.5)
     statuses = [rec.status for rec in caplog.records if getattr(rec, "path", "") == "/api/ask/stream"]
     assert statuses and statuses[-1] == 499, statuses
+
+
+def test_a_vote_says_each_sample_as_it_is_drawn(make):
+    client, _, _ = make()
+    with client.stream("POST", "/api/ask/stream", json={"database": "shop", "question": "How many customers are there?",
+                                                        "preset": "vote"}) as r:
+        events = sse_events(r.read().decode())
+    progress = [d for n, d in events if n == "progress"]
+    assert progress, [n for n, _ in events]
+    total = progress[0]["total"]
+    assert total > 1 and [d["done"] for d in progress][:total] == list(range(1, total + 1))
+    assert {d["stage"] for d in progress} == {"vote"} and progress[0]["label"] == "Trying other readings"
+    names = [n for n, _ in events]
+    assert names.index("progress") > names.index("running")  # inside the vote, after it started

@@ -118,6 +118,8 @@ def question_of(messages: tuple[Message, ...]) -> str:
 def shop_responder(messages: tuple[Message, ...], options: GenerationOptions) -> str:
     if question_of(messages).startswith("Slowly,"):  # a question that keeps the model busy for a while
         time.sleep(3.5)
+    if question_of(messages).startswith("Sampling,") and options.temperature > 0:  # each sample takes a while
+        time.sleep(1.0)
     if messages[0].content.startswith("You review SQL"):
         return EXPLANATION
     if messages[0].content.startswith("You rewrite the last question"):  # a follow-up, restated on its own
@@ -1307,3 +1309,22 @@ def test_a_walk_ask_follow_up_edit_run_right_and_a_pasted_text(shop: LiveServer,
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     page.screenshot(path=str(shots / f"walk-{width}-pasted.png"), full_page=True)
     w.assert_clean(allow_http=(422,))
+
+
+def test_a_vote_shows_which_sample_is_being_drawn(shop: LiveServer, open_page) -> None:
+    w = open_page(shop)
+    page = w.page
+
+    def as_vote(route: Any) -> None:  # the vote preset samples four readings, one after another
+        body = json.loads(route.request.post_data or "{}")
+        route.continue_(post_data=json.dumps({**body, "preset": "vote"}))
+
+    page.route("**/api/ask/stream", as_vote)
+    before = w.counter("asked")
+    page.fill("#question", "Sampling, how many products are there?")
+    page.click("#ask-button")
+    expect(page.locator("#queue-status")).to_contain_text(re.compile(r"Trying other readings [2-4]/\d"),
+                                                          timeout=15_000)
+    w.wait_counter("asked", before + 1)
+    assert "Trying other readings" in page.locator("#stages .stage-name").all_text_contents()
+    w.assert_clean()
