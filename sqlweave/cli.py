@@ -598,7 +598,7 @@ def chat(
                     console.print(display.label("New conversation ", conv.id, style="bold"))
                     continue
                 if question == "/history":
-                    for turn in conversations.get(conv.id).turns:
+                    for turn in (conv.turns if conv.id else ()):
                         _say(f"{turn.number}. {turn.question}", style="bold")
                         _say(f"   {turn.sql or turn.error_message or ''}", style="dim")
                     continue

@@ -53,6 +53,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, IntegrityError, NoSuchModu
 from .config import cache_dir
 from .errors import (
     ConfigurationError,
+    ConversationMismatchError,
     ConversationNotFoundError,
     MissingDependencyError,
     SqlweaveError,
@@ -620,27 +621,33 @@ class Conversation:
 
     def __init__(self, engine: "Engine", store: ConversationStore | None = None, id: str | None = None,
                  database: str | None = None, *, max_history: int = DEFAULT_MAX_HISTORY,
-                 threshold: float = BUILDS_ON_THRESHOLD, rewrite: bool = True) -> None:
+                 threshold: float = BUILDS_ON_THRESHOLD, rewrite: bool = True, owner: str | None = None,
+                 lazy: bool = False) -> None:
         self.engine = engine
         self.store = store if store is not None else ConversationStore()
         self.max_history = max_history
         self.threshold = threshold
         self.rewrite = rewrite
+        self.owner = owner
+        self.id: str | None = None
+        self.database: str = database or engine.db.name
         if id is None:
-            record = self.store.create(database or engine.db.name)
+            if not lazy:  # lazy: made with its first turn (a refused or abandoned question leaves none behind)
+                self.id = str(self.store.create(self.database, owner=owner).id)
         else:
-            record = self.store.get(id)
+            record = self.store.get(id, owner=owner)  # another owner's is not found
             if database is not None and database != record.database:
-                raise ConfigurationError(
+                raise ConversationMismatchError(
                     f"conversation {id!r} is about database {record.database!r}, not {database!r}",
                     hint="Continue it with the database it was started on, or start a new conversation.")
-        self.id: str = record.id
-        self.database: str = record.database
+            self.id, self.database = str(record.id), record.database
 
     @property
     def record(self) -> ConversationRecord:
         """The stored conversation, turns included (read from the store)."""
-        return self.store.get(self.id)
+        if self.id is None:
+            raise ConversationNotFoundError("this conversation has no turn yet", hint="Ask a question first.")
+        return self.store.get(self.id, owner=self.owner)
 
     @property
     def turns(self) -> tuple[Turn, ...]:
@@ -653,7 +660,37 @@ class Conversation:
 
     def history(self) -> tuple[PriorTurn, ...]:
         """What the next question's prompt will show: the last ``max_history`` turns that produced SQL."""
-        return self.store.history(self.id, self.max_history)
+        return tuple(t.prior() for t in self.earlier())
+
+    def earlier(self) -> tuple[Turn, ...]:
+        """The turns with SQL that the next question's prompt shows (oldest first)."""
+        if self.id is None or self.max_history <= 0:
+            return ()
+        return self.store.turns(self.id, with_sql=True, last=self.max_history)
+
+    def answer(self, question: str, earlier: Sequence[Turn] = (), *, pipeline: Pipeline | None = None,
+               **options: Any) -> Answer:
+        """Answer ``question`` after the ``earlier`` turns (:meth:`earlier`), storing nothing: the model's part of
+        :meth:`run`, which a door runs in its model worker. ``options`` are :meth:`Engine.run
+        <sqlweave.engine.Engine.run>`'s."""
+        pipe = pipeline or self.engine.pipeline
+        if pipe.restate_follow_ups != self.rewrite:
+            pipe = replace(pipe, restate_follow_ups=self.rewrite)
+        return self.engine.run(question, history=[t.prior() for t in earlier], pipeline=pipe, **options)
+
+    def keep(self, question: str, answer: Answer, earlier: Sequence[Turn] = ()) -> tuple[Answer, Turn]:
+        """Store ``answer`` as the next turn (creating the conversation first if it has none yet) and return it with
+        its ``builds_on`` set (which of the ``earlier`` turns it continues), and the stored turn."""
+        continues = None
+        if answer.ok and earlier:
+            try:
+                continues = builds_on(answer.sql, earlier, self.engine.db.dialect, self.threshold)
+            except Exception:  # noqa: BLE001 - a failed guess must not lose the turn
+                continues = None
+        answer = replace(answer, builds_on=continues)
+        if self.id is None:
+            self.id = str(self.store.create(self.database, owner=self.owner).id)
+        return answer, self.store.append(self.id, question, answer, continues)
 
     def run(self, question: str, *, on_stage: StageCallback | None = None,
             pipeline: Pipeline | None = None, min_confidence: float | None = None,
@@ -661,19 +698,12 @@ class Conversation:
             on_sample: SampleCallback | None = None) -> Answer:
         """Answer ``question`` in the context of the earlier turns, store it as the next turn, and return it
         (a failed answer too, with its ``error``). ``builds_on`` is set on the returned answer; ``min_confidence``
-        and ``budget_s`` are as in :meth:`Engine.ask <sqlweave.engine.Engine.ask>`."""
-        earlier = self.store.turns(self.id, with_sql=True, last=self.max_history) if self.max_history > 0 else ()
-        history = [t.prior() for t in earlier]
-        pipe = pipeline or self.engine.pipeline
-        if pipe.restate_follow_ups != self.rewrite:
-            pipe = replace(pipe, restate_follow_ups=self.rewrite)
-        answer = self.engine.run(question, history=history, on_stage=on_stage, pipeline=pipe,
-                                 min_confidence=min_confidence, budget_s=budget_s, on_start=on_start,
-                                 on_sample=on_sample)
-        continues = builds_on(answer.sql, earlier, self.engine.db.dialect, self.threshold) if answer.ok else None
-        answer = replace(answer, builds_on=continues)
-        self.store.append(self.id, question, answer, continues)
-        return answer
+        and ``budget_s`` are as in :meth:`Engine.ask <sqlweave.engine.Engine.ask>`. The one flow of every door:
+        :meth:`earlier`, :meth:`answer`, :meth:`keep`."""
+        earlier = self.earlier()
+        answer = self.answer(question, earlier, on_stage=on_stage, pipeline=pipeline, min_confidence=min_confidence,
+                             budget_s=budget_s, on_start=on_start, on_sample=on_sample)
+        return self.keep(question, answer, earlier)[0]
 
     def ask(self, question: str, *, on_stage: StageCallback | None = None,
             pipeline: Pipeline | None = None, min_confidence: float | None = None,
@@ -688,7 +718,8 @@ class Conversation:
 
 
 __all__ = [
-    "BUILDS_ON_THRESHOLD", "Conversation", "ConversationRecord", "ConversationStore", "ConversationStoreError",
+    "BUILDS_ON_THRESHOLD", "Conversation", "ConversationMismatchError", "ConversationRecord", "ConversationStore",
+    "ConversationStoreError",
     "REWRITE_SYSTEM", "Turn", "builds_on", "continuation_score", "default_store_url", "make_title", "parse_rewrite",
     "rewrite_prompt", "stored_answer",
 ]

@@ -75,6 +75,13 @@ class ConversationNotFoundError(SqlweaveError):
     default_hint = "Start a new conversation, or list the existing ones to find its id."
 
 
+class ConversationMismatchError(ConfigurationError):
+    """A conversation continued on another database than the one it was started on."""
+
+    code = "conversation_mismatch"
+    default_hint = "Start a new conversation for another database (new_conversation: true over HTTP)."
+
+
 class StorageError(SqlweaveError):
     """A file sqlweave keeps (feedback, the user's examples, an evaluation's results) cannot be written: the disk is
     full, the place is read-only, a file is in the way. What was written before is kept."""

@@ -29,6 +29,7 @@ from ..answer_schema import AnswerSchema
 from ..catalog import Catalog
 from ..cells import json_cell
 from ..chart import NO_CHART, choose_chart
+from ..conversation import Conversation
 from ..db.connection import Database, QueryResult
 from ..engine import Engine
 from ..feedback import AnswerSeal
@@ -42,13 +43,12 @@ from ..errors import (
 )
 from ..llm.base import LLM, Message
 from ..logs import log_event
-from ..pipeline import Answer, Pipeline, PriorTurn, TraceEntry
+from ..pipeline import Answer, Pipeline, TraceEntry
 from ..presets import build_pipeline, describe_presets
 from ..stages.labels import stage_label
 from ..text import SHOWN_BYTES, well_formed
 from . import models as m
 from .errors import (
-    ConversationMismatchError,
     HTTPProblem,
     InvalidRequestError,
     NotFoundError,
@@ -128,12 +128,10 @@ def _stamp(v: Any) -> str:
 
 
 class Conversations:
-    """The server's view of :mod:`sqlweave.conversation`: create, continue, list, show, delete.
-
-    Model work stays out of it: the server reads a conversation's earlier turns before the question waits for
-    the model, and stores the new turn after the answer (a new conversation is created only then, so a refused
-    or abandoned question leaves no empty conversation behind).
-    """
+    """The server's views of the conversation store: list, show, delete. Asking in a conversation is
+    :class:`sqlweave.conversation.Conversation`'s flow, as at every door (its earlier turns read before the
+    question waits for the model, the answer stored after it; a new conversation is made only with its first
+    turn, so a refused or abandoned question leaves no empty conversation behind)."""
 
     def __init__(self, url: str | None, max_history: int = 4) -> None:
         from ..conversation import ConversationStore
@@ -143,34 +141,6 @@ class Conversations:
 
     def get(self, conversation_id: str, owner: str | None = None) -> Any:
         return self.store.get(conversation_id, owner=owner)
-
-    def earlier(self, conversation_id: str) -> tuple[Any, ...]:
-        """The turns with SQL that the next question's prompt shows (oldest first); the caller has checked that
-        the conversation is the requester's (:meth:`get` with its owner)."""
-        if self.max_history <= 0:
-            return ()
-        return tuple(self.store.turns(conversation_id, with_sql=True, last=self.max_history))
-
-    @staticmethod
-    def builds_on(earlier: tuple[Any, ...], answer: Answer, dialect: str) -> int | None:
-        """Which earlier turn the answer continues, as :func:`sqlweave.conversation.builds_on` judges it."""
-        from ..conversation import builds_on
-
-        if not earlier or not answer.ok:
-            return None
-        try:
-            return builds_on(answer.sql, earlier, dialect)
-        except Exception:  # noqa: BLE001 - a failed guess must not lose the turn
-            return None
-
-    def store_turn(self, conversation_id: str | None, database: str, question: str, answer: Answer,
-                   builds_on: int | None, owner: str | None = None) -> tuple[str, int]:
-        """Append the turn (creating the conversation first, owned by ``owner``, when there is none);
-        ``(id, turn number)``."""
-        if conversation_id is None:
-            conversation_id = str(self.store.create(database, owner=owner).id)
-        turn = self.store.append(conversation_id, question, replace(answer, builds_on=builds_on), builds_on)
-        return conversation_id, int(turn.number)
 
     def summaries(self, database: str | None, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
         out = []
@@ -220,16 +190,12 @@ class _AskJob:
     question: str
     engine: Engine
     pipeline: Pipeline
-    conversation_id: str | None
+    conversation: Conversation
     earlier: tuple[Any, ...]
     received: float
     owner: str | None = None  # the tenant whose conversation this is
     min_confidence: float | None = None  # below it the answer is unsure and shows its readings
     preset: str = ""  # the preset asked for (the server's default when the request named none)
-
-    @property
-    def history(self) -> tuple[PriorTurn, ...]:
-        return tuple(t.prior() for t in self.earlier)
 
 
 class ServerState:
@@ -464,16 +430,18 @@ class ServerState:
         db.check_bound()  # an unbound row-filter parameter fails before the question waits for the model
         owner = tenant.name if tenant is not None else None
         conversation_id = None if body.new_conversation else body.conversation_id
-        earlier: tuple[Any, ...] = ()
         if conversation_id:
             _check_id(conversation_id)
-            rec = await run_in_threadpool(self.conversations.get, conversation_id, owner)
-            if rec.database != body.database:
-                raise ConversationMismatchError(
-                    f"conversation {conversation_id!r} is about database {rec.database!r}, not {body.database!r}")
-            earlier = await run_in_threadpool(self.conversations.earlier, conversation_id)
         engine = Engine(db, self.llm, pipe)
-        return _AskJob(body.database, question, engine, pipe, conversation_id, earlier, received, owner,
+        store = self.conversations.store
+
+        def open_conversation() -> tuple[Conversation, tuple[Any, ...]]:
+            conv = Conversation(engine, store, id=conversation_id, database=body.database, owner=owner, lazy=True,
+                                max_history=self.settings.history_turns)
+            return conv, conv.earlier()
+
+        conv, earlier = await run_in_threadpool(open_conversation)  # unknown or another's: 404, another db's: 409
+        return _AskJob(body.database, question, engine, pipe, conv, earlier, received, owner,
                        body.min_confidence, (body.preset or self.settings.preset).strip())
 
     def budget_for(self, pipeline: Pipeline) -> float:
@@ -490,22 +458,16 @@ class ServerState:
                 if cancel.is_set():
                     raise _Cancelled()
 
-            return job.engine.run(job.question, history=job.history, on_stage=stage_done, pipeline=job.pipeline,
-                                  min_confidence=job.min_confidence, budget_s=self.budget_for(job.pipeline),
-                                  cancel=cancel, on_start=on_start, on_sample=on_sample)
+            return job.conversation.answer(job.question, job.earlier, on_stage=stage_done, pipeline=job.pipeline,
+                                           min_confidence=job.min_confidence, budget_s=self.budget_for(job.pipeline),
+                                           cancel=cancel, on_start=on_start, on_sample=on_sample)
 
         return run
 
     async def finish_ask(self, job: _AskJob, answer: Answer, ticket: Ticket) -> dict[str, Any]:
         """Store the turn in its conversation, remember the answer, and shape the response."""
-        conv = self.conversations
-
-        def store() -> tuple[int | None, str, int]:
-            continues = conv.builds_on(job.earlier, answer, job.engine.db.dialect)
-            return (continues, *conv.store_turn(job.conversation_id, job.database, job.question, answer, continues,
-                                                job.owner))
-
-        builds_on, conversation_id, turn = await run_in_threadpool(store)
+        answer, kept = await run_in_threadpool(job.conversation.keep, job.question, answer, job.earlier)
+        builds_on, conversation_id, turn = answer.builds_on, job.conversation.id, int(kept.number)
         if answer.ok and not answer.cut_short:
             self.served(job.preset, answer.seconds)
         answer_id = self.seal.issue(database=job.database, owner=job.owner, question=well_formed(answer.question),

@@ -20,6 +20,7 @@ from typing import Any
 from ..catalog import UnknownDatabaseError
 from ..errors import (
     ConfigurationError,
+    ConversationMismatchError,
     DatabaseError,
     DatabaseNotFoundError,
     DatabaseUnavailableError,
@@ -97,12 +98,6 @@ class NotFoundError(HTTPProblem):
     status = 404
 
 
-class ConversationMismatchError(HTTPProblem):
-    code = "conversation_mismatch"
-    status = 409
-    default_hint = "Start a new conversation for another database (new_conversation: true)."
-
-
 def _conversation_not_found() -> type[SqlweaveError] | None:
     from .. import errors
 
@@ -125,6 +120,7 @@ _STATUS: tuple[tuple[type[SqlweaveError], int], ...] = (
     (ExecutionError, 400),
     (SQLParseError, 400),
     (DatabaseError, 400),
+    (ConversationMismatchError, 409),
     (ConfigurationError, 400),
     (LLMTimeoutError, 504),
     (ModelUnavailableError, 503),
