@@ -62,11 +62,18 @@ class Deadline:
     at: float | None
     seconds: float | None
     cancel: threading.Event = field(default_factory=threading.Event, compare=False)
+    #: Someone may cancel (a door passed its event): the model then watches for it as it works.
+    cancellable: bool = False
 
     @classmethod
     def start(cls, seconds: float | None, cancel: threading.Event | None = None) -> "Deadline":
         at = None if seconds is None or seconds == float("inf") else time.monotonic() + seconds
-        return cls(at, seconds, cancel if cancel is not None else threading.Event())
+        return cls(at, seconds, cancel if cancel is not None else threading.Event(), cancel is not None)
+
+    @property
+    def watched(self) -> bool:
+        """Whether the model must watch this deadline while it works (a time limit, or a cancel that may come)."""
+        return self.at is not None or self.cancellable
 
     def remaining(self) -> float | None:
         """Seconds left (0 once expired or cancelled; ``None`` without a time limit)."""

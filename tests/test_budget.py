@@ -138,3 +138,9 @@ def test_the_call_timeout_is_the_sooner_of_its_own_and_the_time_left() -> None:
         llm.complete([Message("user", "q")], timeout_s=5)
         llm.complete([Message("user", "q")])
     assert seen[0] == 5 and 99 < seen[1] <= 100
+
+
+def test_a_run_with_no_budget_and_nobody_to_cancel_is_not_watched() -> None:
+    assert not Deadline.start(None).watched  # the library's batch work: the model runs as it always has
+    assert Deadline.start(None, threading.Event()).watched  # a door's question: its client may leave
+    assert Deadline.start(5).watched

@@ -223,6 +223,8 @@ class LocalLLM(LLM):
         timed_out = [False]
         eos = llama.token_eos()
         question = current_deadline()
+        if question is not None and not question.watched:
+            question = None  # no time limit and nobody to cancel: the call runs as it always has
 
         def check_deadline(input_ids: Any, scores: Any) -> Any:
             # Runs inside llama.cpp's sampler callback, where exceptions are swallowed: past the
@@ -343,6 +345,8 @@ class LocalLLM(LLM):
         from llama_cpp import LogitsProcessorList
 
         question = current_deadline()
+        if question is not None and not question.watched:
+            question = None
         left = None if question is None else question.remaining()
         with self._lock, _stopping_at(llama, None if left is None else time.perf_counter() + left, question):
             out = llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0,
@@ -356,7 +360,8 @@ def _stopping_at(llama: Any, deadline: float | None, question: "Deadline | None"
     operations, so within a fraction of a second) once ``deadline`` (on :func:`time.perf_counter`) has passed or
     the question was cancelled; the evaluation then raises and the call ends typed."""
     ctx = getattr(getattr(llama, "_ctx", None), "ctx", None)
-    if ctx is None:  # not llama.cpp's own object (a stand-in): the logits check alone stops generation
+    if ctx is None or (deadline is None and question is None):
+        # nothing to watch, or not llama.cpp's own object (a stand-in: the logits check alone stops generation)
         yield
         return
     watch = getattr(llama, "_sqlweave_watch", None)
