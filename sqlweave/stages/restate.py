@@ -2,10 +2,11 @@
 
 "How many are there?" after "Which customers are from Canada?" is answered far better as "How many customers are
 from Canada?" than from the earlier turns in the prompt alone (``benchmarks/bench_conversations.py``: 48.5% of
-follow-up turns right restated, 30.3% with the earlier turns only). Every door asks follow-ups through the
-pipeline with the earlier turns as ``history``; the pipeline runs this stage right after ``check_question`` when there
-is a history (:attr:`Pipeline.restate_follow_ups <sqlweave.pipeline.Pipeline.restate_follow_ups>`), so the library,
-``sqlweave chat``, the HTTP API, the web page and MCP restate alike. Later stages read the restated question as
+follow-up turns right restated, 30.3% with the earlier turns only). Every door asks follow-ups through
+:meth:`Engine.run <sqlweave.engine.Engine.run>` with the earlier turns as ``history``, which puts this stage right
+after ``check_question`` (:func:`sqlweave.engine.with_follow_ups`, unless :attr:`Pipeline.restate_follow_ups
+<sqlweave.pipeline.Pipeline.restate_follow_ups>` is off), so the library, ``sqlweave chat``, the HTTP API, the web
+page and MCP restate alike. Later stages read the restated question as
 ``state.question``; the answer keeps the user's own words as its ``question`` and the restated one as ``restated``.
 
 A model that fails, or answers with something that is not a question, leaves the question as asked (noted as
