@@ -109,6 +109,13 @@ def current() -> Deadline | None:
     return _CURRENT.get()
 
 
+def watched() -> Deadline | None:
+    """The :func:`current` deadline when a model must watch it while it works (it has a time limit, or a caller who
+    may cancel); ``None`` otherwise, so a call with nothing to watch runs as it always has."""
+    deadline = _CURRENT.get()
+    return deadline if deadline is not None and deadline.watched else None
+
+
 @contextmanager
 def within(deadline: Deadline | None) -> Iterator[Deadline | None]:
     """Make ``deadline`` the :func:`current` one inside the block."""
@@ -119,4 +126,4 @@ def within(deadline: Deadline | None) -> Iterator[Deadline | None]:
         _CURRENT.reset(token)
 
 
-__all__ = ["DEFAULT_BUDGET_S", "Deadline", "PRESET_BUDGETS_S", "current", "preset_budget", "within"]
+__all__ = ["DEFAULT_BUDGET_S", "Deadline", "PRESET_BUDGETS_S", "current", "preset_budget", "watched", "within"]

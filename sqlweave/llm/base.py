@@ -219,7 +219,7 @@ def _within_budget(options: GenerationOptions) -> GenerationOptions:
 
     deadline = current()
     left = None if deadline is None else deadline.remaining()
-    if deadline is None or left is None or left == float("inf"):
+    if deadline is None or left is None:  # no time limit (an infinite budget has none either)
         return options
     if left <= 0:
         raise deadline.error()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..errors import (ConfigurationError, LLMError, LLMResponseError, LLMTimeoutError, MissingDependencyError,
                       ModelUnavailableError)
-from ..budget import current as current_deadline
+from ..budget import watched as watched_deadline
 from ..progress import report
 from .base import LLM, Completion, GenerationOptions, Message, Usage
 from .prompt_states import PromptStates
@@ -222,9 +222,7 @@ class LocalLLM(LLM):
         deadline = start + options.timeout_s if options.timeout_s else None
         timed_out = [False]
         eos = llama.token_eos()
-        question = current_deadline()
-        if question is not None and not question.watched:
-            question = None  # no time limit and nobody to cancel: the call runs as it always has
+        question = watched_deadline()
 
         def check_deadline(input_ids: Any, scores: Any) -> Any:
             # Runs inside llama.cpp's sampler callback, where exceptions are swallowed: past the
@@ -344,9 +342,7 @@ class LocalLLM(LLM):
         token is chosen; returns the prompt's tokens."""
         from llama_cpp import LogitsProcessorList
 
-        question = current_deadline()
-        if question is not None and not question.watched:
-            question = None
+        question = watched_deadline()
         left = None if question is None else question.remaining()
         with self._lock, _stopping_at(llama, None if left is None else time.perf_counter() + left, question):
             out = llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0,

@@ -17,7 +17,7 @@ import statistics
 import threading
 import time
 from collections import OrderedDict, deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, AsyncIterator, Callable, TypeVar
 
 from fastapi import FastAPI, Query, Request
@@ -107,8 +107,6 @@ def chart_out(result: QueryResult | None) -> dict[str, Any]:
 
 
 def stage_event(entry: TraceEntry) -> dict[str, Any]:
-    from ..stages.labels import stage_label
-
     d = entry.as_dict()
     return json_value({"label": stage_label(entry.stage), **{k: d[k] for k in (
         "stage", "seconds", "error", "sql", "notes", "prompt_tokens", "completion_tokens")}})
@@ -133,14 +131,10 @@ class Conversations:
     question waits for the model, the answer stored after it; a new conversation is made only with its first
     turn, so a refused or abandoned question leaves no empty conversation behind)."""
 
-    def __init__(self, url: str | None, max_history: int = 4) -> None:
+    def __init__(self, url: str | None) -> None:
         from ..conversation import ConversationStore
 
         self.store = ConversationStore(url)
-        self.max_history = max_history
-
-    def get(self, conversation_id: str, owner: str | None = None) -> Any:
-        return self.store.get(conversation_id, owner=owner)
 
     def summaries(self, database: str | None, limit: int = 50, owner: str | None = None) -> list[dict[str, Any]]:
         out = []
@@ -236,7 +230,7 @@ class ServerState:
     def conversations(self) -> Conversations:
         with self._conv_lock:
             if self._conversations is None:
-                self._conversations = Conversations(self.settings.conversation_url, self.settings.history_turns)
+                self._conversations = Conversations(self.settings.conversation_url)
             return self._conversations
 
     def close(self) -> None:
@@ -485,6 +479,7 @@ class ServerState:
             "timings": {"total_s": round(time.perf_counter() - job.received, 4),
                         "queue_wait_s": round(ticket.wait_s, 4), "model_calls": answer.model_calls},
         }
+        # plain JSON data, as the stream's answer event writes it (the schema's ErrorSchema is an object)
         out["error"] = None if answer.error is None else error_dict(answer.error)
         log_event(log, "ask", database=job.database, question=job.question, conversation_id=conversation_id,
                   turn=turn, answer_id=answer_id, ok=answer.ok,
