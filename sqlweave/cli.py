@@ -31,7 +31,7 @@ from .pipeline import Answer
 from .text import visible
 
 if TYPE_CHECKING:
-    from .db.schema import Schema
+    from .schema import Schema
     from .engine import Engine
 
 app = typer.Typer(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from .db.connection import Database, QueryResult
-from .db.schema import Schema
+from .schema import Schema
 from .llm.base import LLM
 from .llm.registry import get_llm
 from .pipeline import Answer, Pipeline, PriorTurn, SampleCallback, StageCallback, StartCallback

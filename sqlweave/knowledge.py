@@ -70,7 +70,7 @@ from .sql.names import split_column
 
 if TYPE_CHECKING:
     from .db.connection import Database
-    from .db.schema import Schema
+    from .schema import Schema
     from .policy import AccessPolicy
     from .retrieval.lexical import BM25Index
 
@@ -338,7 +338,7 @@ class Knowledge:
         a foreign key of the schema (:func:`sqlweave.db.introspect.introspect`), so a line repeating it would say
         the same thing twice.
 
-        >>> from sqlweave.db.schema import Schema, Table, Column, ForeignKey
+        >>> from sqlweave.schema import Schema, Table, Column, ForeignKey
         >>> k = Knowledge(joins=(Join.parse("orders.customer_id = customers.id"),
         ...                      Join.parse("orders.ref = customers.code")))
         >>> s = Schema("x", (Table("orders", (Column("customer_id"), Column("ref"))),
@@ -376,7 +376,7 @@ class Knowledge:
     def issues(self, schema: "Schema") -> list[str]:
         """What this knowledge names that ``schema`` does not have (tables, columns, join ends).
 
-        >>> from sqlweave.db.schema import Schema, Table, Column
+        >>> from sqlweave.schema import Schema, Table, Column
         >>> s = Schema("x", (Table("orders", (Column("id"),)),))
         >>> Knowledge((TableKnowledge("orders", columns={"total": "in cents"}),),
         ...           joins=(Join.parse("orders.id = customers.id"),)).issues(s)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .budget import Deadline
     from .db.connection import Database, QueryResult
     from .db.render import RenderedSchema
-    from .db.schema import Schema
+    from .schema import Schema
     from .knowledge import Knowledge
 
 

@@ -39,7 +39,7 @@ filter it as well. On PostgreSQL, also connect with a role that can only read wh
 ... ''')
 >>> sorted(policy.parameters)
 ['tenant']
->>> from sqlweave.db.schema import Column, Schema, Table
+>>> from sqlweave.schema import Column, Schema, Table
 >>> schema = Schema("shop", (Table("users", (Column("id"), Column("name"))),
 ...                          Table("orders", (Column("id"), Column("user_id"), Column("amount")))))
 >>> policy.enforce("SELECT * FROM users", schema, "sqlite", {})
@@ -70,7 +70,7 @@ from .errors import AccessDeniedError, PolicyError, SqlweaveError
 from .sql.names import split_column
 
 if TYPE_CHECKING:
-    from .db.schema import Schema
+    from .schema import Schema
     from .knowledge import Knowledge
 
 #: The alias of the table inside a policy subquery (so a filter's column never resolves to an outer query).
@@ -358,7 +358,7 @@ class AccessPolicy:
 
     def filter_schema(self, schema: "Schema") -> "Schema":
         """``schema`` without hidden tables and columns; filtered tables keep no rows, samples, stats or count."""
-        from .db.schema import ColumnStats
+        from .schema import ColumnStats
 
         keep: dict[str, Iterable[str] | None] = {
             t.name: [c.name for c in t.columns if c.name.lower() not in self.hidden_columns_of(t.name)]

@@ -25,7 +25,7 @@ from ..errors import ConfigurationError, DatabaseUnavailableError, SchemaError, 
 
 if TYPE_CHECKING:
     from ..db.connection import Database, QueryResult
-    from ..db.schema import Column, Schema, Table
+    from ..schema import Column, Schema, Table
     from ..resources import Resources
     from ..retrieval.dense import DenseIndex, Embedder
     from ..retrieval.values import ValueHit, ValueIndex

@@ -2,7 +2,7 @@
 
 from .connection import Database, QueryResult
 from .render import RenderedSchema, render_compact, render_create_table, render_schema
-from .schema import Column, ColumnStats, ForeignKey, Schema, Table
+from ..schema import Column, ColumnStats, ForeignKey, Schema, Table
 
 __all__ = [
     "Column", "ColumnStats", "Database", "ForeignKey", "QueryResult", "RenderedSchema", "Schema", "Table",

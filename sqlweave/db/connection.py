@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from ..policy import AccessPolicy
-    from .schema import Schema
+    from ..schema import Schema
 
 #: sqlglot dialect names for SQLAlchemy backends.
 _DIALECTS = {"sqlite": "sqlite", "postgresql": "postgres", "duckdb": "duckdb", "mysql": "mysql", "mariadb": "mysql"}

@@ -54,7 +54,7 @@ from ..errors import SqlweaveError
 
 if TYPE_CHECKING:
     from .connection import Database
-    from .schema import Column, Table
+    from ..schema import Column, Table
 
 #: Integer types: a foreign key column of one of them takes its key's type (DuckDB declares a foreign key only
 #: between columns of one type).

@@ -1,4 +1,4 @@
-"""Read a database's schema into the immutable :class:`~sqlweave.db.schema.Schema` model.
+"""Read a database's schema into the immutable :class:`~sqlweave.schema.Schema` model.
 
 Tables, columns, types, primary and foreign keys come from SQLAlchemy's
 inspector; descriptions from the database's comments or a side file; sample
@@ -24,7 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from ..errors import QueryTimeoutError, SchemaError, SqlweaveError
 from ..knowledge import load_descriptions
-from .schema import Column, ColumnStats, ForeignKey, Schema, Table, is_composite_type
+from ..schema import Column, ColumnStats, ForeignKey, Schema, Table, is_composite_type
 
 if TYPE_CHECKING:
     from .connection import Database

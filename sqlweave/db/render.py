@@ -5,7 +5,7 @@ comments and a few sample rows), ``compact`` (one ``table(col type, ...)`` line
 per table, then the foreign keys) and ``mschema`` (XiYan-SQL's M-Schema: one line per
 column with its type, key, description and a few example values, then the foreign keys).
 
->>> from sqlweave.db.schema import Schema, Table, Column
+>>> from sqlweave.schema import Schema, Table, Column
 >>> s = Schema("x", (Table("singer", (Column("id", "INTEGER", primary_key=True), Column("name", "TEXT"))),))
 >>> print(render_compact(s))
 singer(id INTEGER PK, name TEXT)
@@ -19,7 +19,7 @@ from typing import Any, Callable
 from sqlglot import exp
 
 from ..errors import ConfigurationError
-from .schema import Schema, Table
+from ..schema import Schema, Table
 
 
 def _ident(name: str, dialect: str) -> str:
@@ -112,7 +112,7 @@ def render_mschema(schema: Schema) -> str:
     """XiYan-SQL's M-Schema: per table, one ``(column:TYPE, Primary Key, description, Examples: [...])`` line
     per column, then the foreign keys as ``table.col=table.col``.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> t = Table("singer", (Column("id", "INTEGER", primary_key=True), Column("name", "TEXT")),
     ...           sample_rows=((1, "Joe Sharp"), (2, "Timbaland")))
     >>> print(render_mschema(Schema("x", (t,))))

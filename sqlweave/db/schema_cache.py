@@ -47,7 +47,7 @@ from sqlalchemy.exc import ArgumentError
 from ..config import Settings
 from ..files import write_atomically
 from .introspect import catalog_rows
-from .schema import Column, ColumnStats, ForeignKey, Schema, Table
+from ..schema import Column, ColumnStats, ForeignKey, Schema, Table
 
 if TYPE_CHECKING:
     from .connection import Database

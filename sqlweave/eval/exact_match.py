@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..db.schema import Schema
+from ..schema import Schema
 from ..errors import SQLParseError
 from .spider_parse import WHERE_OPS, SchemaDict, SpiderSQL, empty_sql, parse_spider
 

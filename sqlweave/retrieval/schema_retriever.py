@@ -33,7 +33,7 @@ A schema too large for the model's context is first fitted to a token budget (:f
 :mod:`sqlweave.stages.render_schema`): the same retrievers, which need no model call, rank its tables
 (:func:`rank_schema`), and the best ones go in, with the tables that join them, until the budget is spent.
 
->>> from sqlweave.db.schema import Schema, Table, Column, ForeignKey
+>>> from sqlweave.schema import Schema, Table, Column, ForeignKey
 >>> s = Schema("x", (Table("singer", (Column("id", primary_key=True), Column("name"), Column("age"))),
 ...                  Table("stadium", (Column("id", primary_key=True), Column("capacity")))))
 >>> kept = prune(s, "How old is each singer?", k=1)
@@ -49,7 +49,7 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
-from ..db.schema import Schema
+from ..schema import Schema
 from ..errors import ConfigurationError, SqlweaveError
 from ..sql.validate import parse_one
 from .lexical import BM25Index
@@ -269,7 +269,7 @@ def _lexical_prune(schema: Schema, question: str, *, method: str, k: int, approx
 def table_text(schema: Schema, table: str, columns: tuple[str, ...] | None = None) -> str:
     """RB-SQL's table serialisation ``name: n || c1: ty1 | c2: ty2 ...`` (names split into words).
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("concert_singer", (Column("Singer_ID", "INT"), Column("Name", "TEXT"))),))
     >>> table_text(s, "concert_singer")
     'name: concert singer || Singer ID: int | Name: text'
@@ -282,7 +282,7 @@ def table_text(schema: Schema, table: str, columns: tuple[str, ...] | None = Non
 def dense_column_text(schema: Schema, table: str, column: str) -> str:
     """RB-SQL's column serialisation ``t || c : description [examples]``.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("singer", (Column("Country", "TEXT", samples=("France", "USA")),)),))
     >>> dense_column_text(s, "singer", "Country")
     'singer || Country : text [France, USA]'
@@ -450,7 +450,7 @@ def named_tables(schema: Schema, question: str, *, last_segment: bool = False) -
     """Tables the question names: every word of the table's name is in it (``last_segment``: every word of
     the last part of a namespaced name, ``sales.orders`` or ``shop__orders``, is).
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("concert_singer__singer", (Column("id"),)), Table("stadium", (Column("id"),))))
     >>> named_tables(s, "How many singers are there?"), named_tables(s, "How many singers?", last_segment=True)
     ([], ['concert_singer__singer'])

@@ -27,7 +27,7 @@ from ..errors import SqlweaveError
 
 if TYPE_CHECKING:
     from ..db.connection import Database
-    from ..db.schema import Column, Schema, Table
+    from ..schema import Column, Schema, Table
 
 #: A text column is a category when it has at most this many distinct values (and repeats some).
 MAX_CATEGORIES = 12

@@ -22,7 +22,7 @@ from sqlglot.errors import SqlglotError
 from ..errors import NoSQLInOutputError
 
 if TYPE_CHECKING:
-    from ..db.schema import Schema
+    from ..schema import Schema
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\n?(.*?)(?:```|\Z)", re.DOTALL)
 # Words that may begin a statement. Writes are included on purpose: a model that answers

@@ -12,7 +12,7 @@ may share one ``X`` row), unless the SELECT groups by ``Y``'s primary key (one `
 declared foreign keys count, and a SELECT whose columns cannot all be placed for sure is skipped: the check never
 guesses. ``MIN``, ``MAX`` and ``COUNT`` are left alone (a count of joined rows is often what was asked).
 
->>> from sqlweave.db.schema import Schema, Table, Column, ForeignKey
+>>> from sqlweave.schema import Schema, Table, Column, ForeignKey
 >>> s = Schema("shop", (Table("orders", (Column("id", primary_key=True), Column("total"))),
 ...                     Table("order_items", (Column("id", primary_key=True), Column("order_id"),
 ...                                           Column("sku")))),
@@ -29,7 +29,7 @@ from __future__ import annotations
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from ..db.schema import Schema
+from ..schema import Schema
 from ..errors import SqlweaveError
 from .scopes import SelectScope, readable_selects
 from .validate import parse_one

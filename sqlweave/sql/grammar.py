@@ -12,7 +12,7 @@ and nothing before or after the query (no prose, no code fence). It constrains w
 a column is not checked against the tables in scope (the rule-based repair still handles that), and aliases are
 ``T1``..``T9``, one letter, or a table's name.
 
->>> from sqlweave.db.schema import Schema, Table, Column
+>>> from sqlweave.schema import Schema, Table, Column
 >>> g = schema_grammar(Schema("x", (Table("singer", (Column("singer_id"), Column("Name"))),)))
 >>> 'table ::= "singer"' in g and '"Name"' in g
 True
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from ..db.schema import Schema
+from ..schema import Schema
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 

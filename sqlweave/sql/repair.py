@@ -19,7 +19,7 @@ allows, which this module finds on the sqlglot syntax tree:
 Nothing is guessed when two readings are equally good: the query is left as it is and the model-based
 correction stages take over.
 
->>> from sqlweave.db.schema import Schema, Table, Column, ForeignKey
+>>> from sqlweave.schema import Schema, Table, Column, ForeignKey
 >>> s = Schema("x", (Table("singer", (Column("singer_id", primary_key=True), Column("name"))),
 ...                  Table("concert", (Column("concert_id", primary_key=True), Column("singer_id"),
 ...                                    Column("concert_name")))),
@@ -42,7 +42,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from ..db.schema import Schema, Table
+from ..schema import Schema, Table
 from ..errors import SqlweaveError
 from .validate import parse_one
 

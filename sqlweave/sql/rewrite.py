@@ -51,7 +51,7 @@ tables share, outer joins, ``SELECT *``, an alias also used in a subquery), drop
 drop read again on the query the previous one left), and the stage that calls it keeps the original answer
 unless the rewritten query runs and returns rows.
 
->>> from sqlweave.db.schema import Schema, Table, Column, ForeignKey
+>>> from sqlweave.schema import Schema, Table, Column, ForeignKey
 >>> s = Schema("x", (Table("singer", (Column("singer_id", primary_key=True), Column("name"),
 ...                                   Column("net_worth"))),
 ...                  Table("song", (Column("song_id", primary_key=True), Column("singer_id"), Column("title")))),
@@ -78,7 +78,7 @@ from sqlglot.errors import SqlglotError
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.optimizer.scope import Scope
 
-from ..db.schema import Schema, Table
+from ..schema import Schema, Table
 from ..errors import SqlweaveError
 from .repair import Repair
 from .scopes import SelectScope, readable_selects
@@ -434,7 +434,7 @@ def name_keys(sql: str, schema: Schema, question: str, dialect: str = "sqlite") 
     """``sql`` with each key it shows followed by the name of the row it refers to, where the question asks for
     no ids (see the module docstring); ``changes`` is empty (and ``sql`` unchanged) when no key is named.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column, ForeignKey
+    >>> from sqlweave.schema import Schema, Table, Column, ForeignKey
     >>> s = Schema("x", (Table("singer", (Column("singer_id", primary_key=True), Column("name"))),
     ...                  Table("song", (Column("song_id", primary_key=True), Column("singer_id"), Column("title")))),
     ...            (ForeignKey("song", "singer_id", "singer", "singer_id"),))
@@ -517,7 +517,7 @@ def relink_values(sql: str, schema: Schema, holds: Holds, dialect: str = "sqlite
     Nothing changes when ``holds`` cannot tell, when the column does hold the text, or when no other column or
     more than one other column holds it.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("country", (Column("name", "TEXT"), Column("region", "TEXT"),
     ...                                    Column("continent", "TEXT"))),))
     >>> stored = {("country", "continent", "Africa"), ("country", "region", "Eastern Africa")}

@@ -4,7 +4,7 @@ Shared by the rules that reason about what a query means (:mod:`sqlweave.sql.rew
 :mod:`sqlweave.sql.fanout`). A SELECT whose columns cannot all be placed for sure (an unqualified name that two
 of its tables have, a qualifier that names no table of the schema) is skipped: a rule never guesses.
 
->>> from sqlweave.db.schema import Schema, Table, Column
+>>> from sqlweave.schema import Schema, Table, Column
 >>> s = Schema("x", (Table("singer", (Column("singer_id"), Column("name"))),
 ...                  Table("song", (Column("song_id"), Column("singer_id"), Column("title")))))
 >>> from sqlweave.sql.validate import parse_one
@@ -20,7 +20,7 @@ from typing import Iterator
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, traverse_scope
 
-from ..db.schema import Schema, Table
+from ..schema import Schema, Table
 
 
 class Unreadable(Exception):

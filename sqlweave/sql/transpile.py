@@ -51,12 +51,12 @@ from sqlglot import exp
 from sqlglot.tokens import Tokenizer, TokenType
 from sqlglot.errors import ErrorLevel, SqlglotError
 
-from ..db.schema import is_composite_type, is_number_type
+from ..schema import is_composite_type, is_number_type
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..db.schema import Schema
+    from ..schema import Schema
 
     #: A schema-aware form: changes the parsed query in place and says whether it changed anything.
     _Step = Callable[[exp.Expression, Schema, str], bool]
@@ -862,7 +862,7 @@ def for_schema(sql: str, schema: "Schema", dialect: str, *, strings: bool = True
     a number (``doc ->> 'watts' > '100'``, a text comparison) compares the numbers. On other engines, or when the
     SQL does not parse, it comes back as it is.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("Event", (Column("name", "TEXT"), Column("day", "TEXT"))),), dialect="postgres")
     >>> sql = "SELECT name FROM event WHERE day >= CURRENT_DATE - 7 AND name = " + '"Fair"'
     >>> print(for_schema(sql, s, "postgres"))
@@ -923,7 +923,7 @@ def fix_case(sql: str, schema: "Schema", dialect: str = "postgres") -> str:
     one case-insensitively, is quoted with the schema's spelling; names the query itself defines (aliases,
     CTEs) are left alone, so SQL that would run is never changed.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("Customer", (Column("Id"), Column("city"))),), dialect="postgres")
     >>> fix_case("SELECT id, city FROM customer AS c WHERE c.Id > 1", s)
     'SELECT "Id", city FROM "Customer" AS c WHERE c."Id" > 1'
@@ -1030,7 +1030,7 @@ def text_patterns(sql: str, schema: "Schema", dialect: str) -> str:
     known type that is not text, in tables the query reads, are cast, and only on those two engines: SQL that
     would run is never changed.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("event", (Column("name", "VARCHAR"), Column("happened", "DATE"))),), dialect="postgres")
     >>> text_patterns("SELECT name FROM event AS e WHERE e.happened ILIKE '2020%' AND name ILIKE 'w%'", s, "postgres")
     "SELECT name FROM event AS e WHERE CAST(e.happened AS TEXT) ILIKE '2020%' AND name ILIKE 'w%'"
@@ -1077,7 +1077,7 @@ def text_dates(sql: str, schema: "Schema", dialect: str) -> str:
     of a known text type, compared (``=``, ``<``, ``BETWEEN`` ...) with a date column, a cast to a date type,
     ``CURRENT_DATE``, ``NOW()``, date arithmetic or an interval sum, is cast: SQL that would run is never changed.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("visit", (Column("day", "TEXT"), Column("seen", "DATE"))),), dialect="postgres")
     >>> text_dates("SELECT * FROM visit WHERE day >= seen - INTERVAL '14 days' AND day <> 'never'", s, "postgres")
     "SELECT * FROM visit WHERE CAST(day AS TIMESTAMP) >= seen - INTERVAL '14 DAYS' AND day <> 'never'"
@@ -1139,7 +1139,7 @@ def boolean_numbers(sql: str, schema: "Schema", dialect: str) -> str:
     the number becomes ``TRUE`` or ``FALSE``, and a boolean under ``SUM`` or ``AVG`` is cast to an integer. DuckDB
     reads both already. Only columns of the schema's boolean type are touched: SQL that would run is never changed.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("t", (Column("id", "INTEGER"), Column("ok", "BOOLEAN"))),), dialect="postgres")
     >>> boolean_numbers("SELECT SUM(ok), count(*) FROM t WHERE ok = 1 OR id = 1 OR ok <> 0", s, "postgres")
     'SELECT SUM(CAST(ok AS INT)), COUNT(*) FROM t WHERE ok = TRUE OR id = 1 OR ok <> FALSE'
@@ -1186,7 +1186,7 @@ def numbered_fields(sql: str, schema: "Schema", dialect: str) -> str:
     an integer. Only a format of one number (a year, a month, a day ...)
     and a column of the schema's number types are touched: SQL that would run is never changed.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("t", (Column("year", "INTEGER"), Column("d", "DATE"))),), dialect="postgres")
     >>> numbered_fields("SELECT count(*) FROM t WHERE year = TO_CHAR(d, 'YYYY')", s, "postgres")
     "SELECT COUNT(*) FROM t WHERE year = CAST(TO_CHAR(d, 'YYYY') AS INT)"
@@ -1241,7 +1241,7 @@ def text_numbers(sql: str, schema: "Schema", dialect: str) -> str:
     fail: SQL that would run is never changed (on DuckDB, ``text = 85`` runs while every value spells a number,
     and gives what this gives).
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("car", (Column("id", "INTEGER"), Column("hp", "TEXT"), Column("name", "TEXT"))),),
     ...            dialect="duckdb")
     >>> text_numbers("SELECT AVG(hp) FROM car WHERE hp > 150 AND name = 'ford' AND id = 1", s, "duckdb")
@@ -1393,7 +1393,7 @@ def sqlite_strings(sql: str, schema: "Schema", dialect: str) -> str:
     no name the query defines (an alias, a CTE, a derived table's column) becomes the string it spells. SQL that
     would run is never changed.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("event", (Column("name", "VARCHAR"), Column("city", "VARCHAR"))),), dialect="postgres")
     >>> print(sqlite_strings('SELECT "name" FROM event WHERE city = "Paris" OR city LIKE "%yon%"', s, "postgres"))
     SELECT "name" FROM event WHERE city = 'Paris' OR city LIKE '%yon%'

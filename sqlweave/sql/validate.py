@@ -1,6 +1,6 @@
 """Parse SQL and check it against a schema with sqlglot's qualifier.
 
->>> from sqlweave.db.schema import Schema, Table, Column
+>>> from sqlweave.schema import Schema, Table, Column
 >>> s = Schema("x", (Table("singer", (Column("name", "TEXT"), Column("age", "INTEGER"))),))
 >>> schema_issues("SELECT nme FROM singer", s)
 ['unknown column nme']
@@ -19,7 +19,7 @@ from sqlglot import exp
 from sqlglot.errors import OptimizeError, SqlglotError
 from sqlglot.optimizer.qualify import qualify
 
-from ..db.schema import Schema
+from ..schema import Schema
 from ..errors import SQLParseError
 
 

@@ -91,7 +91,7 @@ def _entries(text: str) -> list[Any]:
 def parse_alignments(text: str, state_schema: Any) -> list[Alignment]:
     """Alignments that name real schema entities; everything else in ``text`` is ignored.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> s = Schema("x", (Table("singer", (Column("name"), Column("age"))),))
     >>> parse_alignments('[{"token": "singers", "schema": "singer", "type": "tbl"}, {"token": "x", "schema": "nope"}]', s)
     [Alignment(token='singers', schema='singer', type='tbl')]

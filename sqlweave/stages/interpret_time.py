@@ -56,7 +56,7 @@ from ..temporal import MAX_CHARS, Interpretation, describe, evidence_text, find_
 
 if TYPE_CHECKING:
     from ..db.connection import Database
-    from ..db.schema import Schema
+    from ..schema import Schema
 
 
 def database_today(db: "Database") -> date:

@@ -20,7 +20,7 @@ Questions in another language than English are left as they are (the embedding m
 the ``embed`` extra. Without it, or when the embedding model cannot load, the stage links nothing and
 says why in the trace: the question is still answered, as without the stage.
 
->>> from sqlweave.db.schema import Schema, Table, Column
+>>> from sqlweave.schema import Schema, Table, Column
 >>> schema = Schema("x", (Table("singer", (Column("Name"), Column("Age"))),
 ...                       Table("stadium", (Column("Capacity"),))))
 >>> candidate_words("How many vocalists are older than 30?", schema)
@@ -44,7 +44,7 @@ from ..retrieval.schema_retriever import _words
 from .select_values import STOPWORDS, schema_words
 
 if TYPE_CHECKING:
-    from ..db.schema import Schema
+    from ..schema import Schema
     from ..retrieval.dense import Embedder
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]|[A-Za-z]")
@@ -80,7 +80,7 @@ def candidate_words(question: str, schema: "Schema") -> list[str]:
     """The question's words that could name a table or column by another word: not quoted, not capitalised (but
     the first), not a stopword or a question word, not a form of a word of the schema's names; each word once.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> candidate_words("How many vocalists from 'New France' are older than the singer Joe, named Bob?",
     ...                 Schema("x", (Table("singer", (Column("Name"),)),)))
     ['vocalists']

@@ -2,7 +2,7 @@
 completed by an approximated query, or RB-SQL's dense Table-/Column-Retrievers; join keys always
 kept). Correction stages fall back to the full schema when the model asks for something pruned away.
 
->>> from sqlweave.db.schema import Schema, Table, Column
+>>> from sqlweave.schema import Schema, Table, Column
 >>> from types import SimpleNamespace
 >>> s = Schema("x", (Table("singer", (Column("id", primary_key=True), Column("name"), Column("age"))),
 ...                  Table("stadium", (Column("id", primary_key=True), Column("capacity")))))

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ..db.render import RenderedSchema, render_schema
-from ..db.schema import Schema
+from ..schema import Schema
 from ..errors import ConfigurationError
 from ..pipeline import State, check_options
 from ..prompts import render

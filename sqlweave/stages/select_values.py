@@ -39,7 +39,7 @@ from ..pipeline import State, check_options
 
 if TYPE_CHECKING:
     from ..db.connection import Database
-    from ..db.schema import Schema
+    from ..schema import Schema
     from ..resources import Resources
     from ..retrieval.values import ValueIndex
 
@@ -108,7 +108,7 @@ def _clean(word: str) -> str:
 def schema_words(schema: "Schema") -> frozenset[str]:
     """Lower-cased words of the schema's table and column names, with and without a plural ``s``.
 
-    >>> from sqlweave.db.schema import Schema, Table, Column
+    >>> from sqlweave.schema import Schema, Table, Column
     >>> sorted(schema_words(Schema("x", (Table("singer", (Column("Song_Name"),)),))))
     ['name', 'names', 'singer', 'singers', 'song', 'songs']
     """

@@ -9,7 +9,7 @@ import pytest
 
 from sqlweave.agent.tools import Toolkit, join_graph
 from sqlweave.db.connection import Database
-from sqlweave.db.schema import Column, Schema, Table
+from sqlweave.schema import Column, Schema, Table
 from sqlweave.errors import SchemaError
 
 from ..conftest import file_digest

@@ -81,7 +81,7 @@ def test_dense_table_keeps_whole_tables_and_join_keys(singer_db: Path) -> None:
 
 @needs_embeddings
 def test_wide_tables_are_shortened_before_table_scoring() -> None:
-    from sqlweave.db.schema import Column, Schema, Table
+    from sqlweave.schema import Column, Schema, Table
 
     wide = Table("measurements", tuple(Column(f"sensor_reading_number_{i}", "REAL") for i in range(120))
                  + (Column("station_name", "TEXT"),))

@@ -13,7 +13,7 @@ import pytest
 
 from sqlweave.db import Database
 from sqlweave.db.render import render_schema
-from sqlweave.db.schema import Schema
+from sqlweave.schema import Schema
 from sqlweave.llm.base import Message
 from sqlweave.llm.fake import FakeLLM
 from sqlweave.pipeline import Pipeline, State

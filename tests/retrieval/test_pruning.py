@@ -102,7 +102,7 @@ def test_pruned_is_zero_shot_even_with_a_pool_and_pruned_rag_adds_examples(tmp_p
 
 
 def test_a_table_kept_without_key_columns_keeps_a_column() -> None:
-    from sqlweave.db.schema import Column, Schema, Table
+    from sqlweave.schema import Column, Schema, Table
 
     # ``log`` has no primary key and no foreign key: named by the approximated query alone, it was kept empty
     s = Schema("x", (Table("singer", (Column("id", primary_key=True), Column("name"), Column("age"))),

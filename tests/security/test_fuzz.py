@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlweave.db.schema import Column, ForeignKey, Schema, Table
+from sqlweave.schema import Column, ForeignKey, Schema, Table
 from sqlweave.errors import SqlweaveError
 from sqlweave.policy import AccessPolicy
 from sqlweave.sql.classify import ensure_read_only, is_read_only

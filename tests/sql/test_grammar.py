@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sqlweave.db.connection import Database
-from sqlweave.db.schema import Column, Schema, Table
+from sqlweave.schema import Column, Schema, Table
 from sqlweave.errors import ConfigurationError
 from sqlweave.llm import FakeLLM
 from sqlweave.llm.base import LLM, Completion, GenerationOptions, Message, Usage

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlweave.db.schema import Column, Schema, Table
+from sqlweave.schema import Column, Schema, Table
 from sqlweave.errors import RefusedStatementError
 from sqlweave.sql.classify import ensure_read_only, is_read_only
 from sqlweave.sql.extract import extract_sql

@@ -1,6 +1,6 @@
 import pytest
 
-from sqlweave.db.schema import Column, Schema, Table
+from sqlweave.schema import Column, Schema, Table
 from sqlweave.errors import SQLParseError
 from sqlweave.sql.validate import parse_one, schema_issues
 

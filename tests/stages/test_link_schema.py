@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sqlweave.db import Database
-from sqlweave.db.schema import Column, Schema, Table
+from sqlweave.schema import Column, Schema, Table
 from sqlweave.errors import ConfigurationError, MissingDependencyError
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline

@@ -9,7 +9,7 @@ import pytest
 from sqlweave.db import Database
 from sqlweave.db.demo import demo_database_path
 from sqlweave.db.render import RenderedSchema
-from sqlweave.db.schema import Column, Schema, Table
+from sqlweave.schema import Column, Schema, Table
 from sqlweave.errors import ConfigurationError, LLMTimeoutError
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline, State

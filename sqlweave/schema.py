@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from ..errors import SchemaError
+from .errors import SchemaError
 
 _NUMBER_WORD = re.compile(r"int|real|float|double|numeric|decimal|number", re.IGNORECASE)
 #: Types of several values: arrays (``INTEGER[]``, PostgreSQL's ``_int4``) and DuckDB's ``STRUCT``, ``MAP`` and
