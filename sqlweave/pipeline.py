@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, r
 
 from .cells import json_cell
 from .errors import ConfigurationError, DatabaseUnavailableError, PipelineError, SqlweaveError
-from .llm.base import LLM, Completion, GenerationOptions, Message, Usage, WrappedLLM
+from .llm.base import LLM, Completion, GenerationOptions, Message, Timings, Usage, WrappedLLM
 from .progress import reporting
 from .resources import Resources, shared_resources
 from .sql.quiet import reading_untrusted_text
@@ -54,6 +54,8 @@ class ModelCall:
     cost_seconds: float = 0.0  # the model's own seconds for this answer, also when it came from the cache
     #: How the answer was asked for (temperature, seed, number of samples...): a replay matches calls by it.
     options: GenerationOptions | None = None
+    #: Where the model's seconds went: the prompt's evaluation and the answer (backends that can tell).
+    timings: Timings | None = None
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ class TraceEntry:
                     "cached": c.cached,
                     "cost_seconds": round(c.cost_seconds, 4),  # a cached answer: what the model took first
                     **({"options": c.options.recorded()} if c.options is not None else {}),
+                    **({"timings": c.timings.as_dict()} if c.timings is not None else {}),
                 }
                 for c in self.calls
             ],
@@ -198,7 +201,7 @@ class State:
         asked = GenerationOptions(**options)
         result = self.llm.complete(list(messages), asked)
         self._calls.append(ModelCall(tuple(messages), result.texts, result.usage, result.seconds, result.cached,
-                                     result.cost_seconds, asked))
+                                     result.cost_seconds, asked, None if result.cached else result.timings))
         return result
 
     def note(self, **data: Any) -> None:

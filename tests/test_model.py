@@ -202,3 +202,42 @@ def test_the_embedded_model_stops_a_long_prompt_at_the_questions_deadline_and_wh
     assert time.monotonic() - start < 1.0 + 1.5
     out = llm.complete([Message("user", "Reply with the word yes.")], max_tokens=5, temperature=0.0)
     assert "yes" in out.text.lower()
+
+
+def test_samples_of_one_call_decode_together_and_leave_the_context_as_a_call_does(local_llm) -> None:
+    """Four samples of one prompt decode as parallel sequences: each is a real answer, seeded (a rerun repeats
+    them, another seed changes them), each begins with the token the same seed draws one after another, a stop
+    string ends one, and afterwards a greedy call answers exactly as it did before the samples."""
+    from sqlweave.llm.local import LocalLLM
+
+    prompt = [Message("user", "Write a SQLite query that counts the rows of table singer, in a ```sql block.")]
+    greedy = local_llm.complete(prompt, max_tokens=40).text
+    together = local_llm.complete(prompt, n=4, temperature=0.8, max_tokens=40, seed=3)
+    assert len(together.texts) == 4 and all("singer" in t.lower() for t in together.texts)
+    assert together.usage.completion_tokens > 4
+    assert local_llm.complete(prompt, n=4, temperature=0.8, max_tokens=40, seed=3).texts == together.texts
+    assert local_llm.complete(prompt, n=4, temperature=0.8, max_tokens=40, seed=50).texts != together.texts
+    # one token each: the tokens the same seeds draw one after another
+    one_by_one = LocalLLM("1.5b", parallel_samples=False)
+    firsts = local_llm.complete(prompt, n=4, temperature=1.5, max_tokens=1, seed=7).texts
+    assert firsts == one_by_one.complete(prompt, n=4, temperature=1.5, max_tokens=1, seed=7).texts
+    stopped = local_llm.complete(prompt, n=2, temperature=0.8, max_tokens=40, seed=3, stop=("```",))
+    assert all("```" not in t for t in stopped.texts)
+    assert local_llm.complete(prompt, max_tokens=40).text == greedy
+
+
+def test_samples_decoded_together_stop_at_the_questions_deadline() -> None:
+    import time
+
+    from sqlweave.budget import Deadline, within
+    from sqlweave.errors import LLMTimeoutError
+    from sqlweave.llm.local import LocalLLM
+
+    llm = LocalLLM("1.5b", state_cache_mb=0)
+    prompt = [Message("user", "Write a very long essay about databases.")]
+    assert llm.complete(prompt, max_tokens=2).text  # loaded, prompt evaluated
+    start = time.monotonic()
+    with within(Deadline.start(3.0)), pytest.raises(LLMTimeoutError):
+        llm.complete(prompt, n=4, temperature=0.8, max_tokens=2000, seed=1)
+    assert time.monotonic() - start < 3.0 + 2.0
+    assert "yes" in llm.complete([Message("user", "Reply with the word yes.")], max_tokens=5).text.lower()

@@ -96,6 +96,29 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class Timings:
+    """Where a call's seconds went inside the model: evaluating the prompt (``evaluated_tokens``: the tokens not
+    reused from an evaluated prefix) and writing the answer. Backends that cannot tell leave a call's timings
+    ``None``.
+
+    >>> Timings(1.5, 300, 2.0) + Timings(0.5, 10, 1.0)
+    Timings(prompt_seconds=2.0, evaluated_tokens=310, generate_seconds=3.0)
+    """
+
+    prompt_seconds: float = 0.0
+    evaluated_tokens: int = 0
+    generate_seconds: float = 0.0
+
+    def __add__(self, other: "Timings") -> "Timings":
+        return Timings(self.prompt_seconds + other.prompt_seconds, self.evaluated_tokens + other.evaluated_tokens,
+                       self.generate_seconds + other.generate_seconds)
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {"prompt_seconds": round(self.prompt_seconds, 4), "evaluated_tokens": self.evaluated_tokens,
+                "generate_seconds": round(self.generate_seconds, 4)}
+
+
+@dataclass(frozen=True)
 class Completion:
     """What a model answered: ``texts`` holds one entry per requested sample."""
 
@@ -106,6 +129,8 @@ class Completion:
     cached: bool = False
     #: For a cached answer, the seconds the model took when it first produced it (else ``seconds``).
     original_seconds: float | None = None
+    #: How the model's own seconds divide between the prompt and the answer (backends that can tell).
+    timings: Timings | None = None
 
     @property
     def cost_seconds(self) -> float:
@@ -201,6 +226,11 @@ class LLM(ABC):
         """What, besides messages and options, changes this backend's answers (for the response cache)."""
         return {"model": self.model_id}
 
+    def cache_key_params_for(self, options: "GenerationOptions") -> dict[str, Any]:
+        """:meth:`cache_key_params` for a call with ``options`` (a backend that answers some calls another way,
+        e.g. samples decoded together, says so here)."""
+        return self.cache_key_params()
+
     def prefill(self, messages: Sequence[Message]) -> bool:
         """Evaluate ``messages`` now and keep the evaluated prompt, so that a later call sharing its beginning
         starts from there; ``True`` if this backend keeps one (the embedded model), else ``False`` and nothing is
@@ -249,3 +279,6 @@ class WrappedLLM(LLM):
 
     def cache_key_params(self) -> dict[str, Any]:
         return self.inner.cache_key_params()
+
+    def cache_key_params_for(self, options: "GenerationOptions") -> dict[str, Any]:
+        return self.inner.cache_key_params_for(options)

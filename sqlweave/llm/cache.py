@@ -42,7 +42,7 @@ class CachedLLM(WrappedLLM):
 
     def key(self, messages: tuple[Message, ...], options: GenerationOptions) -> str:
         payload = {
-            "backend": self.inner.cache_key_params(),
+            "backend": self.inner.cache_key_params_for(options),
             "messages": [m.as_dict() for m in messages],
             # No grammar (or choices, continuation) leaves the key as it was before they existed, so earlier
             # answers stay cached.

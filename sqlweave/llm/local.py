@@ -26,7 +26,8 @@ from ..errors import (ConfigurationError, LLMError, LLMResponseError, LLMTimeout
                       ModelUnavailableError)
 from ..budget import watched as watched_deadline
 from ..progress import report
-from .base import LLM, Completion, GenerationOptions, Message, Usage
+from .base import LLM, Completion, GenerationOptions, Message, Timings, Usage
+from .parallel import MAX_SEQUENCES, StoppedError, allow_sequences, sample_together
 from .prompt_states import PromptStates
 from .weights import MODELS, Progress, ensure_weights
 from ..text import well_formed
@@ -88,9 +89,12 @@ def _state_cached_llama_class() -> Any:
 
 def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None = None,
                on_load: Callable[[str], None] | None = None, state_cache_mb: int = DEFAULT_STATE_CACHE_MB,
-               resources: "Resources | None" = None) -> Any:
+               resources: "Resources | None" = None, parallel: bool = True) -> Any:
     """The ``llama_cpp.Llama`` for model ``key``, loaded once per ``resources`` model store (default: the
     process's shared resources, :func:`~sqlweave.resources.shared_resources`).
+
+    ``parallel`` makes its context hold :data:`~sqlweave.llm.parallel.MAX_SEQUENCES` sequences in one unified KV
+    cache, so that the samples of one prompt decode together (:mod:`sqlweave.llm.parallel`).
 
     ``state_cache_mb`` > 0 keeps that much memory of evaluated prompt states for prefix reuse, backed by
     ``<cache dir>/prompt-states/`` unless the settings turn that off (:mod:`sqlweave.llm.prompt_states`)."""
@@ -104,7 +108,9 @@ def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None =
             hint="Install it with: pip install 'sqlweave[local]'",
         ) from err
     res = resources if resources is not None else shared_resources()
-    folder = (res.settings.cache_dir / "prompt-states" / f"{key}-{MODELS[key].sha256[:12]}-ctx{n_ctx}"
+    # States saved by a context of several sequences are kept apart from those of a one-sequence context.
+    seqs = f"-seq{MAX_SEQUENCES}" if parallel else ""
+    folder = (res.settings.cache_dir / "prompt-states" / f"{key}-{MODELS[key].sha256[:12]}-ctx{n_ctx}{seqs}"
               if res.settings.prompt_states else None)
 
     def build() -> Any:
@@ -114,6 +120,8 @@ def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None =
         try:
             cls = _state_cached_llama_class() if state_cache_mb > 0 else Llama
             llama = cls(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, n_batch=512, verbose=False)
+            if parallel:
+                allow_sequences(llama)
             if state_cache_mb > 0:
                 # PromptStates has the BaseLlamaCache interface without importing llama_cpp where it is defined
                 llama.set_cache(PromptStates(folder, ram_mb=state_cache_mb,  # type: ignore[arg-type]
@@ -123,7 +131,7 @@ def load_llama(key: str, n_ctx: int, n_threads: int, progress: Progress | None =
             raise ModelUnavailableError(f"llama.cpp could not load {path}: {err}") from err
 
     # The prompt-state folder is the one of the resources that loaded the model (a shared model store shares it).
-    return res.get("llama", (key, n_ctx, n_threads, state_cache_mb, str(res.settings.model_dir)), build)
+    return res.get("llama", (key, n_ctx, n_threads, state_cache_mb, str(res.settings.model_dir), parallel), build)
 
 
 class ContextLengthError(LLMError):
@@ -158,6 +166,7 @@ class LocalLLM(LLM):
         progress: Progress | None = None,
         on_load: Callable[[str], None] | None = None,
         resources: "Resources | None" = None,
+        parallel_samples: bool = True,
     ) -> None:
         super().__init__()
         if model not in MODELS:
@@ -172,17 +181,29 @@ class LocalLLM(LLM):
         self.resources = resources
         self._lock = threading.Lock()
         self.keeps_prompts = state_cache_mb > 0
+        #: Decode the samples of one call together, as parallel sequences over the prompt's evaluated state.
+        self.parallel_samples = parallel_samples
 
     @property
     def llama(self) -> Any:
         return load_llama(self.key, self.n_ctx, self.n_threads, self._progress, self._on_load, self.state_cache_mb,
-                          self.resources)
+                          self.resources, parallel=self.parallel_samples)
 
     def count_tokens(self, text: str) -> tuple[int, bool]:
         return len(self.llama.tokenize(well_formed(text).encode("utf-8"), add_bos=False, special=False)), True
 
     def cache_key_params(self) -> dict[str, Any]:
         return {"model": self.model_id, "sha256": MODELS[self.key].sha256}
+
+    def cache_key_params_for(self, options: GenerationOptions) -> dict[str, Any]:
+        # Samples decoded together are drawn from the same distribution as samples drawn one after another, but
+        # are not the same texts: a cached answer of the one way does not answer the other.
+        params = self.cache_key_params()
+        return {**params, "samples": "parallel"} if self._decodes_together(options) else params
+
+    def _decodes_together(self, options: GenerationOptions) -> bool:
+        return (self.parallel_samples and options.n > 1 and options.temperature > 0 and options.grammar is None
+                and options.json_schema is None and options.choices is None and options.continuation is None)
 
     def prompt_tokens(self, messages: tuple[Message, ...]) -> int:
         """Tokens of ``messages`` as the chat template lays them out (message texts counted exactly, the
@@ -216,6 +237,8 @@ class LocalLLM(LLM):
             return self._choices(llama, messages, options.choices)
         if options.continuation is not None:
             return self._continuation(llama, messages, options.continuation)
+        if self._decodes_together(options):
+            return self._together(llama, messages, options)
         texts: list[str] = []
         usage = Usage()
         start = time.perf_counter()
@@ -248,7 +271,7 @@ class LocalLLM(LLM):
             from llama_cpp import LogitsProcessorList
 
             kwargs["logits_processor"] = LogitsProcessorList([check_deadline])
-        with self._lock, _stopping_at(llama, deadline, question):
+        with self._lock, _stopping_at(llama, deadline, question), _timed(llama) as timings:
             for i in range(options.n):
                 try:
                     # Sample i of a call uses seed + i: several samples differ, reruns repeat.
@@ -276,7 +299,34 @@ class LocalLLM(LLM):
                 usage = usage + _usage(out)
                 if options.n > 1:
                     report(i + 1, options.n)  # "Trying other readings 2/4"
-        return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id)
+        return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id, timings=timings[0])
+
+    def _together(self, llama: Any, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
+        """The ``n`` samples of one call decoded as parallel sequences (:func:`~sqlweave.llm.parallel.sample_together`),
+        stopped like any call by the call's timeout or the question's deadline and cancel."""
+        start = time.perf_counter()
+        deadline = start + options.timeout_s if options.timeout_s else None
+        question = watched_deadline()
+
+        def past() -> bool:
+            return bool((deadline is not None and time.perf_counter() > deadline)
+                        or (question is not None and question.cancelled()))
+
+        with self._lock, _stopping_at(llama, deadline, question):
+            try:
+                texts, usage, timings = sample_together(llama, [m.as_dict() for m in messages], n=options.n,
+                                               temperature=options.temperature, max_tokens=options.max_tokens,
+                                               seed=options.seed or 0, stop=options.stop, should_stop=past,
+                                               on_sample=report if options.n > 1 else None)
+            except Exception as err:  # noqa: BLE001 - every failure of llama.cpp ends the call typed
+                if question is not None and question.cancelled():
+                    raise question.error() from err
+                if isinstance(err, StoppedError) or past():
+                    raise LLMTimeoutError(f"the local model did not finish within {options.timeout_s or 0:g} s") from err
+                raise LLMResponseError(
+                    f"the embedded model failed while sampling: {type(err).__name__}: {err}",
+                    hint="Retry; if it keeps failing, load the model with LocalLLM(parallel_samples=False).") from err
+        return Completion(tuple(texts), usage, time.perf_counter() - start, self.model_id, timings=timings)
 
     def _choices(self, llama: Any, messages: tuple[Message, ...], choices: tuple[str, ...]) -> Completion:
         """The probability of each choice as the answer's first token, from the logits of one forward pass over
@@ -348,6 +398,30 @@ class LocalLLM(LLM):
             out = llama.create_chat_completion(messages=[m.as_dict() for m in messages], temperature=0.0,
                                                max_tokens=max_tokens, logits_processor=LogitsProcessorList([processor]))
         return _usage(out).prompt_tokens
+
+
+@contextmanager
+def _timed(llama: Any) -> Iterator[list[Timings | None]]:
+    """While the block runs, llama.cpp's own counters say how long the prompt's evaluation and the answer's tokens
+    took; after it, the one-item list holds them (``None`` where llama.cpp keeps no counters)."""
+    out: list[Timings | None] = [None]
+    ctx = getattr(getattr(llama, "_ctx", None), "ctx", None)
+    if ctx is None:
+        yield out
+        return
+    import llama_cpp
+
+    llama_cpp.llama_perf_context_reset(ctx)
+    try:
+        yield out
+    finally:
+        out[0] = prompt_and_answer(llama_cpp, ctx)
+
+
+def prompt_and_answer(llama_cpp: Any, ctx: Any) -> Timings:
+    """llama.cpp's counters since their last reset: prompt tokens evaluated in batches, and single-token steps."""
+    perf = llama_cpp.llama_perf_context(ctx)
+    return Timings(perf.t_p_eval_ms / 1000.0, int(perf.n_p_eval), perf.t_eval_ms / 1000.0)
 
 
 @contextmanager

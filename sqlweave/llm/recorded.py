@@ -6,7 +6,9 @@ were recorded with the recorded answers, and passes every other call to the mode
 checkpoint can be scored again with today's stages on a machine whose response cache is empty, paying the model
 only for the calls today's stages make that the recorded run did not (a new rule that changes a prompt, a new
 candidate). Wrapped in the response cache, every answer it gives is stored under the real key, so the next run
-needs no recording.
+needs no recording. A call the backend answers another way than a recording can tell (the embedded model's
+samples decoded together, :mod:`sqlweave.llm.parallel`) always goes to the model, and is kept by the response
+cache.
 
 Traces keep each call's options (temperature, seed, length, number of samples, the scored text), and a call
 is answered from the recording only when it was asked for exactly so: a replay with samples drawn another way
@@ -178,6 +180,10 @@ class RecordedLLM(WrappedLLM):
     def _complete(self, messages: tuple[Message, ...], options: GenerationOptions) -> Completion:
         key = self._key(messages, options)
         recorded = self._recorded.get(key) if key not in self._used else None
+        if self.inner.cache_key_params_for(options) != self.inner.cache_key_params():
+            # the backend answers this kind of call another way than traces record (samples decoded together):
+            # the recording's answer is not the one it would give
+            recorded = None
         if isinstance(recorded, tuple):
             self._used.add(key)
             self.answered += 1

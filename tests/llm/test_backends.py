@@ -270,3 +270,20 @@ def test_choice_scores_are_cached_and_refused_by_backends_that_cannot(tmp_path: 
         Writer(["x"]).complete(MSGS, continuation="How many?")
     with pytest.raises(ValueError):
         GenerationOptions(choices=("A",))  # one choice is no choice
+
+
+def test_samples_the_embedded_model_decodes_together_are_cached_apart_from_samples_drawn_one_by_one(
+        tmp_path: Path) -> None:
+    from sqlweave.llm.local import LocalLLM
+
+    llm = LocalLLM("1.5b")  # not loaded: the key is known before any call
+    sampled = GenerationOptions(n=4, temperature=0.8, seed=1)
+    assert llm.cache_key_params_for(sampled)["samples"] == "parallel"
+    for options in (GenerationOptions(), GenerationOptions(temperature=0.8), GenerationOptions(n=4),
+                    GenerationOptions(n=4, temperature=0.8, grammar='root ::= "a"')):
+        assert llm.cache_key_params_for(options) == llm.cache_key_params()
+    assert LocalLLM("1.5b", parallel_samples=False).cache_key_params_for(sampled) == llm.cache_key_params()
+    cached = CachedLLM(llm, tmp_path / "responses.sqlite")
+    apart = CachedLLM(LocalLLM("1.5b", parallel_samples=False), tmp_path / "responses.sqlite")
+    assert cached.key(tuple(MSGS), sampled) != apart.key(tuple(MSGS), sampled)
+    assert cached.key(tuple(MSGS), GenerationOptions()) == apart.key(tuple(MSGS), GenerationOptions())

@@ -220,3 +220,23 @@ def test_traces_keep_each_calls_options_and_first_cost(tmp_path: Path) -> None:
     assert [c["options"] for c in calls][:2] == [{"max_tokens": 384},
                                                  {"temperature": 0.8, "max_tokens": 200, "n": 4, "seed": 1}]
     assert all(c["cost_seconds"] >= c["seconds"] - 1e-4 for c in calls)
+
+
+def test_a_call_the_backend_answers_another_way_than_recorded_goes_to_the_backend(tmp_path: Path) -> None:
+    """Samples the embedded model decodes together are not the samples a recording drew one after another: such a
+    call is not answered from the recording, while the same backend's greedy calls still are."""
+
+    class Together(FakeLLM):
+        def cache_key_params_for(self, options: GenerationOptions) -> dict:
+            base = self.cache_key_params()
+            return {**base, "samples": "parallel"} if options.n > 1 and options.temperature > 0 else base
+
+    sampled = {"temperature": 0.8, "n": 2, "seed": 1}
+    calls = [{"messages": [{"role": "user", "content": "q"}], "outputs": ["SELECT 1"]},
+             {"messages": [{"role": "user", "content": "q"}], "outputs": ["SELECT 2", "SELECT 3"], "options": sampled}]
+    (tmp_path / "traces.jsonl").write_text(json.dumps({"id": "dev-1", "trace": [{"calls": calls}]}) + "\n")
+    model = Together(responder=lambda m, o: "SELECT 9")
+    llm = RecordedLLM(model, [tmp_path])
+    assert llm.complete([Message("user", "q")]).text == "SELECT 1"
+    assert llm.complete([Message("user", "q")], GenerationOptions(**sampled)).texts == ("SELECT 9", "SELECT 9")
+    assert (llm.answered, llm.passed) == (1, 1)
