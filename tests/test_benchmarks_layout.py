@@ -1,10 +1,12 @@
-"""benchmarks/: scripts in one folder per area, one shared helper, every documented path real.
+"""benchmarks/: scripts in one folder per area, one shared helper, every documented path real, a current index.
 
 - Every ``benchmarks/...py`` or ``.sh`` path that a page, a test, the Makefile, the CI script or a script names
   exists, so a command copied from the docs finds its script.
 - Every script sits in an area folder, begins with the one bootstrap and touches ``sys.path`` nowhere else; each
   answers ``--help`` run from another folder (no model is loaded).
-- A script that needs no model runs for real on kept checkpoints.
+- Two scripts that need no model run for real on kept checkpoints.
+- ``benchmarks/checkpoints/INDEX.md`` is what ``benchmarks/tools/index_checkpoints.py`` writes today, one row per
+  checkpoint folder.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from benchmarks.tools import index_checkpoints
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
@@ -104,7 +108,7 @@ def test_every_script_answers_help_from_any_folder(tmp_path: Path) -> None:
     assert not failed
 
 
-def test_a_script_runs_for_real_on_kept_checkpoints(tmp_path: Path) -> None:
+def test_two_scripts_run_for_real_on_kept_checkpoints(tmp_path: Path) -> None:
     table = tmp_path / "runs.json"
     out = subprocess.run([sys.executable, str(BENCH / "tools" / "summarize_runs.py"),
                           str(BENCH / "checkpoints" / "default-200"), str(BENCH / "checkpoints" / "best-200"),
@@ -112,3 +116,49 @@ def test_a_script_runs_for_real_on_kept_checkpoints(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     rows = json.loads(table.read_text())
     assert [r["run"] for r in rows] == ["default-200", "best-200"] and [r["n"] for r in rows] == [200, 200]
+    index = subprocess.run([sys.executable, str(BENCH / "tools" / "index_checkpoints.py"), "--out",
+                            str(tmp_path / "INDEX.md")], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert index.returncode == 0, index.stderr[-2000:]
+    assert (tmp_path / "INDEX.md").read_text() == (BENCH / "checkpoints" / "INDEX.md").read_text()
+
+
+def test_the_checkpoint_index_is_current_and_lists_every_folder() -> None:
+    rows = index_checkpoints.index()
+    folders = sorted(p.name for p in (BENCH / "checkpoints").iterdir() if p.is_dir())
+    assert [r.name for r in rows] == folders
+    assert (BENCH / "checkpoints" / "INDEX.md").read_text(encoding="utf-8") == index_checkpoints.render(rows)
+    assert all(f"| `{name}` |" in index_checkpoints.render(rows) for name in folders)
+    links = re.findall(r"\]\(([^)#]+)\)", index_checkpoints.render(rows))
+    assert links and all((BENCH / "checkpoints" / link).resolve().is_file() for link in links)
+
+
+def test_the_index_reads_each_layout_of_checkpoint(tmp_path: Path) -> None:
+    run = tmp_path / "eval-run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"dataset": "spider-dev", "pipeline": "default", "model": "local:1.5b",
+                                             "created": "2026-11-25 17:01:07"}))
+    (run / "results.jsonl").write_text("".join(json.dumps({"id": i, "match": i != "q3"}) + "\n"
+                                               for i in ("q1", "q2", "q3", "q4")))
+    assert index_checkpoints.read_folder(run) == {"pipeline": "default", "model": "local:1.5b",
+                                                  "dataset": "spider-dev", "questions": "4", "ex": "75.0",
+                                                  "date": "2026-11-25"}
+    defog = tmp_path / "defog-run"
+    defog.mkdir()
+    (defog / "run.json").write_text(json.dumps({"model": "local:1.5b", "created": "2026-11-26 01:00:00"}))
+    (defog / "default__postgres.jsonl").write_text("".join(
+        json.dumps({"id": i, "correct": i == "1", "model": "local:1.5b"}) + "\n" for i in ("1", "2")) + '{"id": "3"')
+    got = index_checkpoints.read_folder(defog)
+    assert (got["dataset"], got["questions"], got["ex"]) == ("defog", "2", "50.0")  # the torn line is not counted
+
+
+def test_a_checkpoint_is_cited_by_its_own_name_only(tmp_path: Path) -> None:
+    page = tmp_path / "BENCHMARKS.md"
+    page.write_text("## Main table\n\nfrom `benchmarks/checkpoints/det-best-200` and best-2000\n\n"
+                    "### Latency\n\nsee `best-200`.\n")
+    other = tmp_path / "page.md"
+    other.write_text("nothing here but det-best-200\n")
+    found = index_checkpoints.citations(["best-200", "det-best-200", "never-200"], [page, other], root=tmp_path)
+    assert found == {"best-200": ["BENCHMARKS.md § Latency"],
+                     "det-best-200": ["BENCHMARKS.md § Main table", "page.md"], "never-200": []}
+    assert "cited nowhere" in index_checkpoints.render([index_checkpoints.Checkpoint(
+        "never-200", "default", "local:1.5b", "spider-dev", "200", "75.0", "2026-11-25", ())])
