@@ -1,4 +1,4 @@
-"""benchmarks/bench_pipelines.py: a preset with options of its vote, timed beside the preset as it is."""
+"""benchmarks/speed/bench_pipelines.py: a preset with options of its vote, timed beside the preset as it is."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""benchmarks/calibrate.py --as-answered: the confidence a run's answers carried, measured without fitting."""
+"""benchmarks/tools/calibrate.py --as-answered: the confidence a run's answers carried, measured without fitting."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Each verdict below was produced by the official scripts themselves (``taoyds/test-suite-sql-eval`` at
 e97acc5: ``evaluation.py``/``process_sql.py``/``exec_eval.py``; ``AlibabaResearch/DAMO-ConvAI`` at 483554e:
-``bird/llm/src/evaluation.py``/``evaluation_ves.py``) through ``benchmarks/conformance.py``; the tests do
-not need those scripts. ``benchmarks/conformance.py`` re-checks every metric on some 13,000 predictions.
+``bird/llm/src/evaluation.py``/``evaluation_ves.py``) through ``benchmarks/tools/conformance.py``; the tests do
+not need those scripts. ``benchmarks/tools/conformance.py`` re-checks every metric on some 13,000 predictions.
 """
 
 from __future__ import annotations

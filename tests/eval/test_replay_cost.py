@@ -1,4 +1,4 @@
-"""benchmarks/replay_cost.py: a replayed run charged with its base run's seconds plus the calls it added."""
+"""benchmarks/tools/replay_cost.py: a replayed run charged with its base run's seconds plus the calls it added."""
 
 from __future__ import annotations
 

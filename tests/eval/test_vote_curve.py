@@ -1,4 +1,4 @@
-"""benchmarks/vote_curve.py: a run of vote-if-unsure read back at lower floors."""
+"""benchmarks/votes/vote_curve.py: a run of vote-if-unsure read back at lower floors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import importlib.util
 import json
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "vote_curve.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "votes" / "vote_curve.py"
 
 
 def load():

@@ -1,11 +1,10 @@
-"""benchmarks/vote_weigh.py and vote_views.py: a run's votes replayed with other weights and other candidates."""
+"""benchmarks/votes/vote_weigh.py and vote_views.py: a run's votes replayed with other weights and other candidates."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,9 @@ COUNTRY = "SELECT Country FROM singer ORDER BY Age DESC LIMIT 1"
 
 
 def load(name: str):
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    """A fresh copy of the benchmark script ``name``, from whichever area of ``benchmarks/`` holds it."""
+    (path,) = BENCH.glob(f"*/{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -146,7 +146,7 @@ def test_the_examples_view_is_replayed_with_bests_weighing(tmp_path: Path, singe
 
 
 def test_a_votes_groups_are_written_with_their_traits(tmp_path: Path, singer_db: Path) -> None:
-    """benchmarks/vote_features.py: one line per rebuilt vote, a group per result, in the stage's order."""
+    """benchmarks/votes/vote_features.py: one line per rebuilt vote, a group per result, in the stage's order."""
     from sqlweave.eval.runner import GoldCache
 
     create = "CREATE TABLE singer (...)\nQuestion: Who is the oldest singer?"
@@ -246,7 +246,7 @@ def test_another_runs_greedy_answer_is_replayed_as_one_more_candidate(tmp_path: 
 
 
 def test_vote_openings_counts_answers_by_how_they_open(tmp_path: Path, singer_db: Path) -> None:
-    """benchmarks/vote_openings.py: sampled and greedy answers split by their opening, each scored against the gold
+    """benchmarks/votes/vote_openings.py: sampled and greedy answers split by their opening, each scored against the gold
     query; a question whose only right reading opened with prose is counted apart."""
     openings = load("vote_openings")
     assert [openings.opening(t) for t in ("```sql\nSELECT 1\n```", "  select 1", "WITH a AS (SELECT 1) SELECT 1",

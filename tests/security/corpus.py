@@ -5,7 +5,7 @@ Each :class:`Case` says on which engine it runs, through which door (your own SQ
 model that obeys every instruction it is shown: the guard must hold without the model's help), and the outcome
 sqlweave must reach: ``refused`` (nothing ran), ``answered`` (it ran, read-only, inside the access policy) or
 ``stopped`` (the time limit interrupted it). :func:`cases` lists them all; the runner is
-:mod:`tests.security.hostile_run`, the benchmark ``benchmarks/bench_hostile.py``.
+:mod:`tests.security.hostile_run`, the benchmark ``benchmarks/safety/bench_hostile.py``.
 
 Placeholders in SQL: ``{dir}`` is the corpus database's own folder (a file an attack would create there is
 noticed), ``{target}`` the SQLite/DuckDB file itself.

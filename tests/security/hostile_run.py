@@ -2,7 +2,7 @@
 case through its door, and report the outcome, whether the database (and its folder) is byte-for-byte unchanged,
 and which hidden name or hidden value showed up in any output or prompt.
 
-Used by ``tests/security/test_hostile_corpus.py`` and ``benchmarks/bench_hostile.py``.
+Used by ``tests/security/test_hostile_corpus.py`` and ``benchmarks/safety/bench_hostile.py``.
 """
 
 from __future__ import annotations

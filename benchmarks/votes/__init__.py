@@ -1,0 +1,1 @@
+"""votes benchmarks: run each as a file from the repository root (benchmarks/README.md)."""
