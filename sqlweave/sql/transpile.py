@@ -87,6 +87,11 @@ def from_dialect(sql: str, read: str | None, target: str, *, schema: "Schema | N
     return to_dialect(sql, target, (read,), schema=schema)
 
 
+#: What the trace names when the target's parser read a foreign form (``LIMIT 5, 10``, ``IFNULL``) and sqlglot's
+#: rendering of it is what runs, with no rule fired.
+RENDERED = "rendered_by_sqlglot"
+
+
 def to_dialect(sql: str, target: str | None, sources: tuple[str, ...] = SOURCES, *,
                schema: "Schema | None" = None) -> str:
     """``sql`` in the ``target`` dialect (sqlglot names: ``postgres``, ``duckdb``, ...).
@@ -122,6 +127,8 @@ def to_dialect_fired(sql: str, target: str | None, sources: tuple[str, ...] = SO
         # Keep the model's own text unless the target's parser read a foreign form it rewrites (LIMIT a, b,
         # IFNULL, LIKE), or the target would not read it (MySQL: COUNT (*), no space before a call's
         # parenthesis there): then sqlglot's rendering is what runs.
+        # With no rule fired, what changed is sqlglot's reading of a foreign form: named so in the trace.
+        fired = fired or [RENDERED]
         render = RENDER_ALWAYS.get(target)
         if render is not None and render(sql):
             return out, fired
@@ -180,7 +187,7 @@ def _to_sqlite(sql: str, schema: "Schema | None" = None) -> tuple[str, list[str]
         back = _parse(out, "sqlite")
         # A TO_DATE whose format SQLite cannot read stays, for SQLite's error to name (STR_TO_DATE).
         if back is not None and not not_sqlite(back, unless=(exp.StrToDate, exp.StrToTime)):
-            return out, fired
+            return out, fired or [RENDERED]
     return sql, []
 
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Callable
 
 from sqlweave.schema import Column, ForeignKey, Schema, Table
-from sqlweave.sql.rewrite import name_keys, relink_values, rewrite_query
+from sqlweave.sql.name_keys import name_keys
+from sqlweave.sql.rewrite import relink_values, rewrite_query
 from sqlweave.sql.transpile import for_schema, subqueries_as_sets, to_dialect
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"
