@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/replay_identical.py BEFORE_DIR AFTER_DIR [--name NAME] [--out benchmarks/results]
 
-Each folder is an ``sqlweave eval --out`` folder (``results.jsonl``). For every question of either, the predicted
-SQL and the match are compared; the table prints how many questions each holds, how many have the same
+Each folder is an ``sqlweave eval --out`` folder (``results.jsonl``) or a ``benchmarks/bench_defog.py --out``
+folder (one ``PRESET__ENGINE.jsonl`` per column, whose questions are keyed ``PRESET__ENGINE/id`` and whose match
+is ``correct``). For every question of either, the predicted SQL and the match are compared; the table prints how many questions each holds, how many have the same
 prediction, the same match, and lists those that differ. The figures go to ``OUT/replay-identical-NAME.json``.
 Exit status 1 when a question differs or is missing from one side.
 """
@@ -18,11 +19,17 @@ from typing import Any
 
 
 def read(folder: Path) -> dict[str, dict[str, Any]]:
+    """Each question of ``folder`` by id, with its ``prediction``, ``match`` and ``error``."""
     rows: dict[str, dict[str, Any]] = {}
-    for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            rows[str(row["id"])] = row
+    files = [(folder / "results.jsonl", "")] if (folder / "results.jsonl").is_file() else [
+        (f, f"{f.stem}/") for f in sorted(folder.glob("*__*.jsonl"))]
+    for path, prefix in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                if "match" not in row:
+                    row["match"] = row.get("correct")
+                rows[prefix + str(row["id"])] = row
     return rows
 
 
@@ -49,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     before, after = read(args.before), read(args.after)
     result = compare(before, after)
-    result.update(before_dir=str(args.before), after_dir=str(args.after))
+    result.update(before=args.before.name, after=args.after.name)  # folder names: no path of this machine
     print(f"{'questions':<22}{result['questions']:>6}")
     for key in ("compared", "same_prediction", "same_match", "matches_before", "matches_after"):
         print(f"{key:<22}{result[key]:>6}")
