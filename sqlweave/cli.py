@@ -898,6 +898,8 @@ def eval_run(
     replay: Optional[list[Path]] = typer.Option(
         None, "--replay", help="An earlier run folder or checkpoint (repeatable): the model calls its traces "
                                "recorded are answered from them; the others go to the model."),
+    replay_only: bool = typer.Option(False, "--replay-only", help="With --replay: no model at all; a call the "
+                                     "traces do not answer fails its question (counted as a miss)."),
     keys_from_data: bool = KeysOption,
 ) -> None:
     """Run PIPELINE over DATASET: per-question JSONL, resumable, summary by hardness."""
@@ -914,8 +916,17 @@ def eval_run(
         vote_options = _key_values(vote or [], "--vote") or None
         pipe = build_pipeline(pipeline, schema_budget=schema_budget, vote_below=vote_below, vote=vote_options,
                               **_pipeline_options(examples))
-        llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False, replay=replay,
-                         load=False)
+        folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
+        if replay_only:
+            from .eval.replay_only import replay_only_llm
+
+            if not replay:
+                raise ConfigurationError("--replay-only needs --replay", hint="Name the run whose traces answer.")
+            folder.mkdir(parents=True, exist_ok=True)
+            llm = replay_only_llm(model, replay, folder / "replay-responses.sqlite")
+        else:
+            llm = _build_llm(model, cache=not no_cache, base_url=None, api_key=None, quiet=False, replay=replay,
+                             load=False)
         redrawn = sorted(set(vote_options or ()) & set(REDRAWING))
         if replay and redrawn:
             from .llm.recorded import RecordedLLM
@@ -928,8 +939,8 @@ def eval_run(
                     "their samples cannot be told from samples drawn another way",
                     hint="Run without --replay: the response cache keeps samples drawn with other settings apart, "
                          "and the greedy answers are cached after one replay.")
-        _load_local(llm, quiet=False)
-        folder = out or Path("runs") / f"{dataset}-{pipeline}-{model.replace(':', '-')}"
+        if not replay_only:
+            _load_local(llm, quiet=False)
         with Progress(TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                       TextColumn("EX {task.fields[ex]}"), TimeRemainingColumn(), console=err_console) as bar:
             task = bar.add_task(escape(visible(f"{pipeline} on {dataset}")), total=len(questions), ex="-")
@@ -961,7 +972,7 @@ def eval_run(
             # the response cache sits before the recording: a call it answers never reaches the recording
             cached = f"answered from the response cache: {cache.hits}; " if cache is not None else ""
             _say(f"model calls {cached}answered from the recorded traces: {recorded.answered}; "
-                 f"passed to the model: {recorded.passed}", style="dim")
+                 f"{'misses (no model)' if replay_only else 'passed to the model'}: {recorded.passed}", style="dim")
 
 
 @eval_app.command("compare")

@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/accuracy/name_keys_check.py --pairs ../shared/data/spider/train.json [--question "Show them."]
 
 Reads each run folder's ``results.jsonl`` (``sqlweave eval --out FOLDER``) and runs
-:func:`sqlweave.sql.rewrite.name_keys` on every final answer and every gold query against its database's schema,
+:func:`sqlweave.sql.name_keys.name_keys` on every final answer and every gold query against its database's schema,
 as the stage does after any vote (it only acts on an answer with rows: a named query that a run's answer would
 not reach is still counted, so the count is an upper bound). A named right answer is one the stage would break
 under Spider's rule (an extra column is a different result); a named gold query is one where Spider's own answer
@@ -28,7 +28,7 @@ from benchmarks.common import save
 
 from sqlweave.db import Database  # noqa: E402
 from sqlweave.eval.runner import load_results  # noqa: E402
-from sqlweave.sql.rewrite import name_keys  # noqa: E402
+from sqlweave.sql.name_keys import name_keys  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

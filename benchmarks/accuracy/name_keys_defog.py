@@ -5,7 +5,7 @@
 
 defog's databases (``benchmarks/accuracy/defog_setup.py``: the throwaway PostgreSQL server and the SQLite copies) are a
 closer likeness of users' own than Spider's: ids everywhere, names in other tables. For every recorded answer of a
-run of ``benchmarks/accuracy/bench_defog.py`` (``OUT/PRESET__ENGINE.jsonl``), :func:`sqlweave.sql.rewrite.name_keys` is
+run of ``benchmarks/accuracy/bench_defog.py`` (``OUT/PRESET__ENGINE.jsonl``), :func:`sqlweave.sql.name_keys.name_keys` is
 applied with the database's schema and the question, as the stage applies it after the vote: kept only if the named
 query runs and returns as many rows. Both the recorded answer and the named one are scored by defog's own rule
 (:func:`sqlweave.eval.defog.score_on_database`, which allows extra columns), so the table shows how many answers
@@ -27,7 +27,7 @@ from benchmarks.common import save, DEFOG
 from sqlweave.db import Database  # noqa: E402
 from sqlweave.errors import SqlweaveError  # noqa: E402
 from sqlweave.eval.defog import GoldResults, load_questions, questions_path, score_on_database  # noqa: E402
-from sqlweave.sql.rewrite import name_keys  # noqa: E402
+from sqlweave.sql.name_keys import name_keys  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

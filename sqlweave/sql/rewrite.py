@@ -34,7 +34,8 @@ the tables hold:
   column of the same table holds that value (``continent``), the comparison reads ``continent``. The model
   knows the value from the question and picks a plausible column of the right table; the data says which one.
 
-A sixth rule reads the answer as a reader will, and is called on its own (:func:`name_keys`) by a stage that
+A sixth rule reads the answer as a reader will, and is called on its own (:func:`sqlweave.sql.name_keys.name_keys`,
+in a module of its own) by a stage that
 runs after any vote (:mod:`sqlweave.stages.name_keys`), since it changes the result's columns:
 
 - **A key shown where the question asks for no ids is followed by the name of the row it refers to**: in
@@ -70,12 +71,11 @@ False
 from __future__ import annotations
 
 import re
-from functools import cache
+from dataclasses import dataclass, field
 from typing import Callable
 
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
-from sqlglot.dialects.dialect import Dialect
 from sqlglot.optimizer.scope import Scope
 
 from ..schema import Schema, Table
@@ -88,13 +88,6 @@ from .validate import parse_one
 _NAME_COLUMN = re.compile(r"name|title", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]+")
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
-#: A column named as a key of another table (``manager_id``, ``CustomerID``, ``MakeId``; not ``paid``): the part
-#: after the stem.
-_KEY_NAME = re.compile(r"(?:[_ ][iI][dD]|I[dD])$")
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: A question that asks for ids, in any of the languages it may be asked in.
-_ASKS_FOR_IDS = re.compile(r"\bids?\b|identif|kennung|编号|編號|番号|\bnum(?:ber|éro|ero)s?\b|\bcodes?\b|\bkeys?\b",
-                           re.IGNORECASE)
 #: Needless joins dropped from one query at most (each is read again on the query the last drop left).
 _MAX_DROPS = 4
 
@@ -333,122 +326,86 @@ def _except_but_not(tree: exp.Expression, question: str) -> tuple[exp.Expression
     return None
 
 
-def _ident(name: str) -> exp.Identifier:
-    """``name`` as an identifier, quoted when some dialect would read it otherwise (a keyword, a space)."""
-    return exp.Identifier(this=name, quoted=not _PLAIN.fullmatch(name) or name.lower() in _reserved())
+# --- the rules of rewrite_query, as a registry --------------------------------------------------------------
+
+#: A rewrite rule's function: the tree (changed, or a new root) and what changed, or None when it did not apply.
+RewriteFn = Callable[[exp.Expression, Schema, str], "tuple[exp.Expression, list[str]] | None"]
 
 
-@cache
-def _reserved() -> frozenset[str]:
-    """Words some engine reserves (``order``, ``user``): quoted wherever a rule writes them as names."""
-    return frozenset(w.lower() for d in ("sqlite", "postgres", "mysql", "duckdb")
-                     for w in Dialect.get_or_raise(d).generator_class.RESERVED_KEYWORDS)
+@dataclass(frozen=True)
+class RewriteRule:
+    """One rule of :func:`rewrite_query`: its name, its phase (in ``set_operation`` the first rule that applies is
+    the only one), whether it reads the question's words against the schema's names (``reads_words``: off with
+    ``drop_joins=False``) and its function."""
+
+    name: str
+    phase: str
+    fn: RewriteFn = field(repr=False)
+    reads_words: bool = False
 
 
-def _readable_columns(table: Table) -> list[str]:
-    """The columns that name a row of ``table`` to a reader: ``name``, else its text columns ending in "name"
-    (``first_name``, ``last_name``; three at most), else ``title``; none when it has neither."""
-    texts = [c for c in table.columns if c.is_text and not c.primary_key and not _KEY_NAME.search(c.name)]
-    exact = [c.name for c in texts if c.name.lower() == "name"]
-    if exact:
-        return exact
-    named = [c.name for c in texts if c.name.lower().endswith("name")]
-    return named[:3] or [c.name for c in texts if c.name.lower() == "title"][:1]
+def _both_rule(tree: exp.Expression, schema: Schema, question: str) -> tuple[exp.Expression, list[str]] | None:
+    read = _intersect_both(tree, schema, question)
+    return (read[0], [read[1]]) if read else None
 
 
-def _label(name: str, stem: str, outputs: set[str]) -> str | None:
-    """The output name of ``name`` shown for a key named after ``stem`` (``manager_first_name``; ``concert_Name``
-    as it is), one no output of the query has (None when four tries all are)."""
-    base = name if name.lower().startswith(stem.lower()) else f"{stem}_{name}"
-    return next((a for a in (base, f"{base}_2", f"{base}_3", f"{base}_4") if a.lower() not in outputs), None)
+def _but_not_rule(tree: exp.Expression, schema: Schema, question: str) -> tuple[exp.Expression, list[str]] | None:
+    read = _except_but_not(tree, question)
+    return (read[0], [read[1]]) if read else None
 
 
-def _qualifier(table: exp.Table) -> exp.Identifier:
-    """How columns of ``table`` are qualified: its alias, else its name, quoted as written or where needed."""
-    written = table.args["alias"].this if table.args.get("alias") else table.this
-    name = written.name
-    return exp.Identifier(this=name, quoted=bool(written.args.get("quoted")) or _ident(name).args["quoted"])
+def _drop_joins_rule(tree: exp.Expression, schema: Schema, question: str) -> tuple[exp.Expression, list[str]] | None:
+    changes: list[str] = []
+    for _ in range(_MAX_DROPS):  # one join at a time: each drop is read on what the last one left
+        dropped = next((c for sel in readable_selects(tree, schema) if (c := _drop_join(sel, question))), None)
+        if dropped is None:
+            break
+        changes.append(dropped)
+    return (tree, changes) if changes else None
 
 
-def _name_keys(tree: exp.Expression, schema: Schema, question: str) -> str | None:
-    """The key columns a query shows where the question asks for no ids, each followed by the name of the row
-    it refers to (see the module docstring), or None. Changes ``tree`` in place."""
-    if not isinstance(tree, exp.Select) or _ASKS_FOR_IDS.search(question) or tree.args.get("with_"):
-        return None
-    sel = next((s for s in readable_selects(tree, schema) if s.node is tree), None)
-    if sel is None or any(isinstance(e.unalias(), exp.Star) for e in tree.expressions):
-        return None
-    if any(s is not tree for s in tree.find_all(exp.Select)):
-        return None  # a subquery's unqualified names could come to mean the joined table's
-    if tree.args.get("group") or tree.find(exp.AggFunc, exp.Window):
-        return None  # a key that labels groups ("how many friends each student has") is not what is asked
-    order = tree.args.get("order")
-    if order is not None and any(not k.is_string for k in order.find_all(exp.Literal)):
-        return None  # ORDER BY 2 would point at another column once names are added
-    taken = {a.lower() for a in sel.tables} | {t.name.lower() for t in sel.tables.values()}
-    outputs = {e.alias_or_name.lower() for e in tree.expressions}
-    shown_columns = list(tree.expressions)  # with the names inserted after their keys; set on the tree at the end
-    named: list[str] = []
-    for position in range(len(shown_columns) - 1, -1, -1):
-        col = shown_columns[position]
-        alias = sel.owner.get(id(col)) if isinstance(col, exp.Column) else None
-        if alias is None or not _KEY_NAME.search(col.name) or _KEY_NAME.fullmatch(col.name):
-            continue  # a key of its own table ("id") names the row selected, not another one
-        table = sel.tables[alias]
-        key = next((f for f in schema.foreign_keys_of(table.name) if f.column.lower() == col.name.lower()), None)
-        if key is None or not schema.has_table(key.ref_table):
-            continue
-        target = schema.table(key.ref_table)
-        shown = _readable_columns(target)
-        if target.primary_key != (target.column(key.ref_column).name,) or not shown:
-            continue
-        stem = _KEY_NAME.sub("", col.name).rstrip("_ ") or key.ref_table
-        join_alias = next(a for a in (stem, f"{stem}_row", f"{stem}_row2", f"{stem}_row3", f"ref_{len(taken)}")
-                          if a.lower() not in taken)
-        labels = [_label(name, stem, outputs) for name in shown]
-        if None in labels:
-            continue
-        taken.add(join_alias.lower())
-        outputs.update(label.lower() for label in labels if label)
-        for offset, (name, label) in enumerate(zip(shown, labels), start=1):
-            column = exp.column(_ident(name), table=_ident(join_alias))
-            shown_columns.insert(position + offset, exp.alias_(column, _ident(str(label))))
-        on = exp.EQ(this=exp.column(_ident(key.ref_column), table=_ident(join_alias)),
-                    expression=exp.column(col.this.copy(), table=_qualifier(sel.written[alias])))
-        source: exp.Expr = exp.Table(this=_ident(target.name))
-        if join_alias != target.name:
-            source = exp.alias_(source, _ident(join_alias), table=True)
-        tree.join(source, on=on, join_type="left", copy=False)
-        named.append(f"{sel.written[alias].alias_or_name}.{col.name} ({', '.join(shown)} of {target.name})")
-    if not named:
-        return None
-    for c in sel.scope.columns:  # the joined table may share a name the query leaves unqualified
-        owner = sel.owner.get(id(c))
-        if owner is not None and not c.table:
-            c.set("table", _qualifier(sel.written[owner]))
-    tree.set("expressions", shown_columns)
-    return "named the rows the keys " + ", ".join(reversed(named)) + " refer to (the question asks for no ids)"
+def _group_by_key_rule(tree: exp.Expression, schema: Schema, question: str) -> tuple[exp.Expression, list[str]] | None:
+    changes = [keyed for sel in readable_selects(tree, schema) if (keyed := _group_by_key(sel))]
+    return (tree, changes) if changes else None
 
 
-def name_keys(sql: str, schema: Schema, question: str, dialect: str = "sqlite") -> Rewrite:
-    """``sql`` with each key it shows followed by the name of the row it refers to, where the question asks for
-    no ids (see the module docstring); ``changes`` is empty (and ``sql`` unchanged) when no key is named.
+#: The rules of :func:`rewrite_query`, in the order they run.
+REWRITES: tuple[RewriteRule, ...] = (
+    RewriteRule("intersect_both", "set_operation", _both_rule, reads_words=True),
+    RewriteRule("except_but_not", "set_operation", _but_not_rule),
+    RewriteRule("drop_join", "join", _drop_joins_rule, reads_words=True),
+    RewriteRule("group_by_key", "grouping", _group_by_key_rule),
+)
 
-    >>> from sqlweave.schema import Schema, Table, Column, ForeignKey
-    >>> s = Schema("x", (Table("singer", (Column("singer_id", primary_key=True), Column("name"))),
-    ...                  Table("song", (Column("song_id", primary_key=True), Column("singer_id"), Column("title")))),
-    ...            (ForeignKey("song", "singer_id", "singer", "singer_id"),))
-    >>> name_keys("SELECT title, singer_id FROM song", s, "Which songs, and by whom?").sql
-    'SELECT song.title, song.singer_id, singer.name AS singer_name FROM song LEFT JOIN singer ON singer.singer_id = song.singer_id'
-    >>> name_keys("SELECT title, singer_id FROM song", s, "Song titles and singer ids").changed
-    False
+
+def _chosen(drop_joins: bool, only_set_operations: bool) -> tuple[RewriteRule, ...]:
+    """The rules :func:`rewrite_query`'s options keep (see its docstring)."""
+    return tuple(r for r in REWRITES if (drop_joins or not r.reads_words)
+                 and (not only_set_operations or r.phase == "set_operation"))
+
+
+def apply_rewrites(tree: exp.Expression, schema: Schema, question: str,
+                   rules: tuple[RewriteRule, ...] = REWRITES) -> tuple[exp.Expression, list[str], list[str]]:
+    """``tree`` with ``rules`` applied in turn: the tree, what changed, and the names of the rules that fired.
+
+    >>> from sqlweave.schema import Schema, Table, Column
+    >>> s = Schema("x", (Table("t", (Column("dept"), Column("name"))),))
+    >>> tree, changes, fired = apply_rewrites(parse_one("SELECT name FROM t WHERE dept = 'A' AND dept <> 'B'",
+    ...                                                 "sqlite"), s, "in A but not B")
+    >>> fired
+    ['except_but_not']
     """
-    try:
-        tree = parse_one(sql, dialect)
-        named = _name_keys(tree, schema, question)
-        return Rewrite(tree.sql(dialect=dialect), [named]) if named else Rewrite(sql)
-    except (SqlglotError, SqlweaveError, RecursionError):  # as in rewrite_query: no rewrite for sure
-        return Rewrite(sql)
+    changes: list[str] = []
+    fired: list[str] = []
+    for rule in rules:
+        if rule.phase == "set_operation" and any(r.phase == "set_operation" for r in rules if r.name in fired):
+            continue
+        out = rule.fn(tree, schema, question)
+        if out is not None:
+            tree = out[0]
+            changes += out[1]
+            fired.append(rule.name)
+    return tree, changes, fired
 
 
 def rewrite_query(sql: str, schema: Schema, question: str, dialect: str = "sqlite", *,
@@ -463,22 +420,7 @@ def rewrite_query(sql: str, schema: Schema, question: str, dialect: str = "sqlit
     """
     try:
         tree = parse_one(sql, dialect)
-        changes: list[str] = []
-        read = (_intersect_both(tree, schema, question) if drop_joins else None) or _except_but_not(tree, question)
-        if read is not None:
-            tree = read[0]
-            changes.append(read[1])
-        if drop_joins and not only_set_operations:
-            for _ in range(_MAX_DROPS):  # one join at a time: each drop is read on what the last one left
-                dropped = next((c for sel in readable_selects(tree, schema) if (c := _drop_join(sel, question))),
-                               None)
-                if dropped is None:
-                    break
-                changes.append(dropped)
-        for sel in readable_selects(tree, schema) if not only_set_operations else []:
-            keyed = _group_by_key(sel)
-            if keyed:
-                changes.append(keyed)
+        tree, changes, _ = apply_rewrites(tree, schema, question, _chosen(drop_joins, only_set_operations))
         if not changes:
             return Rewrite(sql)
         return Rewrite(tree.sql(dialect=dialect), changes)

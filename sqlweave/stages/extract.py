@@ -9,7 +9,7 @@ from ..errors import NoSQLInOutputError
 from ..pipeline import State
 from ..sql.classify import ensure_read_only
 from ..sql.extract import extract_sql
-from ..sql.transpile import to_dialect
+from ..sql.transpile import to_dialect_fired
 from ..sql.validate import schema_issues
 
 
@@ -31,7 +31,9 @@ class ExtractSQL:
             raise NoSQLInOutputError("no model output to read SQL from")
         dialect = state.db.dialect
         written = extract_sql(state.raw_output, dialect, transpile=False)
-        sql = to_dialect(written, dialect, schema=state.schema)
+        sql, rules = to_dialect_fired(written, dialect, schema=state.schema)
+        if rules:
+            state.note(rules=rules)
         state.sql = sql
         state.candidates.append(sql)
         if sql != written:

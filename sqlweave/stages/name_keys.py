@@ -1,5 +1,5 @@
 """Stage: follow each key an answer shows where the question asks for no ids with the name of the row it refers to
-(see :func:`sqlweave.sql.rewrite.name_keys`).
+(see :func:`sqlweave.sql.name_keys.name_keys`).
 
 "Who is the manager of each employee?" answered ``SELECT e.manager_id, e.first_name ...`` shows the manager as a
 number; the stage adds the manager's names through a ``LEFT JOIN`` on the referred table's primary key. It runs
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..pipeline import State
-from ..sql.rewrite import name_keys
+from ..sql.name_keys import name_keys
 from .candidate import adopt, attempt, current_attempt
 
 

@@ -15,16 +15,14 @@ import pytest
 from sqlweave.errors import ConfigurationError, ExecutionError
 from sqlweave.eval.defog import (
     CATEGORIES,
-    ResultComparisonError,
-    ResultFrame,
     frame_subset,
     frames_match,
     load_questions,
     minimal_queries,
-    normalize_frame,
     questions_path,
     score_prediction,
 )
+from sqlweave.eval.defog_frames import ResultComparisonError, ResultFrame, normalize_frame
 from tests.eval.conftest import DEFOG
 
 
