@@ -1,8 +1,8 @@
 """Are two evaluation folders the same answers, question by question? (A refactoring must leave them so.)
 
-    .venv/bin/python benchmarks/replay_identical.py BEFORE_DIR AFTER_DIR [--name NAME] [--out benchmarks/results]
+    .venv/bin/python benchmarks/tools/replay_identical.py BEFORE_DIR AFTER_DIR [--name NAME] [--out benchmarks/results]
 
-Each folder is an ``sqlweave eval --out`` folder (``results.jsonl``) or a ``benchmarks/bench_defog.py --out``
+Each folder is an ``sqlweave eval --out`` folder (``results.jsonl``) or a ``benchmarks/accuracy/bench_defog.py --out``
 folder (one ``PRESET__ENGINE.jsonl`` per column, whose questions are keyed ``PRESET__ENGINE/id`` and whose match
 is ``correct``). For every question of either, the predicted SQL and the match are compared; the table prints how many questions each holds, how many have the same
 prediction, the same match, and lists those that differ. The figures go to ``OUT/replay-identical-NAME.json``.
@@ -16,6 +16,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bootstrap: benchmarks/README.md
 
 
 def read(folder: Path) -> dict[str, dict[str, Any]]:
