@@ -366,8 +366,7 @@ def build_pipeline(name: str = DEFAULT, *, schema_budget: int | None = None, vot
 #: The options of a vote stage that ``build_pipeline(vote=...)`` may set: numbers, the way a vote is settled and the
 #: prompt templates of its views (a stage's name and schema views are part of the preset, not a setting of its vote).
 VOTE_OPTIONS = ("n", "temperature", "max_tokens", "seed", "margin", "support", "select", "more", "more_below",
-                "view_samples", "question_examples", "review_examples", "review_examples_by", "examples_prompt",
-                "examples_by", "prompt_views", "finish", "fenced")
+                "view_samples", "examples_prompt", "prompt_views")
 
 
 def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:
@@ -383,7 +382,7 @@ def _with_vote_options(pipe: Pipeline, vote: Mapping[str, object]) -> Pipeline:
         if (isinstance(value, bool) is not (wanted is bool) or not isinstance(value, wanted)
                 or isinstance(value, (list, tuple)) and not all(isinstance(v, str) for v in value)):
             raise ConfigurationError(f"vote option {key} takes {said}, not {value!r}",
-                                     hint="For example temperature=1.0, n=8, select=majority or fenced=true.")
+                                     hint="For example temperature=1.0, n=8 or select=majority.")
     settings: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in vote.items()}
     return _with_votes(pipe, "has no vote stage to set options of",
                        "Vote options apply to default, best and presets with a vote stage.", **settings)

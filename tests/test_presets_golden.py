@@ -32,7 +32,10 @@ PAIRS = ("values", "evidence", "time", "link", "simplify", "grammar", "conventio
 WITH_OPTIONS = {"examples": "/pool/train.json", "k": 2, "organisation": "skeleton"}
 #: Settings that left the vote stage after the dumps were written (measured, switched off in every preset and
 #: addon): each dump must hold exactly this value for it, which the built stage then no longer has.
-REMOVED: dict[str, dict[str, object]] = {}
+REMOVED: dict[str, dict[str, object]] = {
+    "SelfConsistency": {"coder": False, "examples_by": "skeleton", "question_examples": 0, "review_examples": 0,
+                        "review_examples_by": "question", "finish": 0, "fenced": False},
+}
 
 
 def settings(value: Any) -> Any:
