@@ -54,6 +54,13 @@ class ConfigurationError(SqlweaveError):
     default_hint = 'Check the option or setting the message names (`sqlweave --help`, docs/reference/configuration.md).'
 
 
+class PluginError(ConfigurationError):
+    """A stage or model backend another package offers through an entry point failed to load or to build."""
+
+    code = "plugin"
+    default_hint = "Reinstall or fix the package that provides it (`pip show PACKAGE`), or leave it out."
+
+
 class InvalidQuestionError(SqlweaveError):
     """The question is empty, too long, or not something sqlweave can answer."""
 

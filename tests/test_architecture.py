@@ -13,7 +13,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sqlweave"
 
 #: Lowest first; a module may import from its own layer and those below (ARCHITECTURE.md).
 LAYERS: list[tuple[str, set[str]]] = [
-    ("foundation", {"errors", "config", "text", "cells", "files", "logs", "_version", "budget", "progress", "schema"}),
+    ("foundation", {"errors", "config", "text", "cells", "files", "logs", "_version", "budget", "progress", "schema",
+                    "plugins"}),
     ("parts", {"db", "sql", "llm", "retrieval", "prompts", "knowledge", "policy", "question", "chart", "export",
                "display", "resources", "confidence", "temporal"}),
     ("pipeline", {"pipeline", "stages", "agent", "presets", "answer_schema"}),

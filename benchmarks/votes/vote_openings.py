@@ -6,7 +6,7 @@ reaches the token limit before any query. For each run, this counts the sampled 
 vote by their opening, how many hold a query, how many are right (made a candidate as the vote stage makes it and
 compared with the gold result, as :mod:`vote_oracle` does), their output tokens (a call of several samples
 shares its count out by length), and the questions whose only right readings came from prose-first samples. It
-is the measurement behind ``--vote fenced=true``.
+is the measurement behind the vote setting that held samples to a code block (measured, then removed).
 
     .venv/bin/python benchmarks/votes/vote_openings.py benchmarks/checkpoints/ex-best-200 \\
         --out benchmarks/results/vote-openings-200.json

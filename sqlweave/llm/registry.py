@@ -1,7 +1,9 @@
 """Build a backend from a short spec string; third parties register theirs the same way.
 
 Specs: ``local`` or ``local:1.5b`` / ``local:0.5b`` (embedded), ``openai:MODEL`` (OpenAI or any
-compatible server with ``base_url=``), ``fake`` (tests).
+compatible server with ``base_url=``), ``fake`` (tests). A name none of those has is looked up in the
+``sqlweave.backends`` entry-point group (:mod:`sqlweave.plugins`): an installed package's factory, called as
+``factory(arg, **options)`` like a registered one.
 
 >>> get_llm("fake").model_id
 'fake'
@@ -15,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from ..config import Settings
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, PluginError, SqlweaveError
+from ..plugins import BACKENDS as BACKENDS_GROUP, plugin, plugin_names
 from .base import LLM
 
 if TYPE_CHECKING:
@@ -55,21 +58,41 @@ register_backend("openai", _openai)
 register_backend("fake", _fake)
 
 
+def _plugin_backend(name: str, arg: str | None, options: dict[str, Any]) -> LLM:
+    """The backend an installed package offers as ``name`` (entry-point group ``sqlweave.backends``), built."""
+    factory = plugin(BACKENDS_GROUP, name)
+    if factory is None:
+        known = sorted(BACKENDS) + [p for p in plugin_names(BACKENDS_GROUP) if p not in BACKENDS]
+        raise ConfigurationError(f"unknown model backend {name!r}",
+                                 hint=f"Use one of: {', '.join(known)} (e.g. local:1.5b).")
+    if not callable(factory):
+        raise PluginError(f"the plugin backend {name!r} is {factory!r}, not a factory",
+                          hint="Point its entry point at a function or class called as factory(arg, **options).")
+    try:
+        llm = factory(arg, **options)
+    except SqlweaveError:
+        raise
+    except Exception as err:  # a third party's fault reaches the doors as a typed error naming the plugin
+        raise PluginError(f"the plugin backend {name!r} failed to start: {type(err).__name__}: {err}",
+                          plugin=name) from err
+    if not isinstance(llm, LLM):
+        raise PluginError(f"the plugin backend {name!r} built {type(llm).__name__}, not a sqlweave.llm.LLM",
+                          hint="Subclass sqlweave.llm.base.LLM and implement _complete.")
+    return llm
+
+
 def get_llm(spec: str = "local", *, cache: bool | Path = False, resources: "Resources | None" = None,
             **options: Any) -> LLM:
     """Build the backend named by ``spec``; ``cache=True`` (or a path) adds the persistent response cache (in the
     cache directory of ``resources``' settings). The embedded model loads into ``resources``' model store
     (default: :func:`~sqlweave.resources.shared_resources`)."""
     name, _, arg = spec.partition(":")
-    try:
-        factory = BACKENDS[name]
-    except KeyError:
-        raise ConfigurationError(
-            f"unknown model backend {name!r}", hint=f"Use one of: {', '.join(sorted(BACKENDS))} (e.g. local:1.5b)."
-        ) from None
     if resources is not None and name == "local":
         options = {**options, "resources": resources}
-    llm = factory(arg or None, **options)
+    if name in BACKENDS:
+        llm = BACKENDS[name](arg or None, **options)
+    else:
+        llm = _plugin_backend(name, arg or None, options)
     if cache:
         from .cache import CachedLLM
 

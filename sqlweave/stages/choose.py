@@ -12,9 +12,7 @@ only when the model makes it in both orders. When neither decides, the caller ke
 
 :func:`review` asks the other way round (reviewer reranking, Zhang et al. 2022): how likely is the user's question
 as the model's description of each query? The query under which the question is the most likely wins. It needs a
-backend that scores an answer (the embedded model) and no position is involved. Shown a few queries of other
-databases with the questions they answer first (:func:`review_pairs`), the model reads every query the way that
-corpus words its questions.
+backend that scores an answer (the embedded model) and no position is involved.
 
 >>> letter("B")
 'B'
@@ -28,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Sequence
+from typing import Any
 
 from ..cells import text_cell
 from ..db.connection import QueryResult
@@ -36,7 +34,6 @@ from ..errors import LLMResponseError, SqlweaveError
 from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
-from ..retrieval.pool import PoolExample
 from ..text import visible
 from .candidate import Attempt
 from .generate import dialect_name, evidence_block, knowledge_block
@@ -101,59 +98,24 @@ def _chance_a(state: State, a: Attempt, b: Attempt) -> float:
     return p_a / (p_a + p_b) if p_a + p_b > 0 else 0.5
 
 
-def likelihood(state: State, a: Attempt, examples: str = "") -> float:
-    """The log-probability of the user's question as the model's description of ``a``'s query; with ``examples``
-    (:func:`review_pairs`), after the model has been shown how those queries put their questions."""
-    if examples:
-        prompt = _messages(state, "review_examples", sql=a.sql or "", examples=examples)
-    else:
-        prompt = _messages(state, "review", sql=a.sql or "")
+def likelihood(state: State, a: Attempt) -> float:
+    """The log-probability of the user's question as the model's description of ``a``'s query."""
+    prompt = _messages(state, "review", sql=a.sql or "")
     return _scores(state.complete(prompt, continuation=state.question).texts, 1)[0]
 
 
-def review_pairs(examples: Sequence[PoolExample]) -> str:
-    """Pool pairs as a reviewer is shown them: each query, then the question it answers.
-
-    >>> from sqlweave.retrieval.pool import ExamplePool
-    >>> pool = ExamplePool([])
-    >>> pool.add("How many pets?", "SELECT count(*) FROM pets")
-    >>> print(review_pairs(pool.examples))
-    Query:
-    ```sql
-    SELECT count(*) FROM pets
-    ```
-    Question: How many pets?
-    """
-    return "\n\n".join(f"Query:\n```sql\n{e.sql}\n```\nQuestion: {e.question}" for e in examples)
-
-
-def written_likelihood(state: State, a: Attempt) -> tuple[float, int]:
-    """The log-probability of ``a``'s query as the model's answer to the generation prompt (the "coder" score of
-    Coder-Reviewer reranking), and its number of tokens."""
-    out = state.complete(state.prompt[:2], continuation=f"```sql\n{a.sql or ''}\n```")
-    return _scores(out.texts, 1)[0], out.usage.completion_tokens
-
-
-def review(state: State, contenders: list[Attempt], coder: bool = False,
-           sizes: list[int] | None = None, support: float = 0.0,
-           examples: str = "") -> tuple[int | None, dict[str, Any]]:
+def review(state: State, contenders: list[Attempt], sizes: list[int] | None = None,
+           support: float = 0.0) -> tuple[int | None, dict[str, Any]]:
     """The index of the contender under whose query the question is the most likely, with the scores; ``None``
-    when the backend cannot score or scoring fails. With ``coder``, each query's own likelihood as the answer to
-    the generation prompt is added (Coder-Reviewer reranking) and kept in the scores as ``coder``. With
-    ``support``, each contender also scores ``support * ln(size)`` for the number of candidates behind it
-    (``sizes``, one per contender), so that a vote weighs how many samples agree against how likely each is.
-    With ``examples`` (:func:`review_pairs`), every query is reviewed after those pairs."""
+    when the backend cannot score or scoring fails. With ``support``, each contender also scores
+    ``support * ln(size)`` for the number of candidates behind it (``sizes``, one per contender), so that a vote
+    weighs how many samples agree against how likely each is."""
     if not state.llm.supports_choices:
         return None, {"failed": f"{state.llm.model_id} cannot score answers"}
     said: dict[str, Any] = {}
     try:
-        scores = [likelihood(state, a, examples) for a in contenders]
+        scores = [likelihood(state, a) for a in contenders]
         said["logp"] = [round(x, 3) for x in scores]
-        if coder and state.prompt:
-            written = [written_likelihood(state, a) for a in contenders]
-            said["coder"] = [round(x, 3) for x, _ in written]
-            said["coder_tokens"] = [n for _, n in written]
-            scores = [r + w for r, (w, _) in zip(scores, written)]
     except SqlweaveError as err:
         return None, {**said, "failed": f"{err.code}: {err.message}"}
     if support and sizes:

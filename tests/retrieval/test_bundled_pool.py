@@ -107,9 +107,3 @@ def test_a_vote_with_the_examples_view_and_no_pool_given_shows_bundled_pairs(sin
     # which of them come first is the seeded tie order's pick: only what they share is asserted
     assert len(shown) == 2 and all("ORDER BY _ DESC LIMIT _" in pairs[q].sql_skeleton for q in shown)
     assert all(q in llm.calls[-1][0][-1].content for q in shown)
-    # matched by shape, both are the answer's very skeleton, and the same on every machine
-    shape = Pipeline("v", zero_shot().stages + (SelfConsistency(n=1, examples=2, examples_by="shape"),))
-    shaped = shape.run("Who is the oldest singer?", Database.open(singer_db),
-                       FakeLLM(["SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"] * 3)).trace[-1].notes["examples"]
-    assert len(shaped) == 2
-    assert {pairs[q].sql_skeleton for q in shaped} == {"SELECT _ FROM _ ORDER BY _ DESC LIMIT _"}

@@ -168,20 +168,6 @@ def test_review_of_every_group_reaches_beyond_a_close_vote(singer_db: Path) -> N
     assert held.sql == YOUNGEST and held.trace[-1].notes["selector"]["chose"] == "largest"
 
 
-def test_coder_reviewer_adds_each_query_likelihood_as_the_answer(singer_db: Path) -> None:
-    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, select="review", margin=None, coder=True),))
-    # reviewer: the youngest -8.0, the oldest -9.0; coder: the youngest -7.0 (2 tokens), the oldest -3.0 (3)
-    llm = FakeLLM(CLOSE + ["-8.0", "-9.0", "-7.0", "-3.0"])
-    answer = pipe.run("Who is the oldest singer?", Database.open(singer_db), llm)
-    notes = answer.trace[-1].notes["selector"]
-    assert answer.sql == OLDEST and notes["logp"] == [-8.0, -9.0] and notes["coder"] == [-7.0, -3.0]
-    generation = llm.calls[0][0]
-    for call, sql in zip(llm.calls[4:], (YOUNGEST, OLDEST)):
-        messages, options = call
-        # the query is scored as the answer to the generation prompt itself
-        assert tuple(messages) == tuple(generation[:2]) and options.continuation == f"```sql\n{sql}\n```"
-
-
 def test_a_vote_asks_again_in_each_prompt_view_named(singer_db: Path) -> None:
     """``prompt_views``: the question asked once more, greedily, in another generation template with the schema
     generation shows; its answer (after the "Tables:" line it is asked for) joins the vote."""

@@ -11,7 +11,7 @@ from sqlweave.pipeline import Pipeline
 from sqlweave.presets import build_pipeline, zero_shot
 from sqlweave.stages.correct import ErrorCorrection
 from sqlweave.stages.revise import RevisionChain
-from sqlweave.stages.vote import FENCED_SQL, SelfConsistency
+from sqlweave.stages.vote import SelfConsistency
 
 
 def run(pipe: Pipeline, db_path: Path, answers, question="How many singers are there?"):
@@ -341,71 +341,3 @@ def test_more_if_split_addon_sets_every_vote() -> None:
         build_pipeline("zero-shot+more-if-split")
     with pytest.raises(ConfigurationError, match="more"):
         SelfConsistency(more=-1)
-
-
-CUT_OFF = "Let's walk through the question. We need the singer table, and then we count the rows of"
-
-
-def test_finish_asks_an_answer_without_a_query_for_the_query_alone(singer_db: Path) -> None:
-    """``finish``: a sampled reasoning cut off before its query gets one greedy turn that shows it to the model
-    and asks for the query alone; the finished answer votes in its place. Answers holding a query get no turn."""
-    answers = ["SELECT count(*) FROM stadium",  # greedy
-               CUT_OFF, "SELECT count(*) FROM singer",  # samples: the first holds no query
-               "```sql\nSELECT count(*) FROM singer\n```"]  # the finishing turn
-    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, finish=64),))
-    answer, llm = run(pipe, singer_db, answers)
-    notes = answer.trace[-1].notes
-    assert answer.result.rows == ((6,),) and notes["groups"] == [2, 1] and notes["finished"] == 1
-    (sampled, _), (turn, options) = llm.calls[1], llm.calls[2]
-    assert len(llm.calls) == 3 and turn[:2] == sampled and turn[2].role == "assistant" and turn[2].content == CUT_OFF
-    assert "SQLite query" in turn[3].content and "alone" in turn[3].content
-    assert options.temperature == 0.0 and options.max_tokens == 64 and options.grammar == FENCED_SQL
-    # a backend that takes no grammar is asked the same, free
-    free = type("NoGrammar", (FakeLLM,), {"supports_grammar": False})(answers)
-    Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, finish=64),)).run(
-        "How many singers are there?", Database.open(singer_db), free)
-    assert free.calls[2][0][2].content == CUT_OFF and free.calls[2][1].grammar is None
-    # without finish, the cut-off answer is a candidate with no query, outvoted
-    plain, llm = run(Pipeline("v", zero_shot().stages + (SelfConsistency(n=2),)), singer_db, answers[:3])
-    assert len(llm.calls) == 2 and plain.trace[-1].notes["groups"] == [1, 1] and "finished" not in plain.trace[-1].notes
-
-
-def test_a_finishing_turn_that_fails_keeps_the_answer_as_it_was(singer_db: Path) -> None:
-    from sqlweave.errors import LLMTimeoutError
-
-    answers = ["SELECT count(*) FROM singer", CUT_OFF, "SELECT count(*) FROM singer",
-               LLMTimeoutError("the model took too long")]
-    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, finish=64),))
-    answer, _ = run(pipe, singer_db, answers)
-    notes = answer.trace[-1].notes
-    assert answer.error is None and answer.result.rows == ((6,),) and notes["finished"] == 0
-    assert notes["votes"].count("no_sql") == 1 and notes["groups"] == [2]
-
-
-def test_finish_is_a_vote_option() -> None:
-    assert build_pipeline("best", vote={"finish": 128}).stage("vote_if_unsure").finish == 128
-    assert build_pipeline("best").stage("vote_if_unsure").finish == 0
-    with pytest.raises(ConfigurationError, match="finish"):
-        build_pipeline("best", vote={"finish": -1})
-    with pytest.raises(ConfigurationError, match="finish"):
-        build_pipeline("best", vote={"finish": "yes"})
-
-
-def test_fenced_holds_sampled_answers_to_a_code_block(singer_db: Path) -> None:
-    """``fenced``: each sampled call carries the code-block grammar; greedy calls (here the few-shot-free view
-    of another schema style) are asked as before."""
-    answers = ["SELECT count(*) FROM singer"] * 5
-    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, views=("compact",), view_samples=1,
-                                                               fenced=True),))
-    answer, llm = run(pipe, singer_db, answers)
-    asked = [(o.temperature, o.grammar) for _, o in llm.calls[1:]]
-    assert asked == [(0.8, FENCED_SQL), (0.0, None), (0.8, FENCED_SQL)] and answer.result.rows == ((6,),)
-    free = type("NoGrammar", (FakeLLM,), {"supports_grammar": False})(answers)
-    pipe.run("How many singers are there?", Database.open(singer_db), free)
-    assert all(o.grammar is None for _, o in free.calls)
-    assert build_pipeline("best", vote={"fenced": True}).stage("vote_if_unsure").fenced is True
-    for bad in ("yes", 1):
-        with pytest.raises(ConfigurationError, match="fenced takes true or false"):
-            build_pipeline("best", vote={"fenced": bad})
-    with pytest.raises(ConfigurationError, match="finish takes a whole number"):
-        build_pipeline("best", vote={"finish": True})

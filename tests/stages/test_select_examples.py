@@ -211,63 +211,6 @@ def test_an_unreadable_pool_fails_the_vote_with_its_reason(tmp_path: Path, singe
     assert len(llm.calls) == 1  # no sample was drawn for a vote that could not be held
 
 
-def test_a_vote_asks_again_with_other_examples_chosen_by_the_question(train: Path, singer_db: Path) -> None:
-    """The question-skeleton view: pairs whose question (schema names masked) is like the user's, other than those
-    the SQL-skeleton view shows and never from the question's database; asked greedily only, after that view."""
-    from sqlweave.pipeline import Pipeline
-    from sqlweave.presets import zero_shot
-    from sqlweave.stages.vote import SelfConsistency
-
-    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=2, examples=1, question_examples=1,
-                                                               examples_pool=str(train), view_samples=1),))
-    llm = FakeLLM(["SELECT count(*) FROM singer WHERE Age > 25"] * 6)
-    answer = pipe.run("How many singers are older than 25?", Database.open(singer_db), llm)
-    notes = answer.trace[-1].notes
-    assert notes["examples"] == ["How many pets are older than 3?"]  # the answer's SQL skeleton
-    assert notes["question_examples"] == ["List the names of students older than 20."]  # "older than", not shown yet
-    assert notes["question_examples_query"] != answer.question and "singer" not in notes["question_examples_query"]
-    # the answer, the vote's samples, the SQL-skeleton view greedy and sampled, then the question view greedy only
-    assert [(c[1].temperature, c[1].seed) for c in llm.calls[1:]] == [(0.8, 1), (0.0, None), (0.8, 1), (0.0, None)]
-    question_view = llm.calls[-1][0][-1].content
-    assert "List the names of students older than 20." in question_view
-    assert "How many pets are older than 3?" not in question_view
-    assert "How many singers are older than 30?" not in question_view
-    assert notes["votes"] == ["ok"] * 6 and notes["groups"] == [6]  # the answer, 2 samples, 3 few-shot answers
-
-
-def test_a_reviewer_reads_pairs_of_the_pool_before_each_query(train: Path, singer_db: Path) -> None:
-    """``review_examples``: the reviewer is shown pool pairs as queries with their questions, the same pairs before
-    every group's query, chosen by the question's skeleton (or by the answer's SQL skeleton), never from the
-    question's database; the user's question is what is scored, not shown."""
-    from sqlweave.pipeline import Pipeline
-    from sqlweave.presets import zero_shot
-    from sqlweave.stages.vote import SelfConsistency
-
-    average, oldest = "SELECT avg(Age) FROM singer", "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1"
-
-    def run(**options: object) -> tuple:
-        vote = SelfConsistency(n=2, select="review", margin=None, examples_pool=str(train), **options)  # type: ignore[arg-type]
-        llm = FakeLLM([average, average, oldest, "-20.0", "-8.0"])
-        return Pipeline("v", zero_shot().stages + (vote,)).run("Who is the oldest singer?",
-                                                               Database.open(singer_db), llm), llm
-
-    answer, llm = run(review_examples=1)
-    notes = answer.trace[-1].notes
-    assert notes["review_examples"] == ["What is the name of the oldest pet?"]  # "the oldest", by the question
-    assert answer.sql == oldest and notes["selector"] == {"logp": [-20.0, -8.0], "chose": "group 2"}
-    pair = "Query:\n```sql\nSELECT name FROM pets ORDER BY age DESC LIMIT 1\n```\nQuestion: What is the name of the oldest pet?"
-    for (messages, options), sql in zip(llm.calls[2:], (average, oldest)):
-        shown = messages[-1].content
-        assert pair in shown and shown.index(pair) < shown.index(sql) and "singer?" not in shown
-        assert options.continuation == "Who is the oldest singer?"
-    by_sql, _ = run(review_examples=1, review_examples_by="sql")
-    assert by_sql.trace[-1].notes["review_examples"] == ["What is the average price of products?"]  # like avg(Age)
-    plain, llm = run()  # no pairs: the reviewer's prompt of before
-    assert "review_examples" not in plain.trace[-1].notes and "Examples" not in llm.calls[2][0][-1].content
-    with pytest.raises(ConfigurationError, match="review_examples_by"):
-        SelfConsistency(review_examples=2, review_examples_by="answer")
-
-
 def test_a_few_shot_view_can_keep_generation_s_instructions_and_schema_as_its_prefix(
         train: Path, singer_db: Path) -> None:
     """``examples_prompt="zero_shot_examples"``: the few-shot view's conversation begins as generation's does (the
@@ -292,21 +235,3 @@ def test_a_few_shot_view_can_keep_generation_s_instructions_and_schema_as_its_pr
             SelfConsistency(examples=1, examples_prompt=name)
     with pytest.raises(ConfigurationError, match="shows no examples"):
         SelfConsistency(examples=1, examples_prompt="zero_shot")
-
-
-def test_the_few_shot_view_matches_pairs_by_the_skeleton_s_shape_when_asked(train: Path, singer_db: Path) -> None:
-    """``examples_by="shape"``: the pairs whose skeleton has the answer's placeholders and symbols (the same
-    skeleton first), from other databases; an unknown way is a typed error."""
-    from sqlweave.pipeline import Pipeline
-    from sqlweave.presets import build_pipeline, zero_shot
-    from sqlweave.stages.vote import SelfConsistency
-
-    asked = "SELECT Name FROM singer WHERE Age > 25"  # the skeleton of the students' pair, not the pets' count
-    pipe = Pipeline("v", zero_shot().stages + (SelfConsistency(n=1, examples=1, examples_pool=str(train),
-                                                               examples_by="shape"),))
-    answer = pipe.run("Which singers are older than 25?", Database.open(singer_db), FakeLLM([asked] * 3))
-    assert answer.trace[-1].notes["examples"] == ["List the names of students older than 20."]
-    with pytest.raises(ConfigurationError, match="examples_by"):
-        SelfConsistency(examples_by="words")
-    vote = build_pipeline("best", examples=str(train), vote={"examples_by": "shape"}).stage("vote_if_unsure")
-    assert isinstance(vote, SelfConsistency) and vote.examples_by == "shape"
