@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
@@ -215,8 +215,9 @@ class Stage(Protocol):
     """One step of a pipeline.
 
     ``recovers``: the stage still runs after an earlier one failed (correction, voting). ``requires``: the
-    :class:`State` slots an earlier stage must have written (``"sql"``, ``"result"``, ...); ``provides``: the
-    slots it writes. :class:`Pipeline` checks the order once, when it is built.
+    :class:`State` slots an earlier stage must have written (``"sql"``, ``"result"``, ...); ``provides``: every
+    slot it writes (``extras.<key>`` for a stage written outside the package). :class:`Pipeline` checks the names
+    and the order once, when it is built; a :class:`BaseStage` checks the names when its class is defined.
     """
 
     @property
@@ -232,6 +233,43 @@ class Stage(Protocol):
     def provides(self) -> tuple[str, ...]: ...
 
     def __call__(self, state: State) -> None: ...
+
+
+def check_slots(owner: str, requires: Iterable[str], provides: Iterable[str]) -> None:
+    """Raise :class:`~sqlweave.errors.PipelineError` when a name in ``requires`` or ``provides`` is no slot of
+    :class:`State` (``extras.<key>`` names a key of :attr:`State.extras`).
+
+    >>> check_slots("mine", ("sql",), ("sql_text",))
+    Traceback (most recent call last):
+    ...
+    sqlweave.errors.PipelineError: stage mine names 'sql_text', which is no slot of State
+    """
+    slots = {f.name for f in fields(State) if not f.name.startswith("_")}
+    wrong = [s for s in (*requires, *provides) if s not in slots and not (s.startswith("extras.") and s[7:])]
+    if wrong:
+        import difflib
+
+        close = difflib.get_close_matches(wrong[0], sorted(slots), n=1)
+        raise PipelineError(f"stage {owner} names {', '.join(map(repr, wrong))}, which "
+                            f"{'is' if len(wrong) == 1 else 'are'} no slot of State",
+                            hint=(f"Did you mean {close[0]!r}? " if close else "")
+                            + "Name State's fields, or 'extras.<key>' for what a stage of your own keeps.")
+
+
+class BaseStage:
+    """The base of sqlweave's stages: defining a subclass whose ``requires`` or ``provides`` names no slot of
+    :class:`State` raises :class:`~sqlweave.errors.PipelineError` (:func:`check_slots`) at once.
+
+    >>> class Broken(BaseStage):
+    ...     provides = ("answer",)
+    Traceback (most recent call last):
+    ...
+    sqlweave.errors.PipelineError: stage Broken names 'answer', which is no slot of State
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_slots(cls.__qualname__, getattr(cls, "requires", ()), getattr(cls, "provides", ()))
 
 
 #: State slots every pipeline starts with (set by :meth:`Pipeline.run` from its arguments).
@@ -289,6 +327,7 @@ def check_stage_order(name: str, stages: Sequence[Any]) -> None:
     """
     available = set(INITIAL_SLOTS)
     for stage in stages:
+        check_slots(repr(stage.name), getattr(stage, "requires", ()), getattr(stage, "provides", ()))
         missing = [slot for slot in getattr(stage, "requires", ()) if slot not in available]
         if missing:
             producers = sorted({PRODUCERS.get(slot, "?") for slot in missing})

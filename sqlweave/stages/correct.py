@@ -16,7 +16,7 @@ from typing import ClassVar
 
 from ..db.render import render_schema
 from ..llm.base import Message
-from ..pipeline import State, check_options
+from ..pipeline import BaseStage, State, check_options
 from .candidate import Attempt, adopt, assistant_turn, attempt, current_attempt, feedback
 from .generate import dialect_name, generation_prompt
 
@@ -32,7 +32,7 @@ def full_schema_prompt(state: State, template: str) -> list[Message]:
 
 
 @dataclass(frozen=True)
-class ErrorCorrection:
+class ErrorCorrection(BaseStage):
     """Re-prompt with the specific failure, up to ``max_rounds`` times.
 
     ``fix_empty`` also treats an empty result as a failure; ``full_schema_after`` failed
@@ -48,7 +48,8 @@ class ErrorCorrection:
     resample_temperature: float = 0.7
     name: str = "correct"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "prompt_schema",
+                                             "rendered_schema")
     recovers: bool = True
 
     def _needs_fix(self, a: Attempt) -> bool:

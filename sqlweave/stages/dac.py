@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from ..errors import SqlweaveError
 from ..llm.base import Message
-from ..pipeline import State, check_options
+from ..pipeline import BaseStage, State, check_options
 from ..prompts import render
 from ..sql.extract import extract_sql
 from ..sql.skeleton import sql_entities, sql_skeleton
@@ -149,7 +149,7 @@ def missing_entities(alignments: list[Alignment], sql: str, dialect: str) -> lis
 
 
 @dataclass(frozen=True)
-class DecomposedCorrection:
+class DecomposedCorrection(BaseStage):
     """DAC: entity-linking feedback first, then skeleton feedback; either can be switched off."""
 
     entities: bool = True
@@ -158,7 +158,7 @@ class DecomposedCorrection:
     max_tokens: int = 384
     name: str = "dac"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates")
     recovers: bool = True
 
     def __post_init__(self) -> None:

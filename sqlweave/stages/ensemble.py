@@ -53,7 +53,7 @@ class PromptEnsemble:
     name: str = "ensemble"
     recovers: bool = True
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "agreement")
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"min_votes": 1})

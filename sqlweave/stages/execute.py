@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import PipelineError
-from ..pipeline import State
+from ..pipeline import BaseStage, State
 
 
 @dataclass(frozen=True)
-class ExecuteSQL:
+class ExecuteSQL(BaseStage):
     """Execute ``state.sql`` and store the :class:`~sqlweave.db.QueryResult` in ``state.result``."""
 
     name: str = "execute"

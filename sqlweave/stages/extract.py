@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import NoSQLInOutputError
-from ..pipeline import State
+from ..pipeline import BaseStage, State
 from ..sql.classify import ensure_read_only
 from ..sql.extract import extract_sql
 from ..sql.transpile import to_dialect
@@ -14,7 +14,7 @@ from ..sql.validate import schema_issues
 
 
 @dataclass(frozen=True)
-class ExtractSQL:
+class ExtractSQL(BaseStage):
     """Set ``state.sql`` from ``state.raw_output``; refuse anything but one read-only statement.
 
     SQL written in another dialect than the database's is transpiled to it first (the trace keeps what the
@@ -24,7 +24,7 @@ class ExtractSQL:
     name: str = "extract_sql"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ("raw_output",)
-    provides: ClassVar[tuple[str, ...]] = ("sql",)
+    provides: ClassVar[tuple[str, ...]] = ("sql", "candidates")
 
     def __call__(self, state: State) -> None:
         if state.raw_output is None:

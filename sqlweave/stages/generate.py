@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from ..errors import PipelineError
 from ..llm.base import Message
-from ..pipeline import State, check_options
+from ..pipeline import BaseStage, State, check_options
 from ..prompts import load, render
 from ..question import language_block
 
@@ -152,7 +152,7 @@ def generation_prompt(state: State, template: str, schema: str, **fields: str) -
 
 
 @dataclass(frozen=True)
-class GenerateSQL:
+class GenerateSQL(BaseStage):
     """Prompt the model with template ``prompt`` and keep its raw answer in ``state.raw_output``."""
 
     prompt: str = "zero_shot"
@@ -162,8 +162,8 @@ class GenerateSQL:
     grammar: bool = False
     name: str = "generate"
     recovers: ClassVar[bool] = False
-    requires: ClassVar[tuple[str, ...]] = ()
-    provides: ClassVar[tuple[str, ...]] = ("rendered_schema", "raw_output")
+    requires: ClassVar[tuple[str, ...]] = ("rendered_schema",)
+    provides: ClassVar[tuple[str, ...]] = ("raw_output", "prompt", "prompt_template")
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"max_tokens": 1}, between={"temperature": (0.0, 2.0)})

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from ..errors import SqlweaveError
-from ..pipeline import State, check_options
+from ..pipeline import BaseStage, State, check_options
 from ..question import is_english
 from ..retrieval.schema_retriever import _words
 from .select_values import STOPWORDS, schema_words
@@ -154,7 +154,7 @@ def links_text(links: list[Link]) -> str:
 
 
 @dataclass(frozen=True)
-class LinkSchema:
+class LinkSchema(BaseStage):
     """Put the question's links by meaning to the shown schema in ``state.links`` / ``state.links_text``.
 
     ``threshold`` is the least cosine similarity of a word and a name, ``margin`` how far the name must be ahead
@@ -168,7 +168,7 @@ class LinkSchema:
     name: str = "link_schema"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ("rendered_schema",)
-    provides: ClassVar[tuple[str, ...]] = ("links",)
+    provides: ClassVar[tuple[str, ...]] = ("links", "links_text")
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"max_links": 0}, between={"threshold": (-1.0, 1.0), "margin": (0.0, 2.0)})

@@ -23,13 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..pipeline import State
+from ..pipeline import BaseStage, State
 from ..sql.rewrite import name_keys
 from .candidate import adopt, attempt, current_attempt
 
 
 @dataclass(frozen=True)
-class NameKeys:
+class NameKeys(BaseStage):
     """Add the name of the row a shown key refers to, where the question asks for no ids."""
 
     name: str = "name_keys"

@@ -19,13 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..pipeline import State, check_options
+from ..pipeline import BaseStage, State, check_options
 from ..retrieval.schema_retriever import prune
 from .render_schema import fitted_schema
 
 
 @dataclass(frozen=True)
-class PruneSchema:
+class PruneSchema(BaseStage):
     """Set ``state.prompt_schema`` to a sub-schema.
 
     ``method``: ``bm25``, ``hybrid`` (falls back to ``bm25`` without an approximated query), ``dense``,

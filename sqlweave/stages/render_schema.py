@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 from ..db.render import RenderedSchema, render_schema
 from ..schema import Schema
 from ..errors import ConfigurationError
-from ..pipeline import State, check_options
+from ..pipeline import BaseStage, State, check_options
 from ..prompts import render
 from ..retrieval.schema_retriever import BudgetFit, fit_to_budget
 from .generate import dialect_name, prompt_fields
@@ -155,7 +155,7 @@ def fitted_schema(state: State) -> Schema:
 
 
 @dataclass(frozen=True)
-class RenderSchema:
+class RenderSchema(BaseStage):
     """Render ``state.prompt_schema`` in ``style`` (``create_table`` or ``compact``) within the schema budget,
     and count its tokens.
 
@@ -173,7 +173,7 @@ class RenderSchema:
     name: str = "render_schema"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()
-    provides: ClassVar[tuple[str, ...]] = ("rendered_schema",)
+    provides: ClassVar[tuple[str, ...]] = ("rendered_schema", "schema_fit", "schema_fit_key")
 
     def __post_init__(self) -> None:
         from ..db.render import STYLES

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..pipeline import State
+from ..pipeline import BaseStage, State
 from ..sql.repair import repair_schema_links
 from .candidate import Attempt, adopt, attempt, current_attempt
 
@@ -48,7 +48,7 @@ def repair_attempt(state: State, a: Attempt, max_passes: int = 2) -> tuple[Attem
 
 
 @dataclass(frozen=True)
-class SchemaRepair:
+class SchemaRepair(BaseStage):
     """Fix a failed answer's table and column names by rule; ``max_passes`` repairs of a repair at most."""
 
     max_passes: int = 2

@@ -14,14 +14,14 @@ from typing import ClassVar
 
 from ..cells import json_cell
 from ..llm.base import Message
-from ..pipeline import State, check_options
+from ..pipeline import BaseStage, State, check_options
 from ..prompts import render
 from .candidate import adopt, assistant_turn, attempt, confident, current_attempt, feedback, value_hint
 from .generate import dialect_name
 
 
 @dataclass(frozen=True)
-class RevisionChain:
+class RevisionChain(BaseStage):
     """Revise the SQL with execution, explanation and database-content feedback until it converges.
 
     ``skip_if_ok`` leaves an answer alone when it executes and returns rows; ``skip_if_confident``
@@ -36,7 +36,7 @@ class RevisionChain:
     max_tokens: int = 384
     name: str = "revise"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates")
     recovers: bool = True
 
     def __post_init__(self) -> None:

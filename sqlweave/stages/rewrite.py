@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, ClassVar
 from sqlglot import exp
 
 from ..errors import SqlweaveError
-from ..pipeline import State
+from ..pipeline import BaseStage, State
 from ..question import UNKNOWN
 from ..sql.rewrite import Holds, relink_values, rewrite_query
 from .candidate import Attempt, adopt, attempt, current_attempt
@@ -108,7 +108,7 @@ def rewrite_attempt(state: State, a: Attempt,
 
 
 @dataclass(frozen=True)
-class RewriteQuery:
+class RewriteQuery(BaseStage):
     """Rewrite an answer that runs when a rule reads it as comparing a text with the wrong column, as joining
     or grouping more than the question asks, as reading "both" as either, or as excluding a value that its
     other condition excluded already ("a but not b"; :mod:`sqlweave.sql.rewrite`)."""

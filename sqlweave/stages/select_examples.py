@@ -21,7 +21,7 @@ from typing import Callable, ClassVar
 
 from ..config import Settings
 from ..errors import ConfigurationError, SqlweaveError
-from ..pipeline import State
+from ..pipeline import BaseStage, State
 from ..retrieval.pool import BUNDLED_POOL, ExamplePool, PoolExample, load_pool
 from ..retrieval.question_skeleton import question_skeleton
 from ..sql.normalize import normalize_ast
@@ -119,7 +119,7 @@ def rerank_by_ast(approx_sql: str, candidates: list[PoolExample], pool: ExampleP
 
 
 @dataclass(frozen=True)
-class SelectExamples:
+class SelectExamples(BaseStage):
     """Put ``k`` retrieved examples in ``state.examples`` (and their prompt text in ``examples_text``).
 
     ``candidates``: how many BM25 candidates ``ast_rerank`` re-ranks (ASTReS used 500 from a dense retriever; 20 keeps
@@ -140,7 +140,7 @@ class SelectExamples:
     name: str = "select_examples"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()  # ast_rerank and sql_skeleton fall back when nothing approximated
-    provides: ClassVar[tuple[str, ...]] = ("examples",)
+    provides: ClassVar[tuple[str, ...]] = ("examples", "examples_text")
     k_simplified: int = 4
     candidates: int = 20
 

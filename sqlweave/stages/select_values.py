@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 from ..errors import ConfigurationError, SqlweaveError
-from ..pipeline import State, check_options
+from ..pipeline import BaseStage, State, check_options
 
 if TYPE_CHECKING:
     from ..db.connection import Database
@@ -308,7 +308,7 @@ def value_index(db: "Database", resources: "Resources | None" = None) -> "ValueI
 
 
 @dataclass(frozen=True)
-class SelectValues:
+class SelectValues(BaseStage):
     """Put the database values the question names in ``state.values`` / ``["values_text"]``.
 
     ``only_prompt_schema`` keeps only values of columns the prompt shows. Placed before
@@ -338,7 +338,7 @@ class SelectValues:
     name: str = "select_values"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()
-    provides: ClassVar[tuple[str, ...]] = ("values",)
+    provides: ClassVar[tuple[str, ...]] = ("values", "values_text")
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"max_values": 0, "per_column": 1, "max_n": 1}, between={"threshold": (0.0, 1.0)})

@@ -164,7 +164,7 @@ class SelfConsistency:
     fenced: bool = False
     name: str = "vote"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "agreement")
     recovers: bool = True
 
     def __post_init__(self) -> None:

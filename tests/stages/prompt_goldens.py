@@ -12,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
 from sqlweave.llm.base import GenerationOptions, Message
 from sqlweave.llm.fake import FakeLLM
+
+if TYPE_CHECKING:
+    from sqlweave.pipeline import Answer
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "prompts"
 #: A question that names a stored value (value selection finds Canada) and words of the schema.
@@ -81,7 +84,10 @@ def render(preset: str) -> str:
                    (("first answer runs", ()), ("first answer fails", (FAILING,))))
 
 
-def _calls(preset: str, first: Sequence[str]) -> str:
+def run(preset: str, first: Sequence[str] = (), *, restate: bool = False, **options: Any) -> "Answer":
+    """``preset``'s answer to its question on the demo database (``first``: the model's first answers, then
+    :data:`ANSWER`); ``options`` go to :meth:`~sqlweave.pipeline.Pipeline.run`. With ``restate``, the question is
+    restated first, as an :class:`~sqlweave.engine.Engine` does with earlier turns."""
     import sqlweave.retrieval.dense as dense
     from sqlweave.db import Database
     from sqlweave.db.demo import demo_database_path
@@ -99,11 +105,19 @@ def _calls(preset: str, first: Sequence[str]) -> str:
             pipe = build_pipeline(preset)
             if any(s.name == "interpret_time" for s in pipe.stages):  # resolved on a fixed day, not today's
                 pipe = pipe.replace_stage("interpret_time", InterpretTime(today=TODAY))
-            answer = pipe.run(question, db, FakeLLM(first, responder=_respond), resources=Resources())
+            if restate:
+                from sqlweave.stages.restate import RestateFollowUp
+
+                pipe = pipe.insert_after("check_question", RestateFollowUp())
+            return pipe.run(question, db, FakeLLM(first, responder=_respond), resources=Resources(), **options)
         finally:
             db.close()
     finally:
         dense.get_embedder = real  # type: ignore[assignment]
+
+
+def _calls(preset: str, first: Sequence[str]) -> str:
+    answer = run(preset, first)
     parts = []
     for entry in answer.trace:
         for n, call in enumerate(entry.calls, 1):
