@@ -31,8 +31,9 @@ from ..db.connection import QueryResult
 from ..db.render import render_schema
 from ..errors import PipelineError
 from ..llm.base import Message
-from ..pipeline import BaseStage, State
+from ..pipeline import State
 from ..prompts import render
+from ..stages.base import BaseStage
 from ..stages.generate import dialect_name
 from .actions import Action, parse_action
 from .tools import Toolkit

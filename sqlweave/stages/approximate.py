@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import SqlweaveError
-from ..pipeline import BaseStage, State
+from ..pipeline import State
 from ..sql.extract import extract_sql
+from .base import BaseStage
 from .generate import generation_prompt
 from .render_schema import DEFAULT_RESERVE_TOKENS, fit_schema, schema_budget
 

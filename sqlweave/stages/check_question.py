@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import InvalidQuestionError
-from ..pipeline import BaseStage, State
+from ..pipeline import State
 from ..question import UNKNOWN, detect_language
+from .base import BaseStage
 
 
 #: The longest question any door takes (longer ones are refused before any model time, with the same message).

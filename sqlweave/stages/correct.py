@@ -16,7 +16,8 @@ from typing import ClassVar
 
 from ..db.render import render_schema
 from ..llm.base import Message
-from ..pipeline import BaseStage, State, check_options
+from ..pipeline import State
+from .base import BaseStage, check_options
 from .candidate import Attempt, adopt, assistant_turn, attempt, current_attempt, feedback
 from .generate import dialect_name, generation_prompt
 
@@ -49,7 +50,7 @@ class ErrorCorrection(BaseStage):
     name: str = "correct"
     requires: ClassVar[tuple[str, ...]] = ("result",)
     provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "prompt_schema",
-                                             "rendered_schema")
+                                             "rendered_schema", "signals")
     recovers: bool = True
 
     def _needs_fix(self, a: Attempt) -> bool:
@@ -82,6 +83,7 @@ class ErrorCorrection(BaseStage):
             temperature = self.resample_temperature if repeated else 0.0
             out = state.complete(messages, temperature=temperature, max_tokens=self.max_tokens,
                                  **({"seed": i} if temperature else {}))
+            state.signals.corrected = True
             was = current.kind
             current = attempt(state, out.text)
             repeated = current.sql in tried

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..pipeline import Pipeline, State, check_options
+from ..pipeline import Pipeline, State
+from .base import check_options
 from .candidate import Attempt, adopt, current_attempt, result_groups
 
 

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import NoSQLInOutputError
-from ..pipeline import BaseStage, State
+from ..pipeline import State
 from ..sql.classify import ensure_read_only
 from ..sql.extract import extract_sql
 from ..sql.transpile import to_dialect
 from ..sql.validate import schema_issues
+from .base import BaseStage
 
 
 @dataclass(frozen=True)
@@ -24,9 +25,10 @@ class ExtractSQL(BaseStage):
     name: str = "extract_sql"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ("raw_output",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "candidates")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "candidates", "signals")
 
     def __call__(self, state: State) -> None:
+        state.signals.extracted(0)  # until a query is read, with the names it lacks
         if state.raw_output is None:
             raise NoSQLInOutputError("no model output to read SQL from")
         dialect = state.db.dialect
@@ -39,3 +41,4 @@ class ExtractSQL(BaseStage):
         tree = ensure_read_only(sql, dialect)
         issues = schema_issues(tree, state.schema, dialect)
         state.note(sql=sql, schema_issues=issues)
+        state.signals.extracted(len(issues))

@@ -40,8 +40,9 @@ from typing import ClassVar
 
 from ..errors import ConfigurationError, LLMError, PipelineError
 from ..llm.base import Message
-from ..pipeline import BaseStage, State
+from ..pipeline import State
 from ..prompts import render
+from .base import BaseStage
 from .generate import dialect_name, knowledge_block, prompt_question
 
 _LABEL = re.compile(r"^\s*(?:\[\s*evidence\s*\]|\**evidence\**\s*:)\s*", re.IGNORECASE)

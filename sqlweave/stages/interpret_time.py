@@ -51,8 +51,9 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from ..errors import ConfigurationError, SqlweaveError
-from ..pipeline import BaseStage, State
+from ..pipeline import State
 from ..temporal import MAX_CHARS, Interpretation, describe, evidence_text, find_mentions, interpret, today_query
+from .base import BaseStage
 
 if TYPE_CHECKING:
     from ..db.connection import Database

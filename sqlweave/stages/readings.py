@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import SqlweaveError
-from ..pipeline import BaseStage, Reading, State, check_options
+from ..pipeline import Reading, State
+from .base import BaseStage, check_options
 from .candidate import Attempt, attempt, current_attempt, result_groups
 from .repair import repair_attempt
 

@@ -41,9 +41,10 @@ from typing import Any, ClassVar
 from ..db.render import RenderedSchema, render_schema
 from ..schema import Schema
 from ..errors import ConfigurationError
-from ..pipeline import BaseStage, State, check_options
+from ..pipeline import State
 from ..prompts import render
 from ..retrieval.schema_retriever import BudgetFit, fit_to_budget
+from .base import BaseStage, check_options
 from .generate import dialect_name, prompt_fields
 
 #: The context assumed for a backend that does not state its own (OpenAI-compatible servers).
@@ -137,7 +138,7 @@ def fit_schema(state: State, schema: Schema, style: str, budget: int,
     key = (id(schema), style, budget, retrievers)
     fit = state.schema_fit
     if fit is None or state.schema_fit_key != key:
-        values = [(v["table"], v["column"]) for v in state.values or ()]
+        values = [(v.table, v.column) for v in state.values or ()]
         fit = fit_to_budget(schema, state.question, budget, lambda s: render_schema(s, style, count=count).tokens,
                             tokens_before=rendered.tokens, dense=RETRIEVERS[retrievers], also_keep=values,
                             table_costs=_table_costs(schema, style, state.llm))

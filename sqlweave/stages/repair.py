@@ -23,8 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..pipeline import BaseStage, State
+from ..pipeline import State
 from ..sql.repair import repair_schema_links
+from .base import BaseStage
 from .candidate import Attempt, adopt, attempt, current_attempt
 
 
@@ -54,7 +55,7 @@ class SchemaRepair(BaseStage):
     max_passes: int = 2
     name: str = "repair"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "signals")
     recovers: bool = True
 
     def __call__(self, state: State) -> None:
@@ -62,6 +63,7 @@ class SchemaRepair(BaseStage):
         current, changes = repair_attempt(state, first, self.max_passes)
         if current is not first:
             adopt(state, current)
+            state.signals.repaired = True
             state.note(changes=changes, outcome=current.kind, changed=True, sql=current.sql)
         else:
             state.note(changes=[], outcome=first.kind, changed=False,

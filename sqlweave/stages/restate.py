@@ -32,7 +32,8 @@ from typing import Any, Sequence
 
 from ..errors import LLMError
 from ..llm.base import Message
-from ..pipeline import BaseStage, PriorTurn, State
+from ..pipeline import PriorTurn, State
+from .base import BaseStage
 
 #: Instructions of the rewriting call (:class:`RestateFollowUp`).
 REWRITE_SYSTEM = (

@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING, ClassVar
 from sqlglot import exp
 
 from ..errors import SqlweaveError
-from ..pipeline import BaseStage, State
+from ..pipeline import State
 from ..question import UNKNOWN
 from ..sql.rewrite import Holds, relink_values, rewrite_query
+from .base import BaseStage
 from .candidate import Attempt, adopt, attempt, current_attempt
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ class RewriteQuery(BaseStage):
     name: str = "rewrite"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates")
 
     def __call__(self, state: State) -> None:
         first = current_attempt(state)

@@ -42,11 +42,12 @@ from typing import Callable, ClassVar
 from ..errors import LLMError
 from ..files import append_jsonl
 from ..llm.base import LLM, Completion, Message
-from ..pipeline import BaseStage, State, check_options
+from ..pipeline import State
 from ..prompts import render
 from ..question import detect_language
 from ..retrieval.pool import ExamplePool
 from ..retrieval.simplified import load_simplified, recorded, simplified_file
+from .base import BaseStage, check_options
 
 _PREFIX = re.compile(r"^\s*(?:\*\*)?(?:simplified|simpler|simple|rewritten|new|clear|clearer)?\s*(?:question|version|"
                      r"rewrite|answer)?\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)

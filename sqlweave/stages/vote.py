@@ -73,11 +73,12 @@ from ..confidence import estimate
 from ..db.render import STYLES, render_schema
 from ..errors import ConfigurationError, SqlweaveError
 from ..llm.base import Message
-from ..pipeline import State, check_options
+from ..pipeline import State
 from ..prompts import load
 from ..retrieval.pool import SHAPE, PoolExample, load_pool
 from ..sql.extract import holds_query
 from ..sql.rewrite import Holds
+from .base import check_options
 from .candidate import Attempt, adopt, attempt, current_attempt, vote_groups
 from .choose import choose_between, review, review_pairs
 from .generate import dialect_name, generation_prompt
@@ -197,7 +198,7 @@ class SelfConsistency:
             return
         sure: dict[str, Any] = {}
         if self.only_below is not None:
-            sure["confidence"] = estimate(state.question, state.sql, state.result, state.error, state.trace,
+            sure["confidence"] = estimate(state.question, state.sql, state.result, state.error, state.signals,
                                           state.db.dialect)
             if sure["confidence"] >= self.only_below:
                 state.note(skipped=True, **sure)

@@ -16,7 +16,8 @@ import sqlweave.agent
 import sqlweave.pipeline as pipeline
 import sqlweave.stages
 from sqlweave.errors import PipelineError
-from sqlweave.pipeline import BaseStage, Pipeline, PriorTurn, State
+from sqlweave.pipeline import Pipeline, PriorTurn, State
+from sqlweave.stages.base import BaseStage
 from sqlweave.stages import ExecuteSQL
 from tests.stages.prompt_goldens import FAILING, presets, run
 
