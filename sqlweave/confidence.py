@@ -1,18 +1,18 @@
 """How far to trust an answer: a probability that it is right, from signals the pipeline already has.
 
-Nothing here calls the model. :func:`signals` reads what an answer's trace and SQL say (did the first query
-fail, were names repaired, did the model have to correct it, is the result empty, how many tables, joins,
-nested queries and set operations it uses, how much of it the question names); :class:`Calibration` turns those
-signals into a probability with a logistic model fitted on the 200-question Spider dev sample
-(``benchmarks/calibrate.py``, which also checks it on held-out questions; figures in BENCHMARKS.md). The fitted
-weights ship as ``sqlweave/data/confidence.json``.
+Nothing here calls the model. :func:`features` reads the :class:`Signals` an answer's stages set (did the first
+query fail, were names repaired, did the model have to correct it) and what its result and SQL say (is the result
+empty, how many tables, joins, nested queries and set operations it uses, how much of it the question names);
+:class:`Calibration` turns those numbers into a probability with a logistic model fitted on the 200-question Spider
+dev sample (``benchmarks/calibrate.py``, which also checks it on held-out questions; figures in BENCHMARKS.md). The
+fitted weights ship as ``sqlweave/data/confidence.json``.
 
 >>> from sqlweave.db.connection import QueryResult
 >>> result = QueryResult("", ("count(*)",), ((6,),), False, 0.001)
->>> easy = estimate("How many singers are there?", "SELECT count(*) FROM singer", result, None, [])
+>>> easy = estimate("How many singers are there?", "SELECT count(*) FROM singer", result, None, Signals())
 >>> hard = estimate("Which singers sang in no concert?",
 ...                 "SELECT name FROM singer WHERE singer_id NOT IN (SELECT singer_id FROM singer_in_concert)",
-...                 QueryResult("", ("name",), (), False, 0.001), None, [])
+...                 QueryResult("", ("name",), (), False, 0.001), None, Signals())
 >>> 0.0 < hard < easy < 1.0
 True
 """
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources as _pkg
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping
 
 from sqlglot import exp
 
@@ -67,37 +67,39 @@ def _words(text: str) -> set[str]:
     return {w.lower()[:5] for w in _WORD.findall(spaced) if len(w) > 1}
 
 
-def _field(entry: Any, name: str) -> Any:
-    """A trace entry's ``stage``, ``notes``, ``error`` or ``calls``, from a ``TraceEntry`` or its stored dict."""
-    return entry.get(name) if isinstance(entry, Mapping) else getattr(entry, name, None)
+@dataclass
+class Signals:
+    """What the stages tell the estimate about how an answer came about (``State.signals``: each stage sets its
+    own, so a stage renamed or written anew changes nothing here).
 
+    >>> s = Signals()
+    >>> s.executed(failed=True); s.executed(failed=False)  # only the first query's outcome counts
+    >>> s.first_try_failed
+    True
+    """
 
-def _trace_facts(trace: Sequence[Any]) -> tuple[bool, int, bool, bool]:
-    """(first query failed, names the schema lacks, repaired by rule, corrected by the model) from a trace."""
-    first_failed, issues, repaired, corrected = False, 0, False, False
-    seen_execute = False
-    for entry in trace:
-        stage, notes = _field(entry, "stage"), _field(entry, "notes") or {}
-        if stage == "extract_sql" and not seen_execute:
-            issues = len(notes.get("schema_issues") or ())
-        elif stage == "execute" and not seen_execute:
-            seen_execute = True
-            first_failed = _field(entry, "error") is not None
-        elif stage == "repair" and notes.get("changed"):
-            repaired = True
-        elif stage in ("correct", "revise", "dac") and _field(entry, "calls"):
-            corrected = True
-    return first_failed, issues, repaired, corrected
+    #: An execute stage ran: ``first_try_failed`` (and ``schema_issues``) are the first query's.
+    ran: bool = False
+    first_try_failed: bool = False  # the first query the model wrote did not run (execute)
+    schema_issues: int = 0          # names in the first query the schema lacks (extract_sql, before any execute)
+    repaired: bool = False          # table/column names fixed by rule (repair)
+    corrected: bool = False         # the model was asked to correct its answer (correct, revise, dac)
+    #: A query as it was before names were added to its keys, by the query it became (name_keys; the first kept).
+    named_from: dict[str, str] = field(default_factory=dict)
 
+    def extracted(self, issues: int) -> None:
+        """A query was read from the model's answer with ``issues`` names the schema lacks."""
+        if not self.ran:
+            self.schema_issues = issues
 
-def _before_names(sql: str, trace: Sequence[Any]) -> str:
-    """The query whose shape is measured: ``sql`` as it was before the ``name_keys`` stage followed its keys with
-    names (a join added to show a name changes no row, and says nothing of how likely the answer is right)."""
-    for entry in trace:
-        notes = _field(entry, "notes") or {}
-        if _field(entry, "stage") == "name_keys" and notes.get("changed") and notes.get("sql") == sql:
-            return str(notes.get("named_from") or sql)
-    return sql
+    def executed(self, *, failed: bool) -> None:
+        """A query was run (``failed``: it raised); the first one's outcome is kept."""
+        if not self.ran:
+            self.ran, self.first_try_failed = True, failed
+
+    def named(self, sql: str, before: str) -> None:
+        """``sql`` is ``before`` with the names of its keys added."""
+        self.named_from.setdefault(sql, before)
 
 
 def _sql_facts(sql: str, dialect: str | None) -> tuple[dict[str, float], set[str]]:
@@ -128,23 +130,24 @@ def _sql_facts(sql: str, dialect: str | None) -> tuple[dict[str, float], set[str
     }, tables
 
 
-def signals(question: str, sql: str | None, result: "QueryResult | None", trace: Sequence[Any],
-            dialect: str | None = None) -> dict[str, float]:
-    """The numbers :class:`Calibration` weighs, from an answer's question, SQL, result and trace (its
-    ``TraceEntry`` objects, or their ``as_dict()`` dicts as ``sqlweave eval`` stores them). Missing parts count as 0."""
+def features(question: str, sql: str | None, result: "QueryResult | None", signals: Signals,
+             dialect: str | None = None) -> dict[str, float]:
+    """The numbers :class:`Calibration` weighs, from an answer's question, SQL, result and the :class:`Signals`
+    its stages set. Missing parts count as 0."""
     out = dict.fromkeys(FEATURES, 0.0)
     rows = result.rows if result is not None else ()
     out["empty"] = float(result is not None and (not rows or all(v is None for row in rows for v in row)))
     out["rows_log"] = math.log1p(len(rows))
-    first_failed, issues, repaired, corrected = _trace_facts(trace)
-    out["first_try_failed"] = float(first_failed)
-    out["schema_issues"] = float(min(issues, 3))
-    out["repaired"] = float(repaired)
-    out["corrected"] = float(corrected)
+    out["first_try_failed"] = float(signals.first_try_failed)
+    out["schema_issues"] = float(min(signals.schema_issues, 3))
+    out["repaired"] = float(signals.repaired)
+    out["corrected"] = float(signals.corrected)
     out["question_words_log"] = math.log1p(len(question.split()))
     out["negation"] = float(bool(_NEGATION.search(question)))
     if sql:
-        facts, tables = _sql_facts(_before_names(sql, trace), dialect)
+        # The query's shape as it was before names were added to its keys: a join added to show a name changes no
+        # row, and says nothing of how likely the answer is right.
+        facts, tables = _sql_facts(signals.named_from.get(sql) or sql, dialect)
         out.update(facts)
         asked = _words(question)
         out["unnamed_tables"] = float(sum(1 for t in tables if not (_words(t) & asked)))
@@ -185,10 +188,10 @@ def default_calibration() -> Calibration:
 
 
 def estimate(question: str, sql: str | None, result: "QueryResult | None", error: "SqlweaveError | None",
-             trace: Sequence[Any], dialect: str | None = None,
+             signals: Signals, dialect: str | None = None,
              calibration: Calibration | None = None) -> float:
     """The probability that the answer is right: 0 when it produced no result, else the calibrated estimate."""
     if result is None or error is not None or not sql:
         return 0.0
     cal = calibration or default_calibration()
-    return round(cal.probability(signals(question, sql, result, trace, dialect)), 4)
+    return round(cal.probability(features(question, sql, result, signals, dialect)), 4)

@@ -21,13 +21,15 @@ stage slots in by building a new tuple.
 
 from __future__ import annotations
 
+import difflib
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, Sequence, runtime_checkable
 
 from .cells import json_cell
+from .confidence import Signals
 from .errors import ConfigurationError, DatabaseUnavailableError, PipelineError, SqlweaveError
 from .llm.base import LLM, Completion, GenerationOptions, Message, Timings, Usage, WrappedLLM
 from .progress import reporting
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
     from .db.render import RenderedSchema
     from .schema import Schema
     from .knowledge import Knowledge
+    from .retrieval.pool import PoolExample
+    from .retrieval.schema_retriever import BudgetFit
+    from .stages.payloads import SchemaLink, ValueMatch
 
 
 @dataclass(frozen=True)
@@ -133,17 +138,16 @@ class _NoModel(WrappedLLM):
 class State:
     """The working object a pipeline's stages share for one question.
 
-    ``schema`` is the full schema; ``prompt_schema`` is what prompts show (a pruning
-    stage may narrow it). ``prompt`` is the generation conversation, which correction
-    stages extend (so the model's prefix cache is reused). ``sql`` is the current best SQL; ``candidates`` are all
-    the SQL texts produced so far. What optional stages add (examples, selected values, an approximated query,
-    ...) has a typed slot each; ``extras`` is left for stages written outside the package. ``history`` holds the
-    earlier turns of a conversation (oldest first) that generation prompts show before the question. ``evidence`` is text
-    that helps answer this one question (BIRD's evidence: the user's, or a ``generate_evidence`` stage's);
-    ``knowledge`` is the database's domain knowledge (:class:`~sqlweave.knowledge.Knowledge`: business
-    terms, preferred joins, sample questions), of which generation prompts show what the question needs.
-    ``resources`` holds what stages load once and reuse (:mod:`sqlweave.resources`: example pools, value
-    indexes, embedders).
+    ``schema`` is the full schema; ``prompt_schema`` is what prompts show (a pruning stage may narrow it). ``prompt``
+    is the generation conversation, which correction stages extend (so the model's prefix cache is reused). ``sql``
+    is the current best SQL; ``candidates`` are all the SQL texts produced so far. What optional stages add has a
+    typed slot each (:mod:`sqlweave.stages.payloads`), their blocks of the generation prompt go to
+    ``prompt_blocks`` by name (``values``, ``links``, ``examples``: :func:`sqlweave.stages.generate.prompt_fields`),
+    what they tell the confidence estimate to ``signals``; ``extras`` is left for stages written outside the package.
+    ``history`` holds a conversation's earlier turns (oldest first); ``evidence`` is text that helps answer this one
+    question (BIRD's evidence: the user's, or a stage's); ``knowledge`` is the database's domain knowledge
+    (:class:`~sqlweave.knowledge.Knowledge`); ``resources`` holds what stages load once and reuse
+    (:mod:`sqlweave.resources`: example pools, value indexes, embedders).
     """
 
     question: str
@@ -168,15 +172,14 @@ class State:
     simplified_question: str | None = None  # simplify: the model's plainer wording (example retrieval reads it)
     prompt_question: str | None = None      # simplify: the question as generation prompts show it
     approx_sql: str | None = None           # approximate: a first zero-shot query (pruning, example ranking)
-    values: list[dict[str, Any]] | None = None  # select_values: stored values the question names
-    values_text: str = ""                   # select_values: their prompt block
-    links: list[dict[str, Any]] | None = None  # link_schema: question words that name a table or column otherwise
-    links_text: str = ""                    # link_schema: their prompt block
-    examples: list[Any] | None = None       # select_examples: the retrieved question/SQL pairs
-    examples_text: str = ""                 # select_examples: their prompt block
+    values: "list[ValueMatch] | None" = None    # select_values: stored values the question names
+    links: "list[SchemaLink] | None" = None     # link_schema: question words that name a table or column otherwise
+    examples: "list[PoolExample] | None" = None  # select_examples: the retrieved question/SQL pairs
+    prompt_blocks: dict[str, str] = field(default_factory=dict)  # generation prompt blocks by name, as stages add them
     prompt_template: str | None = None      # generate: the template used (correction re-renders it)
-    schema_fit: Any = None                  # render_schema: the budget fit of a schema too large for the context
-    schema_fit_key: Any = None              # render_schema: what the fit was computed for
+    schema_fit: "BudgetFit | None" = None   # render_schema: the budget fit of a schema too large for the context
+    schema_fit_key: tuple[Any, ...] | None = None  # render_schema: what the fit was computed for
+    signals: Signals = field(default_factory=Signals)  # what stages tell the confidence estimate
     extras: dict[str, Any] = field(default_factory=dict)  # for stages outside the package
     history: tuple[PriorTurn, ...] = ()
     evidence: str | None = None
@@ -218,8 +221,10 @@ class Stage(Protocol):
     """One step of a pipeline.
 
     ``recovers``: the stage still runs after an earlier one failed (correction, voting). ``requires``: the
-    :class:`State` slots an earlier stage must have written (``"sql"``, ``"result"``, ...); ``provides``: the
-    slots it writes. :class:`Pipeline` checks the order once, when it is built.
+    :class:`State` slots an earlier stage must have written (``"sql"``, ``"result"``, ...); ``provides``: every
+    slot it writes (``extras.<key>`` for a stage written outside the package). :class:`Pipeline` checks the names
+    and the order once, when it is built; a :class:`~sqlweave.stages.base.BaseStage` checks the names when its
+    class is defined.
     """
 
     @property
@@ -237,48 +242,28 @@ class Stage(Protocol):
     def __call__(self, state: State) -> None: ...
 
 
+def check_slots(owner: str, requires: Iterable[str], provides: Iterable[str]) -> None:
+    """Raise :class:`~sqlweave.errors.PipelineError` when a name in ``requires`` or ``provides`` is no slot of
+    :class:`State` (``extras.<key>`` names a key of :attr:`State.extras`), e.g. ``check_slots("mine", (), ("sqll",))``.
+    """
+    slots = {f.name for f in fields(State) if not f.name.startswith("_")}
+    wrong = [s for s in (*requires, *provides) if s not in slots and not (s.startswith("extras.") and s[7:])]
+    if wrong:
+        close = difflib.get_close_matches(wrong[0], sorted(slots), n=1)
+        raise PipelineError(f"stage {owner} names {', '.join(map(repr, wrong))}, which "
+                            f"{'is' if len(wrong) == 1 else 'are'} no slot of State",
+                            hint=(f"Did you mean {close[0]!r}? " if close else "")
+                            + "Name State's fields, or 'extras.<key>' for what a stage of your own keeps.")
+
+
 #: State slots every pipeline starts with (set by :meth:`Pipeline.run` from its arguments).
 INITIAL_SLOTS = frozenset({"question", "db", "llm", "schema", "prompt_schema", "history", "evidence", "knowledge",
                            "min_confidence"})
 
 #: The stage that usually writes each slot, named in the error when a pipeline lacks it.
-PRODUCERS = {"rendered_schema": "render_schema", "raw_output": "generate", "sql": "extract_sql",
-             "result": "execute", "approx_sql": "approximate", "values": "select_values",
-             "links": "link_schema",
+PRODUCERS = {"rendered_schema": "render_schema", "raw_output": "generate", "sql": "extract_sql", "result": "execute",
+             "approx_sql": "approximate", "values": "select_values", "links": "link_schema",
              "examples": "select_examples", "simplified_question": "simplify"}
-
-
-def check_options(stage: Any, *, choices: dict[str, Sequence[Any]] | None = None,
-                  at_least: dict[str, float] | None = None, between: dict[str, tuple[float, float]] | None = None,
-                  optional: Sequence[str] = ()) -> None:
-    """Raise :class:`~sqlweave.errors.ConfigurationError` when one of ``stage``'s options is out of range, so a
-    wrong value fails when the pipeline is built, not on every question. Names in ``optional`` may be ``None``.
-
-    >>> from sqlweave.stages.correct import ErrorCorrection
-    >>> ErrorCorrection(max_rounds=-5)
-    Traceback (most recent call last):
-    ...
-    sqlweave.errors.ConfigurationError: correct: max_rounds must be a number >= 0, not -5
-    """
-    label = getattr(stage, "name", type(stage).__name__)
-    for option, allowed in (choices or {}).items():
-        value = getattr(stage, option)
-        if value not in allowed:
-            import difflib
-
-            close = difflib.get_close_matches(str(value), [str(a) for a in allowed], n=1)
-            raise ConfigurationError(f"{label}: unknown {option} {value!r}",
-                                     hint=(f"Did you mean {close[0]!r}? " if close else "")
-                                     + f"Use one of: {', '.join(map(str, allowed))}.")
-    limits = {k: (v, float("inf")) for k, v in (at_least or {}).items()} | dict(between or {})
-    for option, (low, high) in limits.items():
-        value = getattr(stage, option)
-        if value is None and option in optional:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-            bound = f">= {low:g}" if high == float("inf") else f"between {low:g} and {high:g}"
-            raise ConfigurationError(f"{label}: {option} must be a number {bound}, not {value!r}",
-                                     hint=f"Pass {option} {bound}.")
 
 
 def check_stage_order(name: str, stages: Sequence[Any]) -> None:
@@ -292,6 +277,7 @@ def check_stage_order(name: str, stages: Sequence[Any]) -> None:
     """
     available = set(INITIAL_SLOTS)
     for stage in stages:
+        check_slots(repr(stage.name), getattr(stage, "requires", ()), getattr(stage, "provides", ()))
         missing = [slot for slot in getattr(stage, "requires", ()) if slot not in available]
         if missing:
             producers = sorted({PRODUCERS.get(slot, "?") for slot in missing})
@@ -344,6 +330,8 @@ class Answer:
     cut_short: bool = False
     #: A follow-up question as the pipeline restated it on its own and answered it (``None``: answered as asked).
     restated: str | None = None
+    #: What the stages told the confidence estimate (:class:`~sqlweave.confidence.Signals`).
+    signals: Signals = field(default_factory=Signals)
 
     @property
     def ok(self) -> bool:
@@ -570,7 +558,7 @@ class Pipeline:
             else:
                 state.error = deadline.error()
         state.confidence = estimate(state.restated_question or question, state.sql, state.result, state.error,
-                                    state.trace, db.dialect)
+                                    state.signals, db.dialect)
         tie = None
         if state.error is None and state.result is not None:
             from .sql.ties import find_tie
@@ -603,7 +591,7 @@ class Pipeline:
         readings = tuple(replace(r, sql=r.result.sql) for r in state.readings)
         return Answer(question, ran, state.result, tuple(state.trace), state.error, state.confidence,
                       agreement=state.agreement, unsure=unsure, readings=readings, cautions=cautions,
-                      cut_short=cut_short, restated=state.restated_question)
+                      cut_short=cut_short, restated=state.restated_question, signals=state.signals)
 
     def _index(self, name: str) -> int:
         for i, s in enumerate(self.stages):

@@ -1,4 +1,5 @@
-"""Confidence: signals read from an answer, the shipped calibration, and unsure answers with their readings."""
+"""Confidence: the signals stages set and the features read from an answer, the shipped calibration, and unsure
+answers with their readings."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typer.testing import CliRunner
 
 import sqlweave
 from sqlweave.cli import app
-from sqlweave.confidence import FEATURES, Calibration, default_calibration, estimate, signals
+from sqlweave.confidence import FEATURES, Calibration, Signals, default_calibration, estimate, features
 from sqlweave.db.connection import QueryResult
 from sqlweave.errors import ConfigurationError, LLMTimeoutError
 from sqlweave.llm.fake import FakeLLM
@@ -19,6 +20,8 @@ from sqlweave.pipeline import Pipeline
 from sqlweave.presets import build_pipeline
 from sqlweave.stages import ExecuteSQL
 from sqlweave.stages.readings import SecondReadings
+from tests.eval.test_vote_replays import load
+from tests.stages.prompt_goldens import FAILING, presets, run
 
 COUNT = "SELECT count(*) FROM singer"
 ONE = QueryResult("", ("count(*)",), ((6,),), False, 0.001)
@@ -28,18 +31,18 @@ def fenced(sql: str) -> str:
     return f"```sql\n{sql}\n```"
 
 
-def test_signals_read_the_trace_and_the_query_shape() -> None:
-    trace = [
-        {"stage": "extract_sql", "notes": {"schema_issues": ["unknown column nme"]}, "error": None, "calls": []},
-        {"stage": "execute", "notes": {}, "error": "unknown_column: no such column: nme", "calls": []},
-        {"stage": "repair", "notes": {"changed": True}, "error": None, "calls": []},
-        {"stage": "correct", "notes": {"skipped": True}, "error": None, "calls": []},
-    ]
+def test_features_read_the_signals_and_the_query_shape() -> None:
+    signals = Signals()
+    signals.extracted(1)                 # one name the schema lacks...
+    signals.executed(failed=True)        # ...so the first query failed
+    signals.repaired = True              # and repair fixed it; no correction asked the model
+    signals.extracted(0)
+    signals.executed(failed=False)       # what came after the first query counts no more
     sql = ("SELECT T1.name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.singer_id = T2.singer_id "
            "WHERE T1.age > (SELECT avg(age) FROM singer) GROUP BY T1.name HAVING count(*) > 1 "
            "UNION SELECT name FROM stadium")
-    s = signals("Which singers older than average sang twice, and which stadiums?", sql,
-                QueryResult("", ("name",), (), False, 0.0), trace)
+    s = features("Which singers older than average sang twice, and which stadiums?", sql,
+                 QueryResult("", ("name",), (), False, 0.0), signals)
     assert set(s) == set(FEATURES)
     assert s["first_try_failed"] == 1 and s["schema_issues"] == 1 and s["repaired"] == 1 and s["corrected"] == 0
     assert s["empty"] == 1 and s["rows_log"] == 0
@@ -47,28 +50,30 @@ def test_signals_read_the_trace_and_the_query_shape() -> None:
     assert s["group_by"] == 1 and s["having"] == 1 and s["aggregates"] == 2 and s["conditions"] == 2
     # the question names singers and stadiums, not the join table singer_in_concert... which shares "singe"
     assert s["unnamed_tables"] == 0
-    assert signals("How many concerts?", "SELECT count(*) FROM stadium", ONE, [])["unnamed_tables"] == 1
-    # a correction that called the model counts, one that was skipped does not
-    called = [{"stage": "correct", "notes": {}, "error": None, "calls": [{"messages": []}]}]
-    assert signals("q", COUNT, ONE, called)["corrected"] == 1
-    # a query sqlglot cannot read keeps the trace signals and no shape
-    assert signals("q", "SELECT FROM WHERE ((", ONE, trace)["tables"] == 0
+    assert features("How many concerts?", "SELECT count(*) FROM stadium", ONE, Signals())["unnamed_tables"] == 1
+    assert features("q", COUNT, ONE, Signals(corrected=True))["corrected"] == 1
+    # a query sqlglot cannot read keeps the stages' signals and no shape
+    unread = features("q", "SELECT FROM WHERE ((", ONE, signals)
+    assert unread["tables"] == 0 and unread["first_try_failed"] == 1
+    # a query named from another is measured as that other one
+    named = Signals()
+    named.named(sql, COUNT)
+    assert features("q", sql, ONE, named)["tables"] == 1
 
 
 def test_estimate_is_a_probability_and_zero_without_a_result() -> None:
-    assert estimate("How many singers?", COUNT, None, None, []) == 0.0
-    assert estimate("How many singers?", None, ONE, None, []) == 0.0
-    easy = estimate("How many singers are there?", COUNT, ONE, None, [])
+    assert estimate("How many singers?", COUNT, None, None, Signals()) == 0.0
+    assert estimate("How many singers?", None, ONE, None, Signals()) == 0.0
+    easy = estimate("How many singers are there?", COUNT, ONE, None, Signals())
     hard = estimate("Show the names of singers who sang in no concert held in a stadium with capacity over 5000",
                     "SELECT name FROM singer WHERE singer_id NOT IN (SELECT T1.singer_id FROM singer_in_concert AS T1 "
                     "JOIN concert AS T2 ON T1.concert_id = T2.concert_id JOIN stadium AS T3 "
                     "ON T2.stadium_id = T3.stadium_id WHERE T3.capacity > 5000)",
-                    QueryResult("", ("name",), (), False, 0.0), None,
-                    [{"stage": "execute", "error": "unknown_column: x", "notes": {}, "calls": []}])
+                    QueryResult("", ("name",), (), False, 0.0), None, Signals(ran=True, first_try_failed=True))
     assert 0.0 < hard < easy < 1.0
     # an explicit calibration is used as given
     flat = Calibration({f: 0.0 for f in FEATURES}, 0.0, {}, {})
-    assert estimate("q", COUNT, ONE, None, [], calibration=flat) == 0.5
+    assert estimate("q", COUNT, ONE, None, Signals(), calibration=flat) == 0.5
 
 
 def test_the_shipped_calibration_covers_every_signal_and_says_how_it_held_up() -> None:
@@ -88,9 +93,8 @@ def test_every_answer_has_a_confidence_and_a_failed_one_has_zero(singer_db: Path
     answer = engine.ask("How many singers are there?")
     assert 0.5 < answer.confidence < 1.0 and not answer.unsure and answer.readings == ()
     assert [e.stage for e in answer.trace][-1] == "name_keys"  # no readings stage when none was asked for
-    # the live trace and its stored form give the same signals
-    assert signals(answer.question, answer.sql, answer.result, answer.trace) == \
-        signals(answer.question, answer.sql, answer.result, [e.as_dict() for e in answer.trace])
+    # the signals the stages set are those a recorded trace gives back (benchmarks/calibrate.py fits on these)
+    assert answer.signals == load("calibrate").recorded_signals([e.as_dict() for e in answer.trace])
     failed = sqlweave.connect(singer_db, llm=FakeLLM(["I cannot tell."] * 8)).run("How many singers are there?")
     assert not failed.ok and failed.confidence == 0.0 and not failed.unsure
     assert failed.as_dict()["confidence"] == 0.0 and failed.as_dict()["readings"] == []
@@ -185,3 +189,21 @@ def test_cli_says_it_is_not_sure_and_shows_both_readings(singer_db: Path, monkey
     assert data["unsure"] is True and [x["sql"] for x in data["readings"]] == [COUNT, "SELECT count(*) FROM stadium"]
     r = runner.invoke(app, args + ["--min-confidence", "1.5"])
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("preset", presets())
+def test_the_signals_stages_set_are_those_their_recorded_trace_gives(preset: str) -> None:
+    """Calibrations are fitted on recorded traces (``recorded_signals``): the stages must set what those say, so
+    that the features, and the confidence, stay those of every answer recorded so far."""
+    recorded_signals = load("calibrate").recorded_signals
+    for first in ((), (FAILING,), (FAILING, FAILING, FAILING)):
+        answer = run(preset, first)
+        assert answer.signals == recorded_signals([e.as_dict() for e in answer.trace])
+        assert answer.signals.ran == any(e.stage == "execute" for e in answer.trace)
+
+
+def test_a_failed_first_query_corrected_by_the_model_says_so() -> None:
+    answer = run("correct", (FAILING,))
+    assert answer.ok and answer.signals.first_try_failed and answer.signals.corrected
+    assert answer.signals.schema_issues == 1 and not answer.signals.repaired
+    assert not run("correct").signals.first_try_failed

@@ -72,7 +72,7 @@ def test_english_prompts_are_byte_identical_to_the_template_without_the_language
 @pytest.mark.parametrize("template", ["zero_shot", "few_shot"])
 def test_the_language_block_is_empty_for_english_in_every_generation_template(template: str) -> None:
     state = SimpleNamespace(question="How many singers are there?", question_language="English",
-                            examples_text="Q: x\nSQL: SELECT 1", values_text="", prompt_question=None, history=())
+                            prompt_blocks={"examples": "Q: x\nSQL: SELECT 1"}, prompt_question=None, history=())
     fields = {**prompt_fields(state), "dialect": "SQLite", "schema": "CREATE TABLE singer (Name TEXT);"}
     system, user = load(template)
     without = (system.format(**{**fields, "language": ""}),

@@ -3,12 +3,12 @@
     .venv/bin/python benchmarks/tools/calibrate.py .eval-runs/default-972 --write
 
 Reads a run folder of ``sqlweave eval --out FOLDER`` (``results.jsonl`` and ``traces.jsonl``, or a checkpoint's
-``traces.jsonl.gz``), re-runs each prediction on its database to see its result, computes
-:func:`sqlweave.confidence.signals` for every answer, and fits a logistic model (scikit-learn, L2 strength chosen
-by 5-fold cross-validation on the training questions only) on the questions of the training sample (``--train``,
-default the 200-question sample). Then it reports, for the training questions, the other questions of the run
-(held out) and the 120-question held-out sample: the expected calibration error (10 equal-width bins), the Brier
-score, the ROC AUC, and the EX of the 50%, 70% and 90% most confident answers. ``--write`` stores the fitted
+``traces.jsonl.gz``), re-runs each prediction on its database to see its result, reads back from each trace the
+signals its stages set (:func:`recorded_signals`), computes :func:`sqlweave.confidence.features` for every
+answer, and fits a logistic model (scikit-learn, L2 strength chosen by 5-fold cross-validation on the training
+questions only) on the questions of the training sample (``--train``, default the 200-question sample). Then it
+reports, for the training questions, the other questions of the run (held out) and the 120-question held-out
+sample: the expected calibration error (10 equal-width bins), the Brier score, the ROC AUC, and the EX of the 50%, 70% and 90% most confident answers. ``--write`` stores the fitted
 weights as ``sqlweave/data/confidence.json``; ``--out`` writes the figures as JSON (a fit's go to
 ``benchmarks/results/confidence.json`` unless told otherwise). ``--as-answered`` fits nothing and measures the
 confidence each answer of the run carried, what its users were shown (voted answers included), on the same sets;
@@ -30,7 +30,10 @@ import math
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlweave.confidence import Signals
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bootstrap: benchmarks/README.md
 from benchmarks.common import ROOT, SPIDER, RESULTS, SAMPLES, save, traces as read_traces, write_json  # noqa: E402
@@ -39,9 +42,32 @@ SHIPPED = ROOT / "sqlweave" / "data" / "confidence.json"
 VOTE_STAGES = ("vote", "vote_if_unsure")
 
 
+def recorded_signals(trace: list[dict[str, Any]]) -> "Signals":
+    """The :class:`~sqlweave.confidence.Signals` a recorded answer's stages set, read back from its stored trace
+    (``traces.jsonl`` keeps each stage's name, notes, error and calls, not the signals): the first ``execute``'s
+    error, the names the ``extract_sql`` before it found missing, a ``repair`` that changed the query, a
+    ``correct``, ``revise`` or ``dac`` that asked the model, and each query ``name_keys`` named."""
+    from sqlweave.confidence import Signals
+
+    out = Signals()
+    for entry in trace:
+        stage, notes = entry.get("stage"), entry.get("notes") or {}
+        if stage == "extract_sql":
+            out.extracted(len(notes.get("schema_issues") or ()))
+        elif stage == "execute":
+            out.executed(failed=entry.get("error") is not None)
+        elif stage == "repair" and notes.get("changed"):
+            out.repaired = True
+        elif stage in ("correct", "revise", "dac") and entry.get("calls"):
+            out.corrected = True
+        elif stage == "name_keys" and notes.get("changed") and notes.get("sql"):
+            out.named(str(notes["sql"]), str(notes.get("named_from") or notes["sql"]))
+    return out
+
+
 def load_run(folder: Path, data_dir: Path) -> list[dict[str, Any]]:
     """Every scored answer of a run with its signals (the prediction re-run on its database for its result)."""
-    from sqlweave.confidence import FEATURES, signals
+    from sqlweave.confidence import FEATURES, features
     from sqlweave.db.connection import Database
     from sqlweave.errors import SqlweaveError
 
@@ -61,7 +87,8 @@ def load_run(folder: Path, data_dir: Path) -> list[dict[str, Any]]:
                     result = db.execute(r["prediction"])
                 except SqlweaveError as err:
                     error = err
-            values = signals(r["question"], r.get("prediction"), result, traces.get(r["id"], []), "sqlite")
+            values = features(r["question"], r.get("prediction"), result, recorded_signals(traces.get(r["id"], [])),
+                              "sqlite")
             vote = next((e.get("notes") or {} for e in traces.get(r["id"], []) if e.get("stage") in VOTE_STAGES), {})
             rows.append({"id": r["id"], "hardness": r.get("hardness"), "right": bool(r["match"]),
                          "answered": result is not None and error is None and bool(r.get("prediction")),

@@ -33,6 +33,7 @@ from ..errors import PipelineError
 from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
+from ..stages.base import BaseStage
 from ..stages.generate import dialect_name
 from .actions import Action, parse_action
 from .tools import Toolkit
@@ -56,7 +57,7 @@ _JSON_NOTE = ('\nAnswer each turn with one JSON object: {"thought": "...", "acti
 
 
 @dataclass(frozen=True)
-class AgentLoop:
+class AgentLoop(BaseStage):
     """Think-act-observe with SearchColumn, SearchValue, FindShortestPath and ExecuteSQL until ``Done``."""
 
     max_turns: int = 10
@@ -69,7 +70,8 @@ class AgentLoop:
     name: str = "agent"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()
-    provides: ClassVar[tuple[str, ...]] = ("rendered_schema", "raw_output", "sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "candidates", "prompt", "extras.toolkit",
+                                             "extras.agent_turns")
 
     def _schema_block(self, state: State) -> str:
         if self.show_schema is False:

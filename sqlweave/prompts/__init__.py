@@ -36,13 +36,13 @@ from importlib import resources
 from ..errors import ConfigurationError
 
 #: Placeholders a template may use that callers may leave out (they render as an empty string).
-#: ``values`` is the block of database values matching the question (see
-#: :func:`sqlweave.stages.generate.values_block`); ``history`` the earlier turns of a conversation
+#: ``values`` is the block of database values matching the question (the ``select_values`` stage's prompt block,
+#: :attr:`sqlweave.pipeline.State.prompt_blocks`); ``history`` the earlier turns of a conversation
 #: (:func:`sqlweave.stages.generate.history_block`); ``language`` a word on a question that is not in
 #: English (:func:`sqlweave.question.language_block`); ``knowledge`` the database's business terms, preferred
 #: joins and sample questions that fit the question (:func:`sqlweave.stages.generate.knowledge_block`); ``evidence``
 #: the question's evidence (:func:`sqlweave.stages.generate.evidence_block`); ``links`` the question's words that
-#: name a table or column by another word (:func:`sqlweave.stages.generate.links_block`).
+#: name a table or column by another word (the ``link_schema`` stage's prompt block).
 OPTIONAL: dict[str, str] = {"values": "", "history": "", "language": "", "knowledge": "", "evidence": "",
                             "links": ""}
 

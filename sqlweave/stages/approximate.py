@@ -12,12 +12,13 @@ from typing import ClassVar
 from ..errors import SqlweaveError
 from ..pipeline import State
 from ..sql.extract import extract_sql
+from .base import BaseStage
 from .generate import generation_prompt
 from .render_schema import DEFAULT_RESERVE_TOKENS, fit_schema, schema_budget
 
 
 @dataclass(frozen=True)
-class ApproximateQuery:
+class ApproximateQuery(BaseStage):
     """Put a first-pass SQL in ``state.approx_sql`` (full schema, zero-shot prompt).
 
     ``budget``, ``context_tokens``, ``reserve_tokens`` and ``retrievers``: the schema budget, as
@@ -32,7 +33,7 @@ class ApproximateQuery:
     name: str = "approximate"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()
-    provides: ClassVar[tuple[str, ...]] = ("approx_sql",)
+    provides: ClassVar[tuple[str, ...]] = ("approx_sql", "schema_fit", "schema_fit_key")
 
     def __call__(self, state: State) -> None:
         budget = schema_budget(state, budget=self.budget, context=self.context_tokens, reserve=self.reserve_tokens)

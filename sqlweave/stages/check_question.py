@@ -15,6 +15,7 @@ from typing import ClassVar
 from ..errors import InvalidQuestionError
 from ..pipeline import State
 from ..question import UNKNOWN, detect_language
+from .base import BaseStage
 
 
 #: The longest question any door takes (longer ones are refused before any model time, with the same message).
@@ -37,7 +38,7 @@ def question_too_long(chars: int, limit: int = MAX_QUESTION_CHARS) -> InvalidQue
 
 
 @dataclass(frozen=True)
-class CheckQuestion:
+class CheckQuestion(BaseStage):
     """Reject empty or overlong questions; note the language; refuse other languages than ``languages`` if given.
 
     :meth:`check` does the checks on a bare question (a door that refuses before any model time uses it):

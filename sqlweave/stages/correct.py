@@ -16,7 +16,8 @@ from typing import ClassVar
 
 from ..db.render import render_schema
 from ..llm.base import Message
-from ..pipeline import State, check_options
+from ..pipeline import State
+from .base import BaseStage, check_options
 from .candidate import Attempt, adopt, assistant_turn, attempt, current_attempt, feedback
 from .generate import dialect_name, generation_prompt
 
@@ -32,7 +33,7 @@ def full_schema_prompt(state: State, template: str) -> list[Message]:
 
 
 @dataclass(frozen=True)
-class ErrorCorrection:
+class ErrorCorrection(BaseStage):
     """Re-prompt with the specific failure, up to ``max_rounds`` times.
 
     ``fix_empty`` also treats an empty result as a failure; ``full_schema_after`` failed
@@ -48,7 +49,8 @@ class ErrorCorrection:
     resample_temperature: float = 0.7
     name: str = "correct"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "prompt_schema",
+                                             "rendered_schema", "signals")
     recovers: bool = True
 
     def _needs_fix(self, a: Attempt) -> bool:
@@ -81,6 +83,7 @@ class ErrorCorrection:
             temperature = self.resample_temperature if repeated else 0.0
             out = state.complete(messages, temperature=temperature, max_tokens=self.max_tokens,
                                  **({"seed": i} if temperature else {}))
+            state.signals.corrected = True
             was = current.kind
             current = attempt(state, out.text)
             repeated = current.sql in tried

@@ -27,10 +27,11 @@ from typing import Any, ClassVar
 
 from ..errors import SqlweaveError
 from ..llm.base import Message
-from ..pipeline import State, check_options
+from ..pipeline import State
 from ..prompts import render
 from ..sql.extract import extract_sql
 from ..sql.skeleton import sql_entities, sql_skeleton
+from .base import BaseStage, check_options
 from .candidate import adopt, attempt, confident, current_attempt
 from .generate import dialect_name
 
@@ -149,7 +150,7 @@ def missing_entities(alignments: list[Alignment], sql: str, dialect: str) -> lis
 
 
 @dataclass(frozen=True)
-class DecomposedCorrection:
+class DecomposedCorrection(BaseStage):
     """DAC: entity-linking feedback first, then skeleton feedback; either can be switched off."""
 
     entities: bool = True
@@ -158,7 +159,7 @@ class DecomposedCorrection:
     max_tokens: int = 384
     name: str = "dac"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "signals")
     recovers: bool = True
 
     def __post_init__(self) -> None:
@@ -179,6 +180,7 @@ class DecomposedCorrection:
             constrained = {"json_schema": LINK_SCHEMA} if state.llm.supports_json_schema else {}
             out = state.complete([Message("system", system), Message("user", user)], temperature=0.0, max_tokens=300,
                                  **constrained)
+            state.signals.corrected = True
             links = parse_alignments(out.text, state.schema)
             missing = missing_entities(links, current.sql, dialect)
             notes["alignments"] = [f"{a.token}->{a.schema}:{a.type}" for a in links]
@@ -192,6 +194,7 @@ class DecomposedCorrection:
         if self.skeleton and current.sql is not None:
             system, user = render("dac_skeleton", question=state.question)
             out = state.complete([Message("system", system), Message("user", user)], temperature=0.0, max_tokens=200)
+            state.signals.corrected = True
             parsed: str | None  # None: either side does not parse
             mine: str | None
             try:
@@ -216,4 +219,5 @@ class DecomposedCorrection:
                               schema=state.rendered_schema.text if state.rendered_schema else "",
                               sql=sql, question=state.question, **values)
         out = state.complete([Message("system", system), Message("user", user)], temperature=0.0, max_tokens=self.max_tokens)
+        state.signals.corrected = True
         return attempt(state, out.text)

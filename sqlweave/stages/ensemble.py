@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ..pipeline import Pipeline, State, check_options
+from ..pipeline import Pipeline, State
+from .base import check_options
 from .candidate import Attempt, adopt, current_attempt, result_groups
 
 
@@ -53,7 +54,7 @@ class PromptEnsemble:
     name: str = "ensemble"
     recovers: bool = True
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "agreement")
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"min_votes": 1})

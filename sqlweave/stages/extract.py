@@ -11,10 +11,11 @@ from ..sql.classify import ensure_read_only
 from ..sql.extract import extract_sql
 from ..sql.transpile import to_dialect_fired
 from ..sql.validate import schema_issues
+from .base import BaseStage
 
 
 @dataclass(frozen=True)
-class ExtractSQL:
+class ExtractSQL(BaseStage):
     """Set ``state.sql`` from ``state.raw_output``; refuse anything but one read-only statement.
 
     SQL written in another dialect than the database's is transpiled to it first (the trace keeps what the
@@ -24,9 +25,10 @@ class ExtractSQL:
     name: str = "extract_sql"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ("raw_output",)
-    provides: ClassVar[tuple[str, ...]] = ("sql",)
+    provides: ClassVar[tuple[str, ...]] = ("sql", "candidates", "signals")
 
     def __call__(self, state: State) -> None:
+        state.signals.extracted(0)  # until a query is read, with the names it lacks
         if state.raw_output is None:
             raise NoSQLInOutputError("no model output to read SQL from")
         dialect = state.db.dialect
@@ -41,3 +43,4 @@ class ExtractSQL:
         tree = ensure_read_only(sql, dialect)
         issues = schema_issues(tree, state.schema, dialect)
         state.note(sql=sql, schema_issues=issues)
+        state.signals.extracted(len(issues))

@@ -2,16 +2,13 @@
 
 The question part of the prompt comes from :func:`prompt_fields`, which every stage that
 rebuilds a generation prompt uses (approximation, the correction's full-schema fallback), so
-they all show the same thing: the examples, the block of database values that match the
-question (only when a value-selection stage found some), and the question (or, when a
-simplification stage asked for it, the simplified question with the original wording).
-Without those optional stages the prompt is exactly the plain template.
+they all show the same thing: the prompt blocks earlier stages added (``state.prompt_blocks``: the
+examples, the database values that match the question, the question's words for schema names; each
+only when its stage found some) and the question (or, when a simplification stage asked for it, the
+simplified question with the original wording). Without those optional stages the prompt is exactly
+the plain template.
 
 >>> from types import SimpleNamespace
->>> values_block(SimpleNamespace(values_text="- singer.Country: 'France'"))
-"Values from the database that match the question:\\n- singer.Country: 'France'\\n\\n"
->>> values_block(SimpleNamespace(values_text=""))
-''
 >>> prompt_question(SimpleNamespace(question="How many singers?", prompt_question=None))
 'How many singers?'
 """
@@ -23,13 +20,14 @@ from typing import Any, ClassVar
 
 from ..errors import PipelineError
 from ..llm.base import Message
-from ..pipeline import State, check_options
+from ..pipeline import State
 from ..prompts import load, render
 from ..question import language_block
+from .base import BaseStage, check_options
 
 _DIALECT_NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL", "duckdb": "DuckDB", "mysql": "MySQL"}
 
-#: The line that introduces selected values in generation prompts.
+#: The line that introduces selected values in generation prompts (the ``values`` block).
 VALUES_HEADER = "Values from the database that match the question:"
 
 
@@ -48,25 +46,11 @@ def headed_block(header: str, text: object) -> str:
     return f"{header}\n{body}\n\n" if body.strip() else ""
 
 
-def values_block(state: Any) -> str:
-    """The prompt block of selected values (``state.values_text``), or ``""`` when there are none."""
-    return headed_block(VALUES_HEADER, state.values_text)
-
-
-#: The line that introduces the question's words that name tables or columns otherwise.
+#: The line that introduces the question's words that name tables or columns otherwise (the ``links`` block).
 LINKS_HEADER = "Words of the question that mean these tables or columns:"
 
-
-def links_block(state: Any) -> str:
-    """The prompt block of the schema links by meaning (``state.links_text``, from ``link_schema``), or ``""``.
-
-    >>> from types import SimpleNamespace
-    >>> print(links_block(SimpleNamespace(links_text='- "vocalists" = table singer')), end="")
-    Words of the question that mean these tables or columns:
-    - "vocalists" = table singer
-    <BLANKLINE>
-    """
-    return headed_block(LINKS_HEADER, getattr(state, "links_text", ""))
+#: The prompt blocks a generation template shows where earlier stages added none (``state.prompt_blocks``).
+PROMPT_BLOCKS = ("examples", "values", "links")
 
 
 def prompt_question(state: Any) -> str:
@@ -134,10 +118,19 @@ def knowledge_block(state: Any) -> str:
 
 
 def prompt_fields(state: Any) -> dict[str, str]:
-    """Template fields that depend on earlier stages: ``question``, ``examples``, ``values``, ``links``, ``history``
-    and ``language`` (a word on the question's language when the check stage found it is not English)."""
-    return {"question": prompt_question(state), "examples": state.examples_text,
-            "values": values_block(state), "history": history_block(state), "links": links_block(state),
+    """Template fields that depend on earlier stages: ``question``, the prompt blocks stages added
+    (``state.prompt_blocks``: ``examples``, ``values``, ``links``, empty where none was added), ``history``,
+    ``knowledge``, ``evidence`` and ``language`` (a word on the question's language when the check stage found it
+    is not English).
+
+    >>> from types import SimpleNamespace
+    >>> fields = prompt_fields(SimpleNamespace(question="How many singers?", prompt_question=None,
+    ...                                        question_language=None, prompt_blocks={"values": "- x\\n\\n"}))
+    >>> fields["values"], fields["links"], fields["question"]
+    ('- x\\n\\n', '', 'How many singers?')
+    """
+    return {**dict.fromkeys(PROMPT_BLOCKS, ""), **getattr(state, "prompt_blocks", {}),
+            "question": prompt_question(state), "history": history_block(state),
             "language": language_block(state.question_language),
             "knowledge": knowledge_block(state), "evidence": evidence_block(state)}
 
@@ -152,7 +145,7 @@ def generation_prompt(state: State, template: str, schema: str, **fields: str) -
 
 
 @dataclass(frozen=True)
-class GenerateSQL:
+class GenerateSQL(BaseStage):
     """Prompt the model with template ``prompt`` and keep its raw answer in ``state.raw_output``."""
 
     prompt: str = "zero_shot"
@@ -162,8 +155,8 @@ class GenerateSQL:
     grammar: bool = False
     name: str = "generate"
     recovers: ClassVar[bool] = False
-    requires: ClassVar[tuple[str, ...]] = ()
-    provides: ClassVar[tuple[str, ...]] = ("rendered_schema", "raw_output")
+    requires: ClassVar[tuple[str, ...]] = ()  # a rendered schema, from any stage (checked when it runs)
+    provides: ClassVar[tuple[str, ...]] = ("raw_output", "prompt", "prompt_template")
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"max_tokens": 1}, between={"temperature": (0.0, 2.0)})

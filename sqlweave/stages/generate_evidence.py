@@ -42,6 +42,7 @@ from ..errors import ConfigurationError, LLMError, PipelineError
 from ..llm.base import Message
 from ..pipeline import State
 from ..prompts import render
+from .base import BaseStage
 from .generate import dialect_name, knowledge_block, prompt_question
 
 _LABEL = re.compile(r"^\s*(?:\[\s*evidence\s*\]|\**evidence\**\s*:)\s*", re.IGNORECASE)
@@ -75,7 +76,7 @@ def clean_evidence(text: str, max_sentences: int = 2) -> str:
 
 
 @dataclass(frozen=True)
-class GenerateEvidence:
+class GenerateEvidence(BaseStage):
     """Write ``state.evidence`` from the rendered prompt schema and the question (one model call).
 
     ``user_evidence``: what to do when the question already has evidence, ``"skip"`` (keep it alone) or

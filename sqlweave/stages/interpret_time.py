@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ..errors import ConfigurationError, SqlweaveError
 from ..pipeline import State
 from ..temporal import MAX_CHARS, Interpretation, describe, evidence_text, find_mentions, interpret, today_query
+from .base import BaseStage
 
 if TYPE_CHECKING:
     from ..db.connection import Database
@@ -191,7 +192,7 @@ def _schema_words(schema: "Schema") -> frozenset[str]:
 
 
 @dataclass(frozen=True)
-class InterpretTime:
+class InterpretTime(BaseStage):
     """Add the question's time expressions, resolved and written as SQL, to ``state.evidence`` (no model call).
 
     ``today``: an ISO date to resolve against instead of the database's clock.

@@ -11,7 +11,8 @@ reaches ``threshold`` and that name is ahead of the next table (or another table
 most ``max_links`` links, the closest first.
 
 The stage, placed after ``render_schema`` (``+link``), links to the tables and columns the prompt shows and keeps
-the links in ``state.links`` / ``state.links_text``, which generation prompts show before the question::
+the links in ``state.links`` (:class:`~sqlweave.stages.payloads.SchemaLink`) and the ``links`` prompt block, which
+generation prompts show before the question::
 
     Words of the question that mean these tables or columns:
     - "vocalists" = table singer
@@ -38,9 +39,12 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from ..errors import SqlweaveError
-from ..pipeline import State, check_options
+from ..pipeline import State
 from ..question import is_english
 from ..retrieval.schema_retriever import _words
+from .base import BaseStage, check_options
+from .generate import LINKS_HEADER, headed_block
+from .payloads import SchemaLink
 from .select_values import STOPWORDS, schema_words
 
 if TYPE_CHECKING:
@@ -57,23 +61,6 @@ currently did does done ever exist exists find go goes greater group grouped has
 includes involved kind kinds known larger latest less lower made make more newest oldest older otherwise people
 per percentage related sorted than times type types used uses using whose younger youngest yet year years
 """.split())
-
-
-@dataclass(frozen=True)
-class Link:
-    """A question word and the schema name it stands for (``column`` is ``None`` for a table)."""
-
-    word: str
-    table: str
-    column: str | None
-    score: float
-
-    def __str__(self) -> str:
-        target = f"column {self.table}.{self.column}" if self.column else f"table {self.table}"
-        return f'"{self.word}" = {target}'
-
-    def as_dict(self) -> dict[str, object]:
-        return {"word": self.word, "table": self.table, "column": self.column, "score": round(self.score, 3)}
 
 
 def candidate_words(question: str, schema: "Schema") -> list[str]:
@@ -109,7 +96,7 @@ def _names_a_schema_word(word: str, known: frozenset[str]) -> bool:
 
 
 def link_terms(question: str, schema: "Schema", embedder: "Embedder | None" = None, *, threshold: float = 0.5,
-               margin: float = 0.1, max_links: int = 3) -> list[Link]:
+               margin: float = 0.1, max_links: int = 3) -> list[SchemaLink]:
     """Links from the question's words to the tables and columns of ``schema`` they most likely mean, closest
     first (see the module's text). ``embedder`` defaults to :func:`~sqlweave.retrieval.dense.get_embedder`."""
     words = candidate_words(question, schema)
@@ -138,15 +125,16 @@ def link_terms(question: str, schema: "Schema", embedder: "Embedder | None" = No
                       and not named <= set(texts[int(j)].split())), -1.0)
         if score >= threshold and score - rival >= margin:
             table, column = targets[best]
-            links.append(Link(word, table, column, score))
+            links.append(SchemaLink(word, table, column, score))
     links.sort(key=lambda link: -link.score)
     return links[:max_links]
 
 
-def links_text(links: list[Link]) -> str:
+def links_text(links: list[SchemaLink]) -> str:
     """One line per link, as generation prompts show them.
 
-    >>> print(links_text([Link("vocalists", "singer", None, 0.75), Link("dead", "death", "killed", 0.76)]))
+    >>> print(links_text([SchemaLink("vocalists", "singer", None, 0.75),
+    ...                   SchemaLink("dead", "death", "killed", 0.76)]))
     - "vocalists" = table singer
     - "dead" = column death.killed
     """
@@ -154,8 +142,8 @@ def links_text(links: list[Link]) -> str:
 
 
 @dataclass(frozen=True)
-class LinkSchema:
-    """Put the question's links by meaning to the shown schema in ``state.links`` / ``state.links_text``.
+class LinkSchema(BaseStage):
+    """Put the question's links by meaning to the shown schema in ``state.links`` and the ``links`` prompt block.
 
     ``threshold`` is the least cosine similarity of a word and a name, ``margin`` how far the name must be ahead
     of any other table and its columns, ``max_links`` how many links a prompt shows (threshold and margin chosen on
@@ -168,13 +156,13 @@ class LinkSchema:
     name: str = "link_schema"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ("rendered_schema",)
-    provides: ClassVar[tuple[str, ...]] = ("links",)
+    provides: ClassVar[tuple[str, ...]] = ("links", "prompt_blocks")
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"max_links": 0}, between={"threshold": (-1.0, 1.0), "margin": (0.0, 2.0)})
 
     def __call__(self, state: State) -> None:
-        state.links, state.links_text = [], ""
+        state.links, state.prompt_blocks["links"] = [], ""
         if state.question_language and not is_english(state.question_language):  # the embedding model reads English
             state.note(links=[], skipped=f"the question is in {state.question_language}")
             return
@@ -187,6 +175,6 @@ class LinkSchema:
         except SqlweaveError as err:  # no embed extra, or the embedding model did not load
             state.note(links=[], skipped=f"{err.code}: {err.message}")
             return
-        state.links = [link.as_dict() for link in links]
-        state.links_text = links_text(links)
-        state.note(links=state.links)
+        state.links = links
+        state.prompt_blocks["links"] = headed_block(LINKS_HEADER, links_text(links))
+        state.note(links=[link.as_dict() for link in links])

@@ -25,17 +25,18 @@ from typing import ClassVar
 
 from ..pipeline import State
 from ..sql.name_keys import name_keys
+from .base import BaseStage
 from .candidate import adopt, attempt, current_attempt
 
 
 @dataclass(frozen=True)
-class NameKeys:
+class NameKeys(BaseStage):
     """Add the name of the row a shown key refers to, where the question asks for no ids."""
 
     name: str = "name_keys"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "signals")
 
     def __call__(self, state: State) -> None:
         first = current_attempt(state)
@@ -51,4 +52,6 @@ class NameKeys:
             state.note(changes=[], changed=False, rejected={c: named.kind for c in rewrite.changes})
             return
         adopt(state, named)
+        if named.sql is not None:
+            state.signals.named(named.sql, first.sql)
         state.note(changes=rewrite.changes, changed=True, sql=named.sql, named_from=first.sql)

@@ -19,13 +19,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..pipeline import State, check_options
+from ..pipeline import State
 from ..retrieval.schema_retriever import prune
+from .base import BaseStage, check_options
 from .render_schema import fitted_schema
 
 
 @dataclass(frozen=True)
-class PruneSchema:
+class PruneSchema(BaseStage):
     """Set ``state.prompt_schema`` to a sub-schema.
 
     ``method``: ``bm25``, ``hybrid`` (falls back to ``bm25`` without an approximated query), ``dense``,
@@ -58,7 +59,7 @@ class PruneSchema:
     def __call__(self, state: State) -> None:
         approx = state.approx_sql
         method = self.method if approx or self.method != "hybrid" else "bm25"
-        values = [(v["table"], v["column"]) for v in state.values or ()]
+        values = [(v.table, v.column) for v in state.values or ()]
         base = fitted_schema(state)
         kept = prune(base, state.question, method=method, k=self.k, approx_sql=approx, factor=self.factor,
                      dialect=state.db.dialect, scoring=self.scoring, theta=self.theta, mu=self.mu, loose=self.loose,

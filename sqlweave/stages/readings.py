@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..errors import SqlweaveError
-from ..pipeline import Reading, State, check_options
+from ..pipeline import Reading, State
+from .base import BaseStage, check_options
 from .candidate import Attempt, attempt, current_attempt, result_groups
 from .repair import repair_attempt
 
 
 @dataclass(frozen=True)
-class SecondReadings:
+class SecondReadings(BaseStage):
     """Sample ``n`` more answers at ``temperature`` and keep the ``keep`` leading readings (the answer's first)."""
 
     n: int = 4

@@ -41,9 +41,10 @@ from typing import Any, ClassVar
 from ..db.render import RenderedSchema, render_schema
 from ..schema import Schema
 from ..errors import ConfigurationError
-from ..pipeline import State, check_options
+from ..pipeline import State
 from ..prompts import render
 from ..retrieval.schema_retriever import BudgetFit, fit_to_budget
+from .base import BaseStage, check_options
 from .generate import dialect_name, prompt_fields
 
 #: The context assumed for a backend that does not state its own (OpenAI-compatible servers).
@@ -137,7 +138,7 @@ def fit_schema(state: State, schema: Schema, style: str, budget: int,
     key = (id(schema), style, budget, retrievers)
     fit = state.schema_fit
     if fit is None or state.schema_fit_key != key:
-        values = [(v["table"], v["column"]) for v in state.values or ()]
+        values = [(v.table, v.column) for v in state.values or ()]
         fit = fit_to_budget(schema, state.question, budget, lambda s: render_schema(s, style, count=count).tokens,
                             tokens_before=rendered.tokens, dense=RETRIEVERS[retrievers], also_keep=values,
                             table_costs=_table_costs(schema, style, state.llm))
@@ -155,7 +156,7 @@ def fitted_schema(state: State) -> Schema:
 
 
 @dataclass(frozen=True)
-class RenderSchema:
+class RenderSchema(BaseStage):
     """Render ``state.prompt_schema`` in ``style`` (``create_table`` or ``compact``) within the schema budget,
     and count its tokens.
 
@@ -173,7 +174,7 @@ class RenderSchema:
     name: str = "render_schema"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()
-    provides: ClassVar[tuple[str, ...]] = ("rendered_schema",)
+    provides: ClassVar[tuple[str, ...]] = ("rendered_schema", "schema_fit", "schema_fit_key")
 
     def __post_init__(self) -> None:
         from ..db.render import STYLES

@@ -25,6 +25,7 @@ from typing import ClassVar
 
 from ..pipeline import State
 from ..sql.repair import repair_schema_links
+from .base import BaseStage
 from .candidate import Attempt, adopt, attempt, current_attempt
 
 
@@ -48,13 +49,13 @@ def repair_attempt(state: State, a: Attempt, max_passes: int = 2) -> tuple[Attem
 
 
 @dataclass(frozen=True)
-class SchemaRepair:
+class SchemaRepair(BaseStage):
     """Fix a failed answer's table and column names by rule; ``max_passes`` repairs of a repair at most."""
 
     max_passes: int = 2
     name: str = "repair"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "signals")
     recovers: bool = True
 
     def __call__(self, state: State) -> None:
@@ -62,6 +63,7 @@ class SchemaRepair:
         current, changes = repair_attempt(state, first, self.max_passes)
         if current is not first:
             adopt(state, current)
+            state.signals.repaired = True
             state.note(changes=changes, outcome=current.kind, changed=True, sql=current.sql)
         else:
             state.note(changes=[], outcome=first.kind, changed=False,

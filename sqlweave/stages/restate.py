@@ -33,6 +33,7 @@ from typing import Any, Sequence
 from ..errors import LLMError
 from ..llm.base import Message
 from ..pipeline import PriorTurn, State
+from .base import BaseStage
 
 #: Instructions of the rewriting call (:class:`RestateFollowUp`).
 REWRITE_SYSTEM = (
@@ -85,7 +86,7 @@ def parse_rewrite(text: str, question: str) -> str | None:
 
 
 
-class RestateFollowUp:
+class RestateFollowUp(BaseStage):
     """Restate ``state.question`` on its own when it follows earlier turns (``state.history``)."""
 
     name = "rewrite_question"

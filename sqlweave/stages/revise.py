@@ -14,14 +14,15 @@ from typing import ClassVar
 
 from ..cells import json_cell
 from ..llm.base import Message
-from ..pipeline import State, check_options
+from ..pipeline import State
 from ..prompts import render
+from .base import BaseStage, check_options
 from .candidate import adopt, assistant_turn, attempt, confident, current_attempt, feedback, value_hint
 from .generate import dialect_name
 
 
 @dataclass(frozen=True)
-class RevisionChain:
+class RevisionChain(BaseStage):
     """Revise the SQL with execution, explanation and database-content feedback until it converges.
 
     ``skip_if_ok`` leaves an answer alone when it executes and returns rows; ``skip_if_confident``
@@ -36,7 +37,7 @@ class RevisionChain:
     max_tokens: int = 384
     name: str = "revise"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "signals")
     recovers: bool = True
 
     def __post_init__(self) -> None:
@@ -64,8 +65,10 @@ class RevisionChain:
             if self.explain and current.sql:
                 system, user = render("explain", schema=state.rendered_schema.text if state.rendered_schema else "",
                                       question=state.question, sql=current.sql)
-                parts.append("Explanation: " + state.complete([Message("system", system), Message("user", user)],
-                                                              temperature=0.0, max_tokens=160).text.strip())
+                explained = state.complete([Message("system", system), Message("user", user)], temperature=0.0,
+                                           max_tokens=160)
+                state.signals.corrected = True
+                parts.append("Explanation: " + explained.text.strip())
             if self.db_contents:
                 hint = value_hint(state, current)
                 if hint:
@@ -76,6 +79,7 @@ class RevisionChain:
                                 f"Answer with the final {dialect} query in a ```sql block."),
             ]
             out = state.complete(messages, temperature=0.0, max_tokens=self.max_tokens)
+            state.signals.corrected = True
             new = attempt(state, out.text)
             converged = new.kind in ("ok", "empty") and new.rows_key() == current.rows_key()
             rounds.append({"round": i, "was": current.kind, "now": new.kind, "sql": new.sql, "same_result": converged})

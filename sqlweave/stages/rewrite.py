@@ -32,6 +32,7 @@ from ..errors import SqlweaveError
 from ..pipeline import State
 from ..question import UNKNOWN
 from ..sql.rewrite import Holds, relink_values, rewrite_query
+from .base import BaseStage
 from .candidate import Attempt, adopt, attempt, current_attempt
 
 if TYPE_CHECKING:
@@ -108,7 +109,7 @@ def rewrite_attempt(state: State, a: Attempt,
 
 
 @dataclass(frozen=True)
-class RewriteQuery:
+class RewriteQuery(BaseStage):
     """Rewrite an answer that runs when a rule reads it as comparing a text with the wrong column, as joining
     or grouping more than the question asks, as reading "both" as either, or as excluding a value that its
     other condition excluded already ("a but not b"; :mod:`sqlweave.sql.rewrite`)."""
@@ -116,7 +117,7 @@ class RewriteQuery:
     name: str = "rewrite"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates")
 
     def __call__(self, state: State) -> None:
         first = current_attempt(state)

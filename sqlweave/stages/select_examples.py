@@ -27,6 +27,7 @@ from ..retrieval.question_skeleton import question_skeleton
 from ..sql.normalize import normalize_ast
 from ..sql.similarity import ast_similarity
 from ..sql.skeleton import sql_skeleton
+from .base import BaseStage
 
 METHODS = ("bm25", "question_skeleton", "sql_skeleton", "ast_rerank", "dense_skeleton")
 
@@ -119,8 +120,8 @@ def rerank_by_ast(approx_sql: str, candidates: list[PoolExample], pool: ExampleP
 
 
 @dataclass(frozen=True)
-class SelectExamples:
-    """Put ``k`` retrieved examples in ``state.examples`` (and their prompt text in ``examples_text``).
+class SelectExamples(BaseStage):
+    """Put ``k`` retrieved examples in ``state.examples`` (and their prompt text in the ``examples`` prompt block).
 
     ``candidates``: how many BM25 candidates ``ast_rerank`` re-ranks (ASTReS used 500 from a dense retriever; 20 keeps
     it to about 20 tree diffs per question). ``k_simplified``: for ``dense_skeleton``, how many pairs the simplified
@@ -140,7 +141,7 @@ class SelectExamples:
     name: str = "select_examples"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()  # ast_rerank and sql_skeleton fall back when nothing approximated
-    provides: ClassVar[tuple[str, ...]] = ("examples",)
+    provides: ClassVar[tuple[str, ...]] = ("examples", "prompt_blocks")
     k_simplified: int = 4
     candidates: int = 20
 
@@ -173,7 +174,7 @@ class SelectExamples:
             query = state.question
             chosen = pool.search("question", query, self.k, exclude)
         state.examples = chosen
-        state.examples_text = format_examples(chosen, self.organisation)
+        state.prompt_blocks["examples"] = format_examples(chosen, self.organisation)
         state.note(method=self.method, query=query, examples=[e.question for e in chosen], pool_size=len(pool))
 
     def _ast_rerank(self, state: State, pool: ExamplePool, exclude) -> tuple[str, list[PoolExample]]:

@@ -13,9 +13,9 @@ favoured spans). Few and precise: a wrong value in the prompt misleads a small m
 missing one, so a span whose words are covered by a longer or better match is not looked at again,
 and at most ``per_column`` values per column and ``max_values`` in all are kept.
 
-Results go to ``state.values`` (a list of dicts: table, column, value, score, span) and
-``state.values_text`` (one line per column, ``- singer.Country: 'France'``), which
-:class:`~sqlweave.stages.generate.GenerateSQL` shows just before the question.
+Results go to ``state.values`` (:class:`~sqlweave.stages.payloads.ValueMatch`: table, column, value, score, span)
+and the ``values`` prompt block (one line per column, ``- singer.Country: 'France'``, under
+:data:`~sqlweave.stages.generate.VALUES_HEADER`), which generation prompts show just before the question.
 
 >>> from sqlweave.db.connection import Database
 >>> from sqlweave.db.demo import demo_database_path
@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 from ..errors import ConfigurationError, SqlweaveError
-from ..pipeline import State, check_options
+from ..pipeline import State
+from .base import BaseStage, check_options
+from .generate import VALUES_HEADER, headed_block
+from .payloads import ValueMatch
 
 if TYPE_CHECKING:
     from ..db.connection import Database
@@ -65,23 +68,6 @@ _QUOTED = re.compile(r"\"([^\"]{2,80})\"|\u201c([^\u201d]{2,80})\u201d|\u2018([^
 _NORM = re.compile(r"[0-9a-z]+")
 _BREAK = re.compile(r"[\"\u201c\u201d,;:?!()]|'\s|\s'")
 _FAVOURED_BONUS = 0.05
-
-
-@dataclass(frozen=True)
-class ValueMatch:
-    """A stored value the question names: where it lives, how well it matched, and the question span."""
-
-    table: str
-    column: str
-    value: str
-    score: float
-    span: str
-    kind: str
-
-    def as_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["score"] = round(self.score, 3)
-        return d
 
 
 @dataclass(frozen=True)
@@ -308,8 +294,8 @@ def value_index(db: "Database", resources: "Resources | None" = None) -> "ValueI
 
 
 @dataclass(frozen=True)
-class SelectValues:
-    """Put the database values the question names in ``state.values`` / ``["values_text"]``.
+class SelectValues(BaseStage):
+    """Put the database values the question names in ``state.values`` and the ``values`` prompt block.
 
     ``only_prompt_schema`` keeps only values of columns the prompt shows. Placed before
     ``prune_schema`` (as the ``pruned-values`` preset and ``+values`` do), it sees the full schema and
@@ -338,14 +324,14 @@ class SelectValues:
     name: str = "select_values"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()
-    provides: ClassVar[tuple[str, ...]] = ("values",)
+    provides: ClassVar[tuple[str, ...]] = ("values", "prompt_blocks")
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"max_values": 0, "per_column": 1, "max_n": 1}, between={"threshold": (0.0, 1.0)})
 
     def __call__(self, state: State) -> None:
         state.values = []
-        state.values_text = ""
+        state.prompt_blocks["values"] = ""
         try:
             index = value_index(state.db, state.resources)
         except SqlweaveError as err:
@@ -355,6 +341,6 @@ class SelectValues:
         found = select_values(state.question, index, state.schema, threshold=self.threshold,
                               max_values=self.max_values, per_column=self.per_column, max_n=self.max_n,
                               allowed=allowed)
-        state.values = [m.as_dict() for m in found]
-        state.values_text = values_text(found)
+        state.values = list(found)
+        state.prompt_blocks["values"] = headed_block(VALUES_HEADER, values_text(found))
         state.note(values=[m.as_dict() for m in found], indexed=len(index))

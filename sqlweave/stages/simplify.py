@@ -42,11 +42,12 @@ from typing import Callable, ClassVar
 from ..errors import LLMError
 from ..files import append_jsonl
 from ..llm.base import LLM, Completion, Message
-from ..pipeline import State, check_options
+from ..pipeline import State
 from ..prompts import render
 from ..question import detect_language
 from ..retrieval.pool import ExamplePool
 from ..retrieval.simplified import load_simplified, recorded, simplified_file
+from .base import BaseStage, check_options
 
 _PREFIX = re.compile(r"^\s*(?:\*\*)?(?:simplified|simpler|simple|rewritten|new|clear|clearer)?\s*(?:question|version|"
                      r"rewrite|answer)?\s*(?:\*\*)?\s*:\s*(?:\*\*)?\s*", re.IGNORECASE)
@@ -127,7 +128,7 @@ def simplify_question(question: str, complete: Callable[..., Completion], *, tem
 
 
 @dataclass(frozen=True)
-class SimplifyQuestion:
+class SimplifyQuestion(BaseStage):
     """Ask the model for a simpler wording of the question; put it in ``state.simplified_question``.
 
     ``use_for_generation`` also makes generation prompts show it (with the original wording).
@@ -140,7 +141,7 @@ class SimplifyQuestion:
     name: str = "simplify"
     recovers: ClassVar[bool] = False
     requires: ClassVar[tuple[str, ...]] = ()
-    provides: ClassVar[tuple[str, ...]] = ("simplified_question",)
+    provides: ClassVar[tuple[str, ...]] = ("simplified_question", "prompt_question")
 
     def __post_init__(self) -> None:
         check_options(self, at_least={"max_tokens": 1, "max_ratio": 0.0}, between={"temperature": (0.0, 2.0)})

@@ -52,10 +52,11 @@ from typing import Any, ClassVar
 from ..confidence import estimate
 from ..db.render import STYLES
 from ..errors import ConfigurationError, SqlweaveError
-from ..pipeline import State, check_options
+from ..pipeline import State
 from ..prompts import load
 from ..retrieval.pool import load_pool
 from ..sql.rewrite import Holds
+from .base import check_options
 from .candidate import Attempt, adopt, attempt, current_attempt, vote_groups
 from .candidate_sources import FewShotView, PromptView, Samples, Sampling, SchemaView
 from .repair import repair_attempt
@@ -112,7 +113,7 @@ class SelfConsistency:
     more_below: int = 0
     name: str = "vote"
     requires: ClassVar[tuple[str, ...]] = ("result",)
-    provides: ClassVar[tuple[str, ...]] = ("sql", "result")
+    provides: ClassVar[tuple[str, ...]] = ("sql", "result", "error", "candidates", "agreement")
     recovers: bool = True
 
     def __post_init__(self) -> None:
@@ -170,7 +171,7 @@ class SelfConsistency:
             return
         sure: dict[str, Any] = {}
         if self.only_below is not None:
-            sure["confidence"] = estimate(state.question, state.sql, state.result, state.error, state.trace,
+            sure["confidence"] = estimate(state.question, state.sql, state.result, state.error, state.signals,
                                           state.db.dialect)
             if sure["confidence"] >= self.only_below:
                 state.note(skipped=True, **sure)

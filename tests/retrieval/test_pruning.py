@@ -58,11 +58,13 @@ def test_also_keep_adds_value_columns_and_ignores_unknown_ones(singer_db: Path) 
 def test_pruning_stage_keeps_the_columns_of_selected_values(singer_db: Path) -> None:
     from types import SimpleNamespace
 
+    from sqlweave.stages.payloads import ValueMatch
     from sqlweave.stages.prune_schema import PruneSchema
 
     s = Database.open(singer_db).schema()
     state = SimpleNamespace(schema=s, prompt_schema=s, question="How many concerts?", db=SimpleNamespace(dialect="sqlite"),
-                            values=[{"table": "stadium", "column": "Location", "value": "Raith"}], approx_sql=None,
+                            values=[ValueMatch("stadium", "Location", "Raith", 1.0, "Raith", "capitalised")],
+                            approx_sql=None,
                             schema_fit=None, schema_fit_key=None, note=lambda **kw: None)
     PruneSchema(method="bm25", k=1)(state)
     assert state.prompt_schema.table("stadium").has_column("Location")

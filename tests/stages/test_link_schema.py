@@ -14,7 +14,8 @@ from sqlweave.errors import ConfigurationError, MissingDependencyError
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline
 from sqlweave.presets import build_pipeline
-from sqlweave.stages.link_schema import Link, LinkSchema, candidate_words, link_terms, links_text
+from sqlweave.stages.link_schema import LinkSchema, candidate_words, link_terms, links_text
+from sqlweave.stages.payloads import SchemaLink
 from sqlweave.stages import CheckQuestion, ExecuteSQL, ExtractSQL, GenerateSQL, RenderSchema
 from sqlweave.stages.generate import LINKS_HEADER
 
@@ -150,8 +151,8 @@ def test_the_addon_goes_after_the_schema_is_rendered() -> None:
 
 
 def test_link_prints_as_the_prompt_shows_it() -> None:
-    assert str(Link("dead", "death", "killed", 0.76)) == '"dead" = column death.killed'
-    assert Link("dead", "death", "killed", 0.76123).as_dict()["score"] == 0.761
+    assert str(SchemaLink("dead", "death", "killed", 0.76)) == '"dead" = column death.killed'
+    assert SchemaLink("dead", "death", "killed", 0.76123).as_dict()["score"] == 0.761
 
 
 @needs_embeddings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlweave.confidence import signals
+from sqlweave.confidence import Signals, features
 from sqlweave.db import Database
 from sqlweave.db.demo import demo_database_path
 from sqlweave.llm import FakeLLM
@@ -50,11 +50,9 @@ def test_the_demo_shop_names_each_employee_s_manager() -> None:
     # name changes no row.
     assert next(e for e in answer.trace if e.stage == "execute").sql == MANAGERS
     assert answer.confidence == plain.confidence > 0.5
-    stored = [e.as_dict() for e in answer.trace]  # as `sqlweave eval` keeps it: the same signals
-    assert signals(QUESTION, answer.sql, answer.result, stored) == signals(QUESTION, answer.sql, answer.result,
-                                                                            answer.trace)
-    assert signals(QUESTION, answer.sql, answer.result, stored)["joins"] == 0
-    assert signals(QUESTION, answer.sql, answer.result, [])["joins"] == 1  # what the named query alone would say
+    assert answer.signals.named_from == {answer.sql: MANAGERS}
+    assert features(QUESTION, answer.sql, answer.result, answer.signals)["joins"] == 0
+    assert features(QUESTION, answer.sql, answer.result, Signals())["joins"] == 1  # what the named query alone says
 
 
 def test_a_question_that_asks_for_ids_keeps_them() -> None:

@@ -75,7 +75,7 @@ def test_ast_rerank_orders_bm25_candidates_by_the_approximation(train: Path, sin
     assert "How many singers are older than 30?" not in questions(state)  # the question's own database
     notes = state._notes
     assert notes["ast_scores"][0] == 1.0 and notes["ast_scores"] == sorted(notes["ast_scores"], reverse=True)
-    assert notes["candidates"] == 5 and "ORDER BY" in state.examples_text
+    assert notes["candidates"] == 5 and "ORDER BY" in state.prompt_blocks["examples"]
 
 
 def test_ast_rerank_uses_the_current_sql_when_there_is_no_approximation(train: Path, singer_db: Path) -> None:

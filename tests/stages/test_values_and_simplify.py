@@ -17,6 +17,7 @@ from sqlweave.presets import zero_shot
 from sqlweave.stages import CheckQuestion, ExecuteSQL, ExtractSQL, GenerateSQL, RenderSchema
 from sqlweave.stages.approximate import ApproximateQuery
 from sqlweave.stages.correct import full_schema_prompt
+from sqlweave.stages.generate import VALUES_HEADER, headed_block
 from sqlweave.stages.select_values import SelectValues, candidate_spans, select_values, value_index
 from sqlweave.stages.simplify import SimplifyQuestion, check_simplification, clean_simplification
 
@@ -53,7 +54,7 @@ def test_zero_shot_prompt_is_unchanged_without_values(singer_db: Path) -> None:
     # An empty selection (the stage ran, found nothing) renders the same bytes.
     llm2 = FakeLLM(["SELECT 1"])
     state2 = _state(Database.open(singer_db), llm2)
-    state2.values, state2.values_text = [], ""
+    state2.values, state2.prompt_blocks["values"] = [], ""
     GenerateSQL()(state2)
     assert [m.content for m in llm2.calls[0][0]] == [PINNED_SYSTEM, PINNED_USER]
 
@@ -62,7 +63,8 @@ def test_values_block_sits_just_before_the_question(singer_db: Path) -> None:
     for template in ("zero_shot", "few_shot"):
         llm = FakeLLM(["SELECT 1"])
         state = _state(Database.open(singer_db), llm)
-        state.values_text, state.examples_text = "- singer.Country: 'France'", "Question: q\nSQL: SELECT 1"
+        state.prompt_blocks = {"values": headed_block(VALUES_HEADER, "- singer.Country: 'France'"),
+                               "examples": "Question: q\nSQL: SELECT 1"}
         GenerateSQL(prompt=template)(state)
         user = llm.calls[0][0][1].content
         assert user.endswith("\n\nValues from the database that match the question:\n- singer.Country: 'France'"
@@ -72,13 +74,13 @@ def test_values_block_sits_just_before_the_question(singer_db: Path) -> None:
 def test_correction_fallback_and_approximation_keep_the_values(singer_db: Path) -> None:
     db = Database.open(singer_db)
     state = _state(db, FakeLLM(["SELECT 1"]))
-    state.values_text = "- singer.Country: 'France'"
+    state.prompt_blocks["values"] = headed_block(VALUES_HEADER, "- singer.Country: 'France'")
     messages = full_schema_prompt(state, "zero_shot")
     assert "- singer.Country: 'France'\n\nQuestion: How many singers" in messages[1].content
     assert "CREATE TABLE stadium" in messages[1].content
     llm = FakeLLM(["SELECT count(*) FROM singer"])
     state = _state(db, llm)
-    state.values_text = "- singer.Country: 'France'"
+    state.prompt_blocks["values"] = headed_block(VALUES_HEADER, "- singer.Country: 'France'")
     ApproximateQuery()(state)
     assert "Values from the database that match the question:" in llm.calls[0][0][1].content
 
@@ -143,9 +145,9 @@ def test_only_prompt_schema_values(singer_db: Path) -> None:
     s = db.schema()
     state = State("How many singers come from the Netherlands?", db, FakeLLM(), s, s.subset({"stadium": None}))
     SelectValues()(state)
-    assert state.values == [] and state.values_text == ""
+    assert state.values == [] and state.prompt_blocks["values"] == ""
     SelectValues(only_prompt_schema=False)(state)
-    assert state.values_text == "- singer.Country: 'Netherlands'"
+    assert state.prompt_blocks["values"] == f"{VALUES_HEADER}\n- singer.Country: 'Netherlands'\n\n"
 
 
 # --- simplification ------------------------------------------------------------------------------------------
