@@ -3,7 +3,12 @@
 A :class:`Resources` owns them for whoever holds it: an :class:`~sqlweave.engine.Engine`, the evaluation
 runner, a server's catalog of engines. Each thing is built once, on first use, by the module that knows how
 (``retrieval.pool.load_pool``, ``stages.select_values.value_index``, ``retrieval.dense.get_embedder``, the
-local model backend), and kept under a kind and a key. Sharing is explicit: engines made by
+local model backend, the language identifier of :mod:`sqlweave.question`, the tokenizer of
+:mod:`sqlweave.llm.tokens`), and kept under a kind and a key. The caches of what is costly to compute per schema
+(its BM25 indexes and foreign-key graph, :mod:`sqlweave.retrieval.schema_retriever`; its rendering and per-table
+token counts, :mod:`sqlweave.stages.render_schema`) are kinds too, each bounded (``keep``: the least recently
+used entry goes first) and keyed by the schema itself, so two databases, or two tenants whose access policies
+show different schemas, never share an entry. No module keeps a cache of its own. Sharing is explicit: engines made by
 :func:`sqlweave.connect` use :func:`shared_resources` unless given their own; two engines with their own
 resources see their own pools (a user example taught to one does not reach the other's loaded pool).
 
@@ -29,7 +34,7 @@ from .config import Settings
 T = TypeVar("T")
 
 #: Kinds kept in the model store (weights in memory, independent of the settings' folders).
-MODEL_KINDS = frozenset({"llama", "sentence_transformer"})
+MODEL_KINDS = frozenset({"llama", "sentence_transformer", "llama_vocab", "language_identifier"})
 
 
 class Store:
@@ -64,6 +69,7 @@ class Store:
             return made
 
     def items(self, kind: str) -> list[Any]:
+        """Every ``kind`` object held, least recently used first."""
         with self._lock:
             return [v for (k, _), v in self._items.items() if k == kind]
 
