@@ -27,11 +27,13 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Hashable, TypeVar
+from typing import Any, Callable, Generic, Hashable, TypeVar
 
 from .config import Settings
 
 T = TypeVar("T")
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 #: Kinds kept in the model store (weights in memory, independent of the settings' folders).
 MODEL_KINDS = frozenset({"llama", "sentence_transformer", "llama_vocab", "language_identifier"})
@@ -75,6 +77,64 @@ class Store:
 
     def close(self) -> None:
         _close_all(self._items)
+
+
+class BoundedMap(Generic[K, V]):
+    """A thread-safe map that keeps at most ``entries`` items and at most ``max_size`` of their summed
+    ``size(value)`` (e.g. bytes), dropping the least recently used first; an item larger than ``max_size`` alone
+    is not kept. For a cache inside an object that a :class:`Resources` holds.
+
+    >>> m = BoundedMap(entries=2)
+    >>> m.put("a", 1); m.put("b", 2); m.get("a"); m.put("c", 3)
+    1
+    >>> sorted(m.keys()), m.get("b")
+    (['a', 'c'], None)
+    >>> sized = BoundedMap(max_size=10, size=len)
+    >>> sized.put("x", "12345678"); sized.put("y", "1234"); sorted(sized.keys()), sized.size
+    (['y'], 4)
+    """
+
+    def __init__(self, entries: int | None = None, *, max_size: int | None = None,
+                 size: Callable[[V], int] | None = None) -> None:
+        if entries is None and max_size is None:
+            raise ValueError("a BoundedMap needs a bound: entries or max_size")
+        self.entries, self.max_size = entries, max_size
+        self._size_of = size if size is not None else (lambda _v: 1)
+        self._items: "OrderedDict[K, tuple[V, int]]" = OrderedDict()
+        self._lock = threading.Lock()
+        self.size = 0
+
+    def get(self, key: K) -> V | None:
+        """The value for ``key`` (now the most recently used), or ``None``."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is None:
+                return None
+            self._items.move_to_end(key)
+            return found[0]
+
+    def put(self, key: K, value: V) -> None:
+        """Keep ``value`` for ``key``, dropping the least recently used items beyond the bounds."""
+        n = self._size_of(value)
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.size -= old[1]
+            if self.max_size is not None and n > self.max_size:
+                return
+            self._items[key] = (value, n)
+            self.size += n
+            while (self.entries is not None and len(self._items) > self.entries) or \
+                    (self.max_size is not None and self.size > self.max_size):
+                self.size -= self._items.popitem(last=False)[1][1]
+
+    def keys(self) -> list[K]:
+        """The keys, least recently used first."""
+        with self._lock:
+            return list(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
 
 
 class Resources:

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
 
 from sqlweave.config import Settings
 from sqlweave.db import Database
@@ -73,3 +77,27 @@ def test_the_language_model_is_held_by_the_resources_asked(tmp_path: Path) -> No
     assert detect_language("Combien de chiens ?", resources=shared_models) == "French"
     assert len(res.items(LANGUAGE_IDENTIFIER)) == 1 and res.items(LANGUAGE_IDENTIFIER) == \
         shared_models.items(LANGUAGE_IDENTIFIER)
+
+
+class _Model:
+    """Stands for a sentence-transformers model: a text's token vectors are its length in ones."""
+
+    max_seq_length = 256
+
+    def encode(self, texts: list[str], **_: object) -> list[np.ndarray]:
+        return [np.ones((len(t) + 2, 4), dtype=np.float32) for t in texts]
+
+
+def test_token_vectors_in_memory_stop_at_their_bound_in_bytes(monkeypatch: pytest.MonkeyPatch,
+                                                               tmp_path: Path) -> None:
+    from sqlweave.retrieval import late_interaction
+
+    monkeypatch.setattr(late_interaction, "TOKEN_MEMORY_BYTES", 1000)
+    embedder = SimpleNamespace(model=_Model(), model_id="fake", batch_size=8)
+    te = late_interaction.TokenEmbedder(embedder, cache=False, settings=Settings.from_env(  # type: ignore[arg-type]
+        {"SQLWEAVE_CACHE_DIR": str(tmp_path)}))
+    texts = [f"column {i:03d}" for i in range(50)]  # 10 tokens of 4 float32: 160 bytes each
+    vecs = te.encode(texts)
+    assert [v.shape for v in vecs] == [(10, 4)] * 50
+    assert te._memory.size <= 1000 and len(te._memory) == 6
+    assert te._memory.keys() == [te._key(t) for t in texts[-6:]]  # the last ones used
