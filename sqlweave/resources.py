@@ -79,6 +79,32 @@ class Store:
         _close_all(self._items)
 
 
+class HashedKey:
+    """A hashable value as a key, hashed once: a large frozen value (a :class:`~sqlweave.schema.Schema`) costs a
+    walk over all its parts per hash, and a store hashes a key several times per look-up. Equal when the values
+    are (the same object, or equal ones).
+
+    >>> HashedKey(("a", 1)) == HashedKey(("a", 1)), len({HashedKey(("a", 1)), HashedKey(("a", 1))})
+    (True, 1)
+    """
+
+    __slots__ = ("value", "_hash")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, HashedKey) and self._hash == other._hash and (
+            self.value is other.value or self.value == other.value)
+
+    def __repr__(self) -> str:
+        return f"HashedKey({self.value!r})"
+
+
 class BoundedMap(Generic[K, V]):
     """A thread-safe map that keeps at most ``entries`` items and at most ``max_size`` of their summed
     ``size(value)`` (e.g. bytes), dropping the least recently used first; an item larger than ``max_size`` alone

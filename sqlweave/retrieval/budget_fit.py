@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable
 
 from ..errors import SqlweaveError
-from ..resources import Resources, shared_resources
+from ..resources import HashedKey, Resources, shared_resources
 from ..schema import Schema
 from .lexical import BM25Index
 from .schema_retriever import (SCHEMA_INDEXES, _named_in_question, _split, _stem, column_index, dense_scores,
@@ -46,7 +46,7 @@ def table_index(schema: Schema, resources: Resources | None = None) -> tuple[tup
         return names, BM25Index([table_text(schema, t) for t in names])
 
     res = resources if resources is not None else shared_resources()
-    return res.get(TABLE_INDEX, schema, build, keep=SCHEMA_INDEXES)
+    return res.get(TABLE_INDEX, HashedKey(schema), build, keep=SCHEMA_INDEXES)
 
 
 def graph_and_keys(schema: Schema, resources: Resources | None = None) -> tuple[Any, dict[str, set[str]]]:
@@ -54,7 +54,7 @@ def graph_and_keys(schema: Schema, resources: Resources | None = None) -> tuple[
     out) and each table's key columns (primary key and both ends of its foreign keys), built once per schema and
     kept by ``resources`` (default: :func:`~sqlweave.resources.shared_resources`). Read them, never change them."""
     res = resources if resources is not None else shared_resources()
-    return res.get(KEY_GRAPH, schema, lambda: _build_graph_and_keys(schema), keep=SCHEMA_INDEXES)
+    return res.get(KEY_GRAPH, HashedKey(schema), lambda: _build_graph_and_keys(schema), keep=SCHEMA_INDEXES)
 
 
 def _build_graph_and_keys(schema: Schema) -> tuple[Any, dict[str, set[str]]]:

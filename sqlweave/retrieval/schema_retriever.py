@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..errors import ConfigurationError, SqlweaveError
-from ..resources import Resources, shared_resources
+from ..resources import HashedKey, Resources, shared_resources
 from ..schema import Schema
 from ..sql.validate import parse_one
 from .lexical import BM25Index
@@ -111,7 +111,7 @@ def column_index(schema: Schema, resources: Resources | None = None) -> _ColumnI
         return _ColumnIndex(cols, BM25Index([column_text(schema, t, c) for t, c in cols]))
 
     res = resources if resources is not None else shared_resources()
-    return res.get(COLUMN_INDEX, schema, build, keep=SCHEMA_INDEXES)
+    return res.get(COLUMN_INDEX, HashedKey(schema), build, keep=SCHEMA_INDEXES)
 
 
 def query_elements(sql: str, schema: Schema, dialect: str = "sqlite", *,

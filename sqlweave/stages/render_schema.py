@@ -41,6 +41,7 @@ from ..schema import Schema
 from ..errors import ConfigurationError
 from ..pipeline import State, check_options
 from ..prompts import render
+from ..resources import HashedKey
 from ..retrieval.budget_fit import BudgetFit, fit_to_budget
 from .generate import dialect_name, prompt_fields
 
@@ -103,7 +104,7 @@ def _memo(state: State, kind: str, schema: Schema, style: str, make: Any) -> Any
     what a large schema costs to render. The key is the schema itself, so two databases, or two policies' views
     of one, never share a rendering."""
     llm = state.llm
-    key = (kind, schema, style, type(llm).__name__, getattr(llm, "model_id", ""))
+    key = HashedKey((kind, schema, style, type(llm).__name__, getattr(llm, "model_id", "")))
     return state.resources.get(RENDERING, key, make, keep=RENDERINGS)
 
 
