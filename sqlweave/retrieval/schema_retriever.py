@@ -70,8 +70,8 @@ DENSE_DEFAULTS: dict[str, tuple[float, float, float]] = {"maxsim": (0.2, 0.2, 0.
 HYBRID_DENSE_DEFAULTS: tuple[float, float, int] = (0.1, 0.1, 2)
 
 #: Schemas whose indexes a :class:`~sqlweave.resources.Resources` keeps in memory, of each kind (BM25 over the
-#: columns, BM25 over the tables, the foreign-key graph): the least recently used go first. A Spider schema's
-#: indexes take tens of kilobytes, a 300-table schema's a few megabytes.
+#: columns, BM25 over the tables, the foreign-key graph): the least recently used go first. The three of a Spider
+#: schema take 35-45 KiB, those of the 20 dev databases as one schema (77 tables, 396 columns) 490 KiB.
 SCHEMA_INDEXES = 32
 
 #: The kind of :func:`column_index`'s entries in the resources.
