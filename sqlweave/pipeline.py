@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .schema import Schema
     from .knowledge import Knowledge
     from .retrieval.pool import PoolExample
-    from .retrieval.schema_retriever import BudgetFit
+    from .retrieval.budget_fit import BudgetFit
     from .stages.payloads import SchemaLink, ValueMatch
 
 

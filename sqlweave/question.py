@@ -23,8 +23,9 @@ Spanish and Chinese questions of ``benchmarks/data/multilingual-spider.json`` (a
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING
+
+from .resources import Resources, shared_resources
 
 if TYPE_CHECKING:
     from py3langid.langid import LanguageIdentifier
@@ -61,42 +62,49 @@ _NAMES = dict(item.split(" ", 1) for item in (
     "wuu Chinese|xh Xhosa|yo Yoruba|yue Chinese|zh Chinese|zu Zulu|zxx unknown"
 ).split("|"))
 
-_lock = threading.Lock()
-_identifier: "LanguageIdentifier | None" = None
+#: The kind under which :class:`~sqlweave.resources.Resources` keep the model (with the other models in memory).
+LANGUAGE_IDENTIFIER = "language_identifier"
 
 
-def _model() -> "LanguageIdentifier":
-    """py3langid's model with probabilities, loaded once (about a second) on first use."""
-    global _identifier
-    with _lock:
-        if _identifier is None:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+def _load() -> "LanguageIdentifier":
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
-            _identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-        return _identifier
+    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
 
 
-def language_probabilities(question: str) -> dict[str, float]:
-    """Each language's probability for ``question``, by English name, most likely first.
+def language_identifier(resources: Resources | None = None) -> "LanguageIdentifier":
+    """py3langid's model with probabilities, loaded (about a second) on first use into ``resources``' model store
+    (default: :func:`~sqlweave.resources.shared_resources`).
+
+    >>> language_identifier() is language_identifier(Resources(models=shared_resources().models))
+    True
+    """
+    res = resources if resources is not None else shared_resources()
+    return res.get(LANGUAGE_IDENTIFIER, "py3langid", _load)
+
+
+def language_probabilities(question: str, *, resources: Resources | None = None) -> dict[str, float]:
+    """Each language's probability for ``question``, by English name, most likely first (the model is the one
+    ``resources`` hold, see :func:`language_identifier`).
 
     >>> probs = language_probabilities("Quels chiens appartiennent à quelqu'un qui habite en Virginie ?")
     >>> next(iter(probs)), probs["French"] > 0.99
     ('French', True)
     """
     total: dict[str, float] = {}
-    for code, p in _model().rank(question):
+    for code, p in language_identifier(resources).rank(question):
         name = _NAMES.get(code, code)
         total[name] = total.get(name, 0.0) + p
     return dict(sorted(total.items(), key=lambda kv: -kv[1]))
 
 
-def detect_language(question: str) -> str:
+def detect_language(question: str, *, resources: Resources | None = None) -> str:
     """The English name of the language ``question`` is written in (``"English"``, ``"French"``, ``"Chinese"``
     ...), or :data:`UNKNOWN` when it has no letters. English unless another language is clearly more likely
-    (:data:`ENGLISH_MARGIN`)."""
+    (:data:`ENGLISH_MARGIN`). The model is the one ``resources`` hold (see :func:`language_identifier`)."""
     if not any(ch.isalpha() for ch in question):
         return UNKNOWN
-    probs = language_probabilities(question)
+    probs = language_probabilities(question, resources=resources)
     best, p_best = next(iter(probs.items()))
     if best != "English" and p_best < ENGLISH_MARGIN * probs.get("English", 0.0):
         return "English"

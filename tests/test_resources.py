@@ -133,3 +133,41 @@ def test_models_can_be_shared_between_resources_with_different_settings(tmp_path
     weights = one.get("llama", "k", object)
     assert two.get("llama", "k", object) is weights  # weights in memory: shared
     assert one.get("pool", "p", object) is not two.get("pool", "p", object)  # data: each its own
+
+
+def test_a_bounded_map_keeps_its_bounds_in_entries_and_in_size() -> None:
+    from sqlweave.resources import BoundedMap
+
+    by_count: BoundedMap[int, str] = BoundedMap(entries=3)
+    for i in range(10):
+        by_count.put(i, str(i))
+        by_count.get(0)  # used again each time: never the least recently used
+    assert by_count.keys() == [8, 9, 0] and len(by_count) == 3
+    by_size: BoundedMap[str, bytes] = BoundedMap(max_size=100, size=len)
+    for i in range(10):
+        by_size.put(f"k{i}", bytes(30))
+    assert by_size.size == 90 and by_size.keys() == ["k7", "k8", "k9"]
+    by_size.put("k9", bytes(60))  # replacing an item counts its new size only
+    assert by_size.size == 90 and by_size.keys() == ["k8", "k9"]
+    by_size.put("huge", bytes(101))
+    assert by_size.get("huge") is None and by_size.size == 90
+    with pytest.raises(ValueError):
+        BoundedMap()
+
+
+def test_a_hashed_key_is_equal_to_an_equal_value_and_hashes_it_once() -> None:
+    from sqlweave.resources import HashedKey
+
+    class Counted:
+        hashes = 0
+
+        def __hash__(self) -> int:
+            Counted.hashes += 1
+            return 7
+
+    value = Counted()
+    key = HashedKey(value)
+    store = {("kind", key): 1}
+    assert store[("kind", key)] == 1 and ("kind", HashedKey(value)) in store
+    assert Counted.hashes == 2  # once per HashedKey made, never per look-up
+    assert HashedKey((1, 2)) == HashedKey((1, 2)) and HashedKey((1, 2)) != HashedKey((2, 1))

@@ -26,10 +26,10 @@ from __future__ import annotations
 import copy
 import json
 import sqlite3
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..resources import Resources, shared_resources
 from ..schema import Schema
 from ..errors import SQLParseError
 from .spider_parse import WHERE_OPS, SchemaDict, SpiderSQL, empty_sql, parse_spider
@@ -43,8 +43,15 @@ KMap = dict[str, str]
 # --- schema and foreign-key map ---------------------------------------------------------------
 
 
-@lru_cache(maxsize=256)
-def _sqlite_schema(path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+#: SQLite files' tables and ``tables.json`` files' maps a :class:`~sqlweave.resources.Resources` keeps read, by
+#: resolved path (least recently used out first), and the kinds they are kept under.
+SQLITE_SCHEMAS = 256
+TABLES_JSONS = 16
+SQLITE_SCHEMA = "sqlite_schema"
+TABLES_JSON = "tables_json_kmaps"
+
+
+def _read_sqlite_schema(path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         tables = [str(t[0]).lower() for t in conn.execute("SELECT name FROM sqlite_master WHERE type='table';")]
@@ -53,8 +60,9 @@ def _sqlite_schema(path: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         conn.close()
 
 
-def sqlite_schema(path: str | Path) -> SchemaDict:
-    """The official ``get_schema``: every table of ``sqlite_master`` with its columns, lower case.
+def sqlite_schema(path: str | Path, resources: Resources | None = None) -> SchemaDict:
+    """The official ``get_schema``: every table of ``sqlite_master`` with its columns, lower case (read once per
+    file and kept by ``resources``, default :func:`~sqlweave.resources.shared_resources`).
 
     >>> import sqlite3, tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "d.sqlite")
@@ -62,7 +70,10 @@ def sqlite_schema(path: str | Path) -> SchemaDict:
     >>> sqlite_schema(p)
     {'singer': ['name', 'age']}
     """
-    return {t: list(cols) for t, cols in _sqlite_schema(str(Path(path).resolve()))}
+    key = str(Path(path).resolve())
+    res = resources if resources is not None else shared_resources()
+    found = res.get(SQLITE_SCHEMA, key, lambda: _read_sqlite_schema(key), keep=SQLITE_SCHEMAS)
+    return {t: list(cols) for t, cols in found}
 
 
 def schema_dict(schema: Schema) -> SchemaDict:
@@ -98,14 +109,16 @@ def build_foreign_key_map(entry: dict[str, Any]) -> KMap:
     return out
 
 
-@lru_cache(maxsize=16)
-def _tables_json(path: str) -> dict[str, KMap]:
+def _read_tables_json(path: str) -> dict[str, KMap]:
     return {e["db_id"]: build_foreign_key_map(e) for e in json.loads(Path(path).read_text(encoding="utf-8"))}
 
 
-def tables_json_kmaps(path: str | Path) -> dict[str, KMap]:
-    """``db_id`` -> foreign-key map, from a Spider ``tables.json`` (the official ``build_foreign_key_map_from_json``)."""
-    return _tables_json(str(Path(path).resolve()))
+def tables_json_kmaps(path: str | Path, resources: Resources | None = None) -> dict[str, KMap]:
+    """``db_id`` -> foreign-key map, from a Spider ``tables.json`` (the official ``build_foreign_key_map_from_json``),
+    read once per file and kept by ``resources`` (default :func:`~sqlweave.resources.shared_resources`)."""
+    key = str(Path(path).resolve())
+    res = resources if resources is not None else shared_resources()
+    return res.get(TABLES_JSON, key, lambda: _read_tables_json(key), keep=TABLES_JSONS)
 
 
 def schema_kmap(schema: Schema) -> KMap:

@@ -9,7 +9,7 @@ and, because the encoder was not trained to ignore them, the question's stopword
 number of question tokens), so scores of questions of different lengths are comparable, in [-1, 1].
 
 Token embeddings are cached on disk (``<cache_dir>/token_embeddings.sqlite``, float16, keyed by model and
-text) and in memory, so a schema's texts are embedded once per machine.
+text) and in memory (the :data:`TOKEN_MEMORY_BYTES` used last), so a schema's texts are embedded once per machine.
 
 >>> te = TokenEmbedder()                                            # doctest: +SKIP
 >>> q = te.question_tokens("How many singers are there?")           # doctest: +SKIP
@@ -27,6 +27,7 @@ import numpy as np
 
 from ..config import Settings
 from ..files import CacheFile
+from ..resources import BoundedMap
 from .dense import Embedder, get_embedder
 
 if TYPE_CHECKING:
@@ -37,13 +38,22 @@ whom whose how many much when where why that this these those there their its it
 our your all each every any some list show give find return tell me please than more most less least per""".split())
 
 
+#: Token vectors a :class:`TokenEmbedder` keeps in memory, in bytes (the least recently used go first; the disk
+#: cache keeps them all): about 8,000 column texts of 10 word pieces (384 float32 each).
+TOKEN_MEMORY_BYTES = 128 * 1024 * 1024
+
+
+def _nbytes(vec: np.ndarray) -> int:
+    return int(vec.nbytes)
+
+
 class TokenEmbedder:
     """Per-token unit vectors of texts (special tokens removed) from ``embedder``'s model."""
 
     def __init__(self, embedder: Embedder | None = None, *, cache: bool = True,
                  settings: Settings | None = None) -> None:
         self.embedder = embedder or get_embedder()
-        self._memory: dict[str, np.ndarray] = {}
+        self._memory: BoundedMap[str, np.ndarray] = BoundedMap(max_size=TOKEN_MEMORY_BYTES, size=_nbytes)
         self._lock = threading.Lock()
         root = (settings if settings is not None else Settings.from_env()).cache_dir
         self._cache = CacheFile(root / "token_embeddings.sqlite", "CREATE TABLE IF NOT EXISTS tokens (key TEXT "
@@ -80,8 +90,9 @@ class TokenEmbedder:
         found: dict[str, np.ndarray] = {}
         with self._lock:
             for k in keys:
-                if k in self._memory:
-                    found[k] = self._memory[k]
+                vec = self._memory.get(k)
+                if vec is not None:
+                    found[k] = vec
         todo = [k for k in dict.fromkeys(keys) if k not in found]
         if self._cache is not None and todo:
             with self._lock:
@@ -103,7 +114,7 @@ class TokenEmbedder:
                                       [(k, len(v), v.astype(np.float16).tobytes()) for (k, _), v in zip(items, vecs)])
         with self._lock:
             for k in keys:
-                self._memory.setdefault(k, found[k])
+                self._memory.put(k, found[k])
         return [found[k] for k in keys]
 
     def question_tokens(self, question: str) -> np.ndarray:

@@ -29,9 +29,15 @@ Whatever the method, the primary keys of kept tables, the foreign-key columns be
 and the tables on the shortest foreign-key path between kept tables (networkx) are added,
 so the pruned schema can still express every join it needs.
 
-A schema too large for the model's context is first fitted to a token budget (:func:`fit_to_budget`, used by
-:mod:`sqlweave.stages.render_schema`): the same retrievers, which need no model call, rank its tables
-(:func:`rank_schema`), and the best ones go in, with the tables that join them, until the budget is spent.
+A schema too large for the model's context is first fitted to a token budget
+(:func:`sqlweave.retrieval.budget_fit.fit_to_budget`, used by :mod:`sqlweave.stages.render_schema`): the same
+retrievers, which need no model call, rank its tables, and the best ones go in, with the tables that join them,
+until the budget is spent.
+
+What is built per schema (its BM25 column index here, the table index and foreign-key graph of the budget fit)
+is kept by the :class:`~sqlweave.resources.Resources` passed as ``resources`` (default:
+:func:`~sqlweave.resources.shared_resources`), for the :data:`SCHEMA_INDEXES` schemas used last, keyed by the
+schema itself: a schema a policy narrows, or another database's schema, has entries of its own.
 
 >>> from sqlweave.schema import Schema, Table, Column, ForeignKey
 >>> s = Schema("x", (Table("singer", (Column("id", primary_key=True), Column("name"), Column("age"))),
@@ -45,12 +51,12 @@ from __future__ import annotations
 
 import difflib
 import re
-import threading
-from dataclasses import dataclass, replace
-from typing import Any, Callable, Iterable
+from dataclasses import dataclass
+from typing import Iterable
 
-from ..schema import Schema
 from ..errors import ConfigurationError, SqlweaveError
+from ..resources import HashedKey, Resources, shared_resources
+from ..schema import Schema
 from ..sql.validate import parse_one
 from .lexical import BM25Index
 
@@ -62,6 +68,14 @@ DENSE_DEFAULTS: dict[str, tuple[float, float, float]] = {"maxsim": (0.2, 0.2, 0.
 #: ``(theta, mu, min columns)`` of the dense part of ``hybrid-dense``: stricter, as BM25 / the approximated query
 #: already supply most elements.
 HYBRID_DENSE_DEFAULTS: tuple[float, float, int] = (0.1, 0.1, 2)
+
+#: Schemas whose indexes a :class:`~sqlweave.resources.Resources` keeps in memory, of each kind (BM25 over the
+#: columns, BM25 over the tables, the foreign-key graph): the least recently used go first. The three of a Spider
+#: schema take 35-45 KiB, those of the 20 dev databases as one schema (77 tables, 396 columns) 490 KiB.
+SCHEMA_INDEXES = 32
+
+#: The kind of :func:`column_index`'s entries in the resources.
+COLUMN_INDEX = "schema_column_index"
 
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -89,18 +103,15 @@ class _ColumnIndex:
     index: BM25Index
 
 
-_INDEXES: dict[tuple[str, int], _ColumnIndex] = {}
-_LOCK = threading.Lock()
+def column_index(schema: Schema, resources: Resources | None = None) -> _ColumnIndex:
+    """BM25 over the schema's columns, built once per schema and kept by ``resources`` (default:
+    :func:`~sqlweave.resources.shared_resources`) among its last :data:`SCHEMA_INDEXES`."""
+    def build() -> _ColumnIndex:
+        cols = tuple((t.name, c.name) for t in schema.tables for c in t.columns)
+        return _ColumnIndex(cols, BM25Index([column_text(schema, t, c) for t, c in cols]))
 
-
-def column_index(schema: Schema) -> _ColumnIndex:
-    """BM25 over the schema's columns, built once per schema."""
-    key = (schema.name, hash(schema))
-    with _LOCK:
-        if key not in _INDEXES:
-            cols = tuple((t.name, c.name) for t in schema.tables for c in t.columns)
-            _INDEXES[key] = _ColumnIndex(cols, BM25Index([column_text(schema, t, c) for t, c in cols]))
-        return _INDEXES[key]
+    res = resources if resources is not None else shared_resources()
+    return res.get(COLUMN_INDEX, HashedKey(schema), build, keep=SCHEMA_INDEXES)
 
 
 def query_elements(sql: str, schema: Schema, dialect: str = "sqlite", *,
@@ -194,29 +205,31 @@ def _with_join_keys(schema: Schema, keep: dict[str, set[str]]) -> dict[str, set[
 def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, approx_sql: str | None = None,
           factor: float = 2.0, min_k: int = 4, dialect: str = "sqlite", scoring: str = "maxsim",
           theta: float | None = None, mu: float | None = None, mu_coarse: float | None = None,
-          loose: bool = True, also_keep: Iterable[tuple[str, str]] = ()) -> Schema:
+          loose: bool = True, also_keep: Iterable[tuple[str, str]] = (), resources: Resources | None = None) -> Schema:
     """The sub-schema for ``question`` (see the module docstring for the methods).
 
     ``scoring``, ``theta``, ``mu`` and ``mu_coarse`` only matter for the dense methods. ``loose`` resolves
     the approximated query's wrong column names to the likely intended ones (:func:`query_elements`);
     ``also_keep`` adds ``(table, column)`` pairs, e.g. the columns holding values the question names
-    (:func:`sqlweave.stages.select_values.select_values`).
+    (:func:`sqlweave.stages.select_values.select_values`). ``resources`` keep the indexes built (see the
+    module docstring) and the embedding model of the dense methods.
     """
     if method not in METHODS:
         raise ConfigurationError(f"unknown pruning method {method!r}", hint=f"Use one of: {', '.join(METHODS)}.")
     extra = [(t, c) for t, c in also_keep if schema.has_table(t) and schema.table(t).has_column(c)]
     if method in ("bm25", "hybrid"):
         return _lexical_prune(schema, question, method=method, k=k, approx_sql=approx_sql, factor=factor,
-                              min_k=min_k, dialect=dialect, loose=loose, extra=extra)
+                              min_k=min_k, dialect=dialect, loose=loose, extra=extra, resources=resources)
     if method == "hybrid-dense":  # the dense part only adds its most confident tables and columns
         theta = HYBRID_DENSE_DEFAULTS[0] if theta is None else theta
         mu = HYBRID_DENSE_DEFAULTS[1] if mu is None else mu
     keep = dense_keep(schema, question, tables_only=method == "dense-table",
                       k=min(k, HYBRID_DENSE_DEFAULTS[2]) if method == "hybrid-dense" else k, scoring=scoring,
-                      theta=theta, mu=mu, mu_coarse=mu_coarse)
+                      theta=theta, mu=mu, mu_coarse=mu_coarse, resources=resources)
     if method == "hybrid-dense":
         lexical = _lexical_keep(schema, question, method="hybrid" if approx_sql else "bm25", k=k,
-                                approx_sql=approx_sql, factor=factor, min_k=min_k, dialect=dialect, loose=loose)
+                                approx_sql=approx_sql, factor=factor, min_k=min_k, dialect=dialect, loose=loose,
+                                resources=resources)
         for t, cols in lexical.items():
             keep.setdefault(t, set()).update(cols)
     for t, c in [*_named_in_question(schema, question), *extra]:
@@ -227,12 +240,12 @@ def prune(schema: Schema, question: str, *, method: str = "bm25", k: int = 10, a
 
 
 def _lexical_keep(schema: Schema, question: str, *, method: str, k: int, approx_sql: str | None, factor: float,
-                  min_k: int, dialect: str, loose: bool) -> dict[str, set[str]]:
+                  min_k: int, dialect: str, loose: bool, resources: Resources | None) -> dict[str, set[str]]:
     approx = (query_elements(approx_sql, schema, dialect, loose=loose) if (method == "hybrid" and approx_sql)
               else set())
     if method == "hybrid" and approx:
         k = max(min_k, round(factor * len({c for _, c in approx if c})))
-    idx = column_index(schema)
+    idx = column_index(schema, resources)
     keep: dict[str, set[str]] = {}
     for i, score in idx.index.search(question, k=k):
         if score <= 0:
@@ -247,9 +260,10 @@ def _lexical_keep(schema: Schema, question: str, *, method: str, k: int, approx_
 
 
 def _lexical_prune(schema: Schema, question: str, *, method: str, k: int, approx_sql: str | None, factor: float,
-                   min_k: int, dialect: str, loose: bool, extra: Iterable[tuple[str, str]]) -> Schema:
+                   min_k: int, dialect: str, loose: bool, extra: Iterable[tuple[str, str]],
+                   resources: Resources | None) -> Schema:
     keep = _lexical_keep(schema, question, method=method, k=k, approx_sql=approx_sql, factor=factor, min_k=min_k,
-                         dialect=dialect, loose=loose)
+                         dialect=dialect, loose=loose, resources=resources)
     for t, c in [*_named_in_question(schema, question), *extra]:
         keep.setdefault(t, set()).add(c)
     if not keep:  # nothing matched: keep everything rather than guess
@@ -298,19 +312,19 @@ def dense_column_text(schema: Schema, table: str, column: str) -> str:
 class _Scorer:
     """Scores texts against one question with MaxSim (token embeddings) or cosine (sentence embeddings)."""
 
-    def __init__(self, question: str, scoring: str) -> None:
+    def __init__(self, question: str, scoring: str, resources: Resources | None = None) -> None:
         if scoring not in DENSE_DEFAULTS:
             raise ConfigurationError(f"unknown dense scoring {scoring!r}", hint=f"Use one of: {', '.join(DENSE_DEFAULTS)}.")
         self.scoring = scoring
         if scoring == "maxsim":
             from .late_interaction import get_token_embedder
 
-            self.te = get_token_embedder()
+            self.te = get_token_embedder(resources=resources)
             self.q = self.te.question_tokens(question)
         else:
             from .dense import get_embedder
 
-            self.emb = get_embedder()
+            self.emb = get_embedder(resources=resources)
             self.q = self.emb.encode([question])[0]
 
     def scores(self, texts: list[str]) -> list[float]:
@@ -326,13 +340,14 @@ class _Scorer:
         return self.emb.count_tokens(text) > int(getattr(self.emb.model, "max_seq_length", 256) or 256) - 2
 
 
-def dense_scores(schema: Schema, question: str, *, scoring: str = "maxsim",
-                 mu_coarse: float | None = None) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
-    """``(table scores, column scores)`` of RB-SQL's Table- and Column-Retriever for ``question``.
+def dense_scores(schema: Schema, question: str, *, scoring: str = "maxsim", mu_coarse: float | None = None,
+                 resources: Resources | None = None) -> tuple[dict[str, float], dict[tuple[str, str], float]]:
+    """``(table scores, column scores)`` of RB-SQL's Table- and Column-Retriever for ``question`` (with the
+    embedding model ``resources`` hold).
 
     A table too long for the encoder is scored on its columns scoring at least ``mu_coarse`` (RB-SQL 4.2.3).
     """
-    scorer = _Scorer(question, scoring)
+    scorer = _Scorer(question, scoring, resources)
     mu_coarse = DENSE_DEFAULTS[scoring][2] if mu_coarse is None else mu_coarse
     cols = [(t.name, c.name) for t in schema.tables for c in t.columns]
     col_scores = dict(zip(cols, scorer.scores([dense_column_text(schema, t, c) for t, c in cols])))
@@ -354,12 +369,13 @@ def dense_scores(schema: Schema, question: str, *, scoring: str = "maxsim",
 
 def dense_keep(schema: Schema, question: str, *, tables_only: bool = False, k: int = 10, scoring: str = "maxsim",
                theta: float | None = None, mu: float | None = None,
-               mu_coarse: float | None = None) -> dict[str, set[str]]:
+               mu_coarse: float | None = None, resources: Resources | None = None) -> dict[str, set[str]]:
     """Tables (and columns) RB-SQL's retrievers keep for ``question``, before join keys are added."""
     d_theta, d_mu, _ = DENSE_DEFAULTS.get(scoring, (0.0, 0.0, 0.0))
     theta = d_theta if theta is None else theta
     mu = d_mu if mu is None else mu
-    table_scores, col_scores = dense_scores(schema, question, scoring=scoring, mu_coarse=mu_coarse)
+    table_scores, col_scores = dense_scores(schema, question, scoring=scoring, mu_coarse=mu_coarse,
+                                            resources=resources)
     if not table_scores:
         return {}
     best = max(table_scores.values())
@@ -383,317 +399,3 @@ def prune_stats(schema: Schema, kept: Schema, gold_sql: str, dialect: str = "sql
     total = len(schema.tables) + sum(len(t.columns) for t in schema.tables)
     left = len(kept.tables) + sum(len(t.columns) for t in kept.tables)
     return recall, 1.0 - left / total
-
-
-# --- fitting a schema to a token budget (schemas larger than the model's context) -----------------------
-
-#: Rank-fusion constant (reciprocal rank fusion, ``1 / (RRF_K + rank)``) for the table and column rankings.
-RRF_K = 60
-
-
-def table_index(schema: Schema) -> tuple[tuple[str, ...], BM25Index]:
-    """BM25 over RB-SQL's table texts (:func:`table_text`), built once per schema."""
-    key = (schema.name, hash(schema))
-    with _LOCK:
-        found = _TABLE_INDEXES.get(key)
-    if found is None:
-        names = tuple(t.name for t in schema.tables)
-        found = (names, BM25Index([table_text(schema, t) for t in names]))
-        with _LOCK:
-            _TABLE_INDEXES[key] = found
-    return found
-
-
-_TABLE_INDEXES: dict[tuple[str, int], tuple[tuple[str, ...], BM25Index]] = {}
-_GRAPHS: dict[tuple[str, int], tuple[Any, dict[str, set[str]]]] = {}
-
-
-def _graph_and_keys(schema: Schema) -> tuple[Any, dict[str, set[str]]]:
-    """The foreign-key graph of the schema's tables (as :meth:`Schema.table_graph`, keys to missing tables left
-    out) and each table's key columns (primary key and both ends of its foreign keys), built once per schema."""
-    key = (schema.name, hash(schema))
-    with _LOCK:
-        found = _GRAPHS.get(key)
-    if found is not None:
-        return found
-    import networkx as nx
-
-    tables = {t.name.lower(): t for t in schema.tables}
-    graph = nx.Graph()
-    graph.add_nodes_from(t.name for t in schema.tables)
-    keys = {t.name: set(t.primary_key) for t in schema.tables}
-    for fk in schema.foreign_keys:
-        a, b = tables.get(fk.table.lower()), tables.get(fk.ref_table.lower())
-        if a is None or b is None:
-            continue
-        graph.add_edge(a.name, b.name, fk=fk)
-        for t, col in ((a, fk.column), (b, fk.ref_column)):
-            if t.has_column(col):
-                keys[t.name].add(t.column(col).name)
-    with _LOCK:
-        _GRAPHS[key] = (graph, keys)
-    return graph, keys
-
-
-def _stemmer():
-    from .lexical import _stemmer as english
-
-    stemmer = english()
-    return (lambda w: stemmer.stemWord(w.lower())) if stemmer is not None else _stem
-
-
-def _name_words(name: str, stem) -> list[str]:
-    return [stem(w) for w in _split(name)]
-
-
-def named_tables(schema: Schema, question: str, *, last_segment: bool = False) -> list[str]:
-    """Tables the question names: every word of the table's name is in it (``last_segment``: every word of
-    the last part of a namespaced name, ``sales.orders`` or ``shop__orders``, is).
-
-    >>> from sqlweave.schema import Schema, Table, Column
-    >>> s = Schema("x", (Table("concert_singer__singer", (Column("id"),)), Table("stadium", (Column("id"),))))
-    >>> named_tables(s, "How many singers are there?"), named_tables(s, "How many singers?", last_segment=True)
-    ([], ['concert_singer__singer'])
-    """
-    stem = _stemmer()
-    q = {stem(w) for w in re.split(r"[_\W]+", question) if w}
-    out = []
-    for t in schema.tables:
-        name = re.split(r"\.|__", t.name)[-1] if last_segment else t.name
-        words = _name_words(name, stem)
-        if words and all(w in q for w in words):
-            out.append(t.name)
-    return out
-
-
-def _query_text(question: str) -> str:
-    """The question, plus each pair of neighbouring words written as one (``high schoolers`` also as
-    ``highschoolers``), so BM25 matches the compound names schemas use (``Highschooler``, ``username``)."""
-    words = [w for w in re.split(r"[\W_]+", question) if w]
-    pairs = [a + b for a, b in zip(words, words[1:]) if a.isalpha() and b.isalpha() and len(a) > 1 and len(b) > 2]
-    return " ".join([question, *pairs])
-
-
-def _ranks(scores: dict, positive_only: bool = True) -> dict:
-    """Rank (0 = best) of each key by descending score; keys scoring <= 0 are left out when ``positive_only``."""
-    items = sorted(((s, k) for k, s in scores.items() if s > 0 or not positive_only), key=lambda x: -x[0])
-    return {k: i for i, (_, k) in enumerate(items)}
-
-
-def _fuse(rankings: Iterable[dict]) -> dict:
-    fused: dict = {}
-    for ranking in rankings:
-        for k, r in ranking.items():
-            fused[k] = fused.get(k, 0.0) + 1.0 / (RRF_K + r + 1)
-    return fused
-
-
-#: Share of a table's best foreign-key neighbour's fused score added to its own: tables joined to the
-#: question's best tables come before lone tables that merely share a word with it.
-NEIGHBOUR_WEIGHT = 0.5
-
-
-@dataclass(frozen=True)
-class SchemaRanking:
-    """Tables best first and a fused score per ``(table, column)``, from the retrievers in ``retrievers``."""
-
-    tables: tuple[str, ...]
-    column_scores: dict[tuple[str, str], float]
-    retrievers: tuple[str, ...]
-
-
-def rank_schema(schema: Schema, question: str, *, dense: bool | None = None,
-                neighbour_weight: float = NEIGHBOUR_WEIGHT) -> SchemaRanking:
-    """Rank every table and column for ``question`` without a model call.
-
-    Rankings: BM25 over tables (RB-SQL's table text) and over columns (ASTReS's column text; a table counts
-    with its best column), the tables whose name (or last namespace segment) the question names and those with
-    columns it names, and, when ``dense`` (``None``: when the embedding extra is installed), RB-SQL's dense
-    Table- and Column-Retrievers. They are merged by reciprocal rank fusion; then each table gains
-    ``neighbour_weight`` times the score of its best foreign-key neighbour, so the tables that join the
-    question's tables rank near them. Should the dense retrievers fail to load, the others rank alone
-    (``retrievers`` says which ran)."""
-    names, tindex = table_index(schema)
-    cindex = column_index(schema)
-    query = _query_text(question)
-    t_bm25 = {names[i]: s for i, s in tindex.search(query, k=len(names))}
-    c_bm25 = {cindex.columns[i]: s for i, s in cindex.index.search(query, k=len(cindex.columns))}
-    table_rankings = [_ranks(t_bm25), _ranks(_best_per_table(c_bm25))]
-    column_rankings = [_ranks(c_bm25)]
-    retrievers = ["bm25"]
-    if dense is None:
-        from .dense import embeddings_available
-
-        dense = embeddings_available()
-    if dense:
-        try:
-            t_dense, c_dense = dense_scores(schema, question)
-        except SqlweaveError:
-            pass  # the embedding model is missing or broken: the others rank alone
-        else:
-            table_rankings += [_ranks(t_dense, False), _ranks(_best_per_table(c_dense), False)]
-            column_rankings.append(_ranks(c_dense, False))
-            retrievers.append("dense")
-    named: dict[str, int] = {t: 1 for t in named_tables(schema, question, last_segment=True)}
-    table_rankings.append(_ranks(named))
-    named_cols: dict[str, int] = {}
-    for t, _ in _named_in_question(schema, question):
-        named_cols[t] = named_cols.get(t, 0) + 1
-    table_rankings.append(_ranks(named_cols))
-    fused = _fuse(table_rankings)
-    if neighbour_weight:
-        graph, _ = _graph_and_keys(schema)
-        fused = {t: fused.get(t, 0.0) + neighbour_weight * max((fused.get(n, 0.0) for n in graph[t]), default=0.0)
-                 for t in names}
-    position = {t: i for i, t in enumerate(names)}
-    order = sorted(names, key=lambda t: (-fused.get(t, 0.0), position[t]))
-    return SchemaRanking(tuple(order), _fuse(column_rankings), tuple(retrievers))
-
-
-def _best_per_table(scores: dict[tuple[str, str], float]) -> dict[str, float]:
-    best: dict[str, float] = {}
-    for (t, _), s in scores.items():
-        if t not in best or s > best[t]:
-            best[t] = s
-    return best
-
-
-@dataclass(frozen=True)
-class BudgetFit:
-    """What :func:`fit_to_budget` kept of a schema, and what it left out."""
-
-    schema: Schema
-    budget: int
-    tokens_before: int
-    tokens_after: int
-    tables_left_out: tuple[str, ...]
-    #: ``table.column`` names left out of tables that were kept.
-    columns_left_out: tuple[str, ...]
-    #: Tables that went in first: the ones the question names and those holding the values it names.
-    kept_first: tuple[str, ...]
-    retrievers: tuple[str, ...]
-
-    def notes(self) -> dict[str, object]:
-        """The trace's account of the fit."""
-        return {"schema_budget": self.budget, "schema_tokens_full": self.tokens_before,
-                "schema_tokens": self.tokens_after, "tables_total": len(self.schema.tables) + len(self.tables_left_out),
-                "tables_kept": len(self.schema.tables), "tables_left_out": list(self.tables_left_out),
-                "columns_left_out": list(self.columns_left_out), "kept_first": list(self.kept_first),
-                "retrievers": "+".join(self.retrievers)}
-
-
-def fit_to_budget(schema: Schema, question: str, budget: int, measure: Callable[[Schema], int], *,
-                  tokens_before: int | None = None, dense: bool | None = None,
-                  also_keep: Iterable[tuple[str, str]] = (), max_bridge: int = 2,
-                  table_costs: dict[str, int] | None = None) -> BudgetFit:
-    """The part of ``schema`` whose rendering (``measure`` returns its tokens) fits ``budget`` tokens.
-
-    First the tables the question names (:func:`named_tables`) and those holding the columns in ``also_keep``
-    (the values it names) go in, whole or, when one alone is larger than the room left, with its keys, those
-    columns and its best columns; then the tables on the shortest foreign-key paths (at most ``max_bridge`` in
-    between) that join them; then the rest best first (:func:`rank_schema`), each with the tables that join it
-    to those already in, so joins stay possible. The result is measured, and the last tables taken out again
-    while it is over the budget. ``table_costs`` (tokens of each table rendered alone) may be given to save
-    measuring them. Never fails: with no room at all, the schema is empty.
-    """
-    import networkx as nx
-
-    before = measure(schema) if tokens_before is None else tokens_before
-    if before <= budget:
-        return BudgetFit(schema, budget, before, before, (), (), (), ())
-    ranking = rank_schema(schema, question, dense=dense)
-    extra: dict[str, set[str]] = {}
-    for t, c in also_keep:
-        if schema.has_table(t) and schema.table(t).has_column(c):
-            extra.setdefault(schema.table(t).name, set()).add(schema.table(t).column(c).name)
-    rank = {t: i for i, t in enumerate(ranking.tables)}
-    first = sorted(dict.fromkeys([*named_tables(schema, question), *extra]), key=rank.__getitem__)
-    order = first + [t for t in ranking.tables if t not in first]
-    costs = table_costs if table_costs is not None else {t.name: measure(schema.subset({t.name: None}))
-                                                        for t in schema.tables}
-    tables = {t.name.lower(): t.name for t in schema.tables}
-    fk_cost = dict.fromkeys(tables.values(), 0)
-    for fk in schema.foreign_keys:  # a FOREIGN KEY line or a join line per key, not in the table's cost alone
-        if fk.table.lower() in tables:
-            fk_cost[tables[fk.table.lower()]] += 16
-    graph, keys = _graph_and_keys(schema)
-    component = {n: i for i, c in enumerate(nx.connected_components(graph)) for n in c}
-
-    def cost(t: str) -> int:
-        return costs[t] + fk_cost[t] + 2
-
-    chosen: dict[str, set[str] | None] = {}  # table -> None (every column) or the columns kept
-    used = 0
-
-    def bridges(t: str) -> list[str]:
-        """Tables on the shortest foreign-key paths from ``t`` to the chosen tables, not chosen yet."""
-        out: list[str] = []
-        for other in chosen:
-            if other == t or component.get(other) != component.get(t):
-                continue
-            path = nx.shortest_path(graph, t, other)
-            if len(path) - 2 <= max_bridge:
-                out += [b for b in path[1:-1] if b not in chosen and b not in out and b in costs]
-        return out
-
-    def take(group: list[str]) -> bool:
-        nonlocal used
-        group_cost = sum(cost(x) for x in group)
-        if used + group_cost > budget:
-            return False
-        for x in group:
-            chosen[x] = None
-        used += group_cost
-        return True
-
-    for t in first:  # the tables the question names and those of its values, whole or trimmed
-        if not take([t]):
-            cols = _trimmed(schema, t, budget - used, measure, ranking, keys, extra.get(t, set()))
-            if cols:
-                chosen[t] = cols
-                used += measure(schema.subset({t: cols})) + fk_cost[t] + 2
-    for t in first:  # then what joins them
-        if t in chosen:
-            take(bridges(t))
-    smallest = min(cost(t) for t in order) if order else 0
-    for t in order:  # then the best of the rest, each with what joins it to the tables already in
-        if budget - used < smallest:
-            break
-        if t in chosen:
-            continue
-        if not take([t, *bridges(t)]) and not take([t]) and not chosen:
-            cols = _trimmed(schema, t, budget - used, measure, ranking, keys, set())
-            if cols:
-                chosen[t] = cols
-                used += measure(schema.subset({t: cols})) + fk_cost[t] + 2
-    added = list(chosen)
-    kept = schema.subset(dict(chosen)) if chosen else replace(schema, tables=(), foreign_keys=())
-    after = measure(kept) if kept.tables else 0
-    while after > budget and added:
-        drop = added.pop()
-        chosen.pop(drop)
-        kept = schema.subset(dict(chosen)) if chosen else replace(schema, tables=(), foreign_keys=())
-        after = measure(kept) if kept.tables else 0
-    left_out = tuple(t.name for t in schema.tables if t.name not in chosen)
-    cols_out = tuple(f"{t}.{c.name}" for t, cols in chosen.items() if cols is not None
-                     for c in schema.table(t).columns if c.name not in cols)
-    return BudgetFit(kept, budget, before, after, left_out, cols_out, tuple(t for t in first if t in chosen),
-                     ranking.retrievers)
-
-
-def _trimmed(schema: Schema, table: str, room: int, measure: Callable[[Schema], int], ranking: SchemaRanking,
-             keys: dict[str, set[str]], must: set[str]) -> set[str]:
-    """The most columns of ``table`` (keys and ``must`` first, then best scoring) whose rendering fits ``room``."""
-    t = schema.table(table)
-    ordered = sorted(t.columns, key=lambda c: (c.name not in must, c.name not in keys.get(table, set()),
-                                               -ranking.column_scores.get((table, c.name), 0.0),
-                                               t.columns.index(c)))
-    names = [c.name for c in ordered]
-    lo, hi = 0, len(names)  # the largest n whose first n columns fit
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if measure(schema.subset({table: names[:mid]})) + 2 <= room:
-            lo = mid
-        else:
-            hi = mid - 1
-    return set(names[:lo])

@@ -7,7 +7,7 @@ prompt's examples and a correction's extra turns. A schema that fits is rendered
 budget. One that does not is never cut off or sent whole: BM25 and RB-SQL's dense retrievers over its tables
 and columns (no model call) choose the tables that fit, best first, with the tables the question names, the
 columns of the values it names and the foreign-key bridges between kept tables
-(:func:`sqlweave.retrieval.schema_retriever.fit_to_budget`); the trace says what was left out.
+(:func:`sqlweave.retrieval.budget_fit.fit_to_budget`); the trace says what was left out.
 
 ``state.prompt_schema`` is left as it is: the budget limits what a prompt can show of it, so a correction's
 full-schema fallback (which widens a *pruned* schema) has nothing wider to show. The fit is kept in
@@ -33,8 +33,6 @@ True
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -43,7 +41,8 @@ from ..schema import Schema
 from ..errors import ConfigurationError
 from ..pipeline import State
 from ..prompts import render
-from ..retrieval.schema_retriever import BudgetFit, fit_to_budget
+from ..resources import HashedKey
+from ..retrieval.budget_fit import BudgetFit, fit_to_budget
 from .base import BaseStage, check_options
 from .generate import dialect_name, prompt_fields
 
@@ -60,6 +59,11 @@ _CHAT_OVERHEAD = 16
 
 #: Schemas with more tables than this have their whole rendering kept in memory between questions.
 _MEMO_TABLES = 50
+
+#: Renderings (whole, or per-table token counts) a :class:`~sqlweave.resources.Resources` keeps, least recently
+#: used out first; the kind they are kept under.
+RENDERINGS = 16
+RENDERING = "schema_rendering"
 
 #: ``retrievers`` setting -> the ``dense`` argument of :func:`fit_to_budget` (``None``: when installed).
 RETRIEVERS: dict[str, bool | None] = {"auto": None, "bm25": False, "bm25+dense": True}
@@ -96,28 +100,19 @@ def schema_budget(state: State, *, budget: int | None = None, context: int | Non
     return max(0, ctx - reserve - rest)
 
 
-_MEMO: "OrderedDict[tuple[Any, ...], Any]" = OrderedDict()
-_MEMO_LOCK = threading.Lock()
+def _memo(state: State, kind: str, schema: Schema, style: str, make: Any) -> Any:
+    """``make()``, once per schema, style and model, kept by ``state.resources`` (the last :data:`RENDERINGS`):
+    what a large schema costs to render. The key is the schema itself, so two databases, or two policies' views
+    of one, never share a rendering."""
+    llm = state.llm
+    key = HashedKey((kind, schema, style, type(llm).__name__, getattr(llm, "model_id", "")))
+    return state.resources.get(RENDERING, key, make, keep=RENDERINGS)
 
 
-def _memo(kind: str, schema: Schema, style: str, llm: Any, make: Any) -> Any:
-    """``make()``, once per schema, style and model (the last few kept): what a large schema costs to render."""
-    key = (kind, schema.name, hash(schema), style, type(llm).__name__, getattr(llm, "model_id", ""))
-    with _MEMO_LOCK:
-        if key in _MEMO:
-            _MEMO.move_to_end(key)
-            return _MEMO[key]
-    value = make()
-    with _MEMO_LOCK:
-        _MEMO[key] = value
-        while len(_MEMO) > 16:
-            _MEMO.popitem(last=False)
-    return value
-
-
-def _table_costs(schema: Schema, style: str, llm: Any) -> dict[str, int]:
+def _table_costs(state: State, schema: Schema, style: str) -> dict[str, int]:
     """Tokens of each table rendered alone."""
-    return _memo("costs", schema, style, llm, lambda: {
+    llm = state.llm
+    return _memo(state, "costs", schema, style, lambda: {
         t.name: render_schema(schema.subset({t.name: None}), style, count=llm.count_tokens).tokens
         for t in schema.tables})
 
@@ -130,7 +125,7 @@ def fit_schema(state: State, schema: Schema, style: str, budget: int,
         raise ConfigurationError(f"unknown schema retrievers {retrievers!r}", hint=f"Use one of: {', '.join(RETRIEVERS)}.")
     count = state.llm.count_tokens
     if len(schema.tables) > _MEMO_TABLES:  # a large schema is rendered and counted once
-        rendered = _memo("full", schema, style, state.llm, lambda: render_schema(schema, style, count=count))
+        rendered = _memo(state, "full", schema, style, lambda: render_schema(schema, style, count=count))
     else:
         rendered = render_schema(schema, style, count=count)
     if rendered.tokens <= budget:
@@ -141,7 +136,7 @@ def fit_schema(state: State, schema: Schema, style: str, budget: int,
         values = [(v.table, v.column) for v in state.values or ()]
         fit = fit_to_budget(schema, state.question, budget, lambda s: render_schema(s, style, count=count).tokens,
                             tokens_before=rendered.tokens, dense=RETRIEVERS[retrievers], also_keep=values,
-                            table_costs=_table_costs(schema, style, state.llm))
+                            table_costs=_table_costs(state, schema, style), resources=state.resources)
         state.schema_fit, state.schema_fit_key = fit, key
     return render_schema(fit.schema, style, count=count), fit
 

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
-import pytest
-
-from sqlweave.llm.tokens import count_tokens, estimate_tokens
+from sqlweave.config import Settings
+from sqlweave.llm.tokens import VOCABULARY, count_tokens, estimate_tokens
+from sqlweave.resources import Resources
 from tests.extras import need_extra
 
 
-def test_without_the_vocabulary_counts_are_an_estimate_and_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sqlweave.llm.tokens as tokens
-
-    monkeypatch.setattr(tokens, "_vocab", lambda: None)
-    assert count_tokens("SELECT count(*) FROM singer") == (estimate_tokens("SELECT count(*) FROM singer"), False)
+def test_without_the_vocabulary_counts_are_an_estimate_and_say_so(tmp_path: Path) -> None:
+    res = Resources(Settings.from_env({"SQLWEAVE_MODEL_DIR": str(tmp_path)}))  # no weights there
+    assert count_tokens("SELECT count(*) FROM singer", resources=res) == \
+        (estimate_tokens("SELECT count(*) FROM singer"), False)
+    assert res.items(VOCABULARY) == [None]  # looked for once, kept by the resources asked
 
 
 def test_loading_the_vocabulary_prints_nothing() -> None:

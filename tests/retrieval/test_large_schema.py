@@ -18,7 +18,7 @@ from sqlweave.llm.base import Message
 from sqlweave.llm.fake import FakeLLM
 from sqlweave.pipeline import Pipeline, State
 from sqlweave.presets import build_pipeline
-from sqlweave.retrieval.schema_retriever import fit_to_budget, rank_schema
+from sqlweave.retrieval.budget_fit import fit_to_budget, rank_schema
 from sqlweave.stages import RenderSchema
 from sqlweave.stages.render_schema import DEFAULT_CONTEXT_TOKENS, DEFAULT_RESERVE_TOKENS, _table_costs, schema_budget
 
@@ -117,10 +117,11 @@ def test_budget_is_the_context_less_the_rest_of_the_prompt(large) -> None:
 
 
 def test_named_tables_and_value_columns_come_first(large) -> None:
-    _, s = large
+    db, s = large
     measure = lambda sub: render_schema(sub).tokens  # noqa: E731
+    costs = _table_costs(State(QUESTION, db, fake(), s, s), s, "create_table")
     fit = fit_to_budget(s, "Which museum branches and farm invoices are open?", 1400, measure,
-                        also_keep=[("zoo_contract", "status")], table_costs=_table_costs(s, "create_table", fake()))
+                        also_keep=[("zoo_contract", "status")], table_costs=costs)
     kept = set(fit.schema.table_names)
     # every word of museum_invoice's name is in the question too
     assert set(fit.kept_first) == {"museum_branch", "museum_invoice", "farm_branch", "farm_invoice", "zoo_contract"}
@@ -147,9 +148,9 @@ def test_a_table_too_wide_for_the_budget_keeps_its_key_and_best_columns(tmp_path
 
 
 def test_no_room_at_all_gives_an_empty_schema_not_an_error(large) -> None:
-    _, s = large
+    db, s = large
     fit = fit_to_budget(s, QUESTION, 3, lambda sub: render_schema(sub).tokens,
-                        table_costs=_table_costs(s, "create_table", fake()))
+                        table_costs=_table_costs(State(QUESTION, db, fake(), s, s), s, "create_table"))
     assert fit.schema.tables == () and len(fit.tables_left_out) == 300 and fit.tokens_after == 0
 
 
