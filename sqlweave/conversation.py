@@ -86,6 +86,7 @@ class ConversationStoreError(SqlweaveError):
     """The conversation store could not be read or written (server down, disk full, locked for too long)."""
 
     code = "conversation_store"
+    http_status = 503  # the store's database is down or locked: worth retrying
     retryable = True
     default_hint = "Check that the conversation store's database is reachable and writable, then retry."
 
