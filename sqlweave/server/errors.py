@@ -17,29 +17,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..catalog import UnknownDatabaseError
-from ..errors import (
-    ConfigurationError,
-    ConversationMismatchError,
-    DatabaseError,
-    DatabaseNotFoundError,
-    DatabaseUnavailableError,
-    ExecutionError,
-    InvalidQuestionError,
-    LLMError,
-    LLMTimeoutError,
-    MissingDependencyError,
-    ModelUnavailableError,
-    QueryTimeoutError,
-    RefusedStatementError,
-    SchemaError,
-    SQLParseError,
-    SqlweaveError,
-    StorageError,
-)
+from ..errors import DatabaseUnavailableError, SqlweaveError, StorageError
 from ..logs import log_event
 from ..text import well_formed
-from .gate import ServerBusyError
 
 
 class HTTPProblem(SqlweaveError):
@@ -47,13 +27,13 @@ class HTTPProblem(SqlweaveError):
 
     code = "bad_request"
     default_hint = 'Check the request against the API schema (GET /openapi.json).'
-    status = 400
+    http_status = 400
 
     def __init__(self, message: str, *, status: int | None = None, code: str | None = None,
                  headers: dict[str, str] | None = None, **kw: Any) -> None:
         super().__init__(message, **kw)
         if status is not None:
-            self.status = status
+            self.http_status = status
         if code is not None:
             self.code = code
         self.headers = headers or {}
@@ -61,26 +41,26 @@ class HTTPProblem(SqlweaveError):
 
 class UnauthorizedError(HTTPProblem):
     code = "unauthorized"
-    status = 401
+    http_status = 401
     default_hint = "Send the server's API key as 'Authorization: Bearer KEY' or 'X-API-Key: KEY'."
 
 
 class RateLimitedError(HTTPProblem):
     code = "rate_limited"
-    status = 429
+    http_status = 429
     retryable = True
     default_hint = "Slow down: retry after the number of seconds in Retry-After."
 
 
 class RequestTooLargeError(HTTPProblem):
     code = "request_too_large"
-    status = 413
+    http_status = 413
     default_hint = "Send a shorter question or SQL text."
 
 
 class InvalidRequestError(HTTPProblem):
     code = "invalid_request"
-    status = 422
+    http_status = 422
     default_hint = "Check the request body against the API schema (GET /openapi.json)."
 
 
@@ -89,61 +69,21 @@ class UnknownAnswerError(HTTPProblem):
 
     code = "unknown_answer"
     default_hint = 'Send feedback with the answer_id, question and sql of an answer /api/ask gave you, unchanged.'
-    status = 422
+    http_status = 422
 
 
 class NotFoundError(HTTPProblem):
     code = "not_found"
     default_hint = "The API's paths are listed at GET /openapi.json."
-    status = 404
-
-
-def _conversation_not_found() -> type[SqlweaveError] | None:
-    from .. import errors
-
-    return getattr(errors, "ConversationNotFoundError", None)
+    http_status = 404
 
 
 log = logging.getLogger("sqlweave.server")
 
-#: Typed errors and their status, most specific first (the first ``isinstance`` match wins).
-_STATUS: tuple[tuple[type[SqlweaveError], int], ...] = (
-    (ServerBusyError, 503),
-    (InvalidQuestionError, 422),
-    (UnknownDatabaseError, 404),
-    (DatabaseNotFoundError, 404),
-    (DatabaseUnavailableError, 503),
-    (StorageError, 503),
-    (RefusedStatementError, 400),
-    (QueryTimeoutError, 504),
-    (SchemaError, 400),
-    (ExecutionError, 400),
-    (SQLParseError, 400),
-    (DatabaseError, 400),
-    (ConversationMismatchError, 409),
-    (ConfigurationError, 400),
-    (LLMTimeoutError, 504),
-    (ModelUnavailableError, 503),
-    (LLMError, 502),
-    (MissingDependencyError, 501),
-)
-
 
 def status_for(err: SqlweaveError) -> int:
-    """The HTTP status of a typed error (500 for one the server does not know)."""
-    if isinstance(err, HTTPProblem):
-        return err.status
-    missing = _conversation_not_found()
-    if missing is not None and isinstance(err, missing):
-        return 404
-    if err.code == "conversation_not_found":
-        return 404
-    if err.code == "conversation_store":  # the store's database is down or locked: worth retrying
-        return 503
-    for cls, status in _STATUS:
-        if isinstance(err, cls):
-            return status
-    return 500
+    """The HTTP status of a typed error: its class's ``http_status`` (500 for one the server does not know)."""
+    return int(err.http_status)
 
 
 def error_dict(err: SqlweaveError) -> dict[str, Any]:

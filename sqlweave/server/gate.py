@@ -45,6 +45,7 @@ class ServerBusyError(SqlweaveError):
     """The model's queue is full (or a request waited for it too long): try again shortly."""
 
     code = "busy"
+    http_status = 503
     retryable = True
     default_hint = "The server is answering other questions; retry after the number of seconds in Retry-After."
 

@@ -186,7 +186,7 @@ class BodyLimitMiddleware:
                 err = RequestTooLargeError(f"the request body is larger than {self.max_bytes} bytes") \
                     if declared > 0 else RequestTooLargeError("the Content-Length header is not a number",
                                                               status=400, code="bad_request")
-                await send_json(send, err.status, error_body(err))
+                await send_json(send, err.http_status, error_body(err))
                 return
         seen = 0
 
