@@ -57,6 +57,8 @@ FILLED_AT_IMPORT: dict[str, str] = {
 PROCESS_WIDE: dict[str, str] = {
     "sqlweave.resources:_SHARED": "the process's default Resources (shared_resources), replaced only by "
                                   "set_shared_resources: the owner every cache hangs from",
+    "sqlweave.conversation.records:_last_time": "the last stamp handed out, so that stamps increase strictly "
+                                                "within the process: a clock, one per process",
 }
 
 #: ``module:name`` -> what it is: hits in modules another part of the current refactoring owns. Each owner moves
@@ -71,8 +73,6 @@ OWNED_ELSEWHERE: dict[str, str] = {
     "sqlweave.prompts:load": "a packaged prompt template by name (maxsize=None: give it a bound)",
     # files.py: the cache folders already made private by this process (one walk per folder)
     "sqlweave.files:_SECURED": "cache folders made private so far, by path",
-    # conversation.py: the last stamp handed out, so stamps increase strictly within the process
-    "sqlweave.conversation:_last_time": "a process-wide clock (one per process by nature: may go to PROCESS_WIDE)",
 }
 
 
