@@ -1,0 +1,5 @@
+"""``python -m sqlweave.cli ...``: the ``sqlweave`` command, without its console script."""
+
+from . import main
+
+main()
