@@ -4,6 +4,7 @@ The markers (pyproject.toml) are given here: ``live_db`` to every test that uses
 server, ``browser`` to those that use headless Chromium, ``fuzz`` to Hypothesis tests, ``slow`` to the tests
 that :data:`SLOW` names; a test that starts a server process of its own carries ``live_db`` in its file. A server
 fixture set up for a test that is not marked ``live_db`` fails it, so ``-m "not live_db"`` starts no server.
+A test session run in a git work tree fails when it leaves a file changed or added in the tree.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -159,6 +161,37 @@ class ServerGuard:
             pytest.fail(f"{item.nodeid} starts a database server (fixture {fixturedef.argname}) but is not marked "
                         "live_db: name the fixture that starts it in LIVE_DB_FIXTURES (tests/conftest.py)",
                         pytrace=False)
+
+
+def _tree_state() -> dict[str, str] | None:
+    """What ``git status`` shows of the tree (each changed or untracked file with its content's digest), or None
+    outside a git work tree."""
+    try:
+        proc = subprocess.run(["git", "status", "--porcelain", "-z", "--untracked-files=all"], cwd=ROOT,
+                              capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    state = {}
+    for entry in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        if len(entry) > 3:
+            path = ROOT / entry[3:]
+            state[entry] = file_digest(path) if path.is_file() else ""
+    return state
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _tree_untouched() -> Iterator[None]:
+    """The tests write under temporary folders only: a file they change or add in the work tree fails the run."""
+    before = _tree_state()
+    yield
+    after = _tree_state() if before is not None else None
+    if before is not None and after is not None:
+        left = sorted(entry for entry, digest in after.items() if before.get(entry) != digest)
+        if left:
+            pytest.fail("the tests changed or added files in the work tree (write under tmp_path instead):\n"
+                        + "\n".join(left), pytrace=False)
 
 
 @pytest.hookimpl(tryfirst=True)  # before the runner sets up the test's fixtures
