@@ -9,7 +9,10 @@ A test session run in a git work tree fails when it leaves a file changed or add
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -28,9 +31,11 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 #: The fixtures that start a database server process (scripts/postgres.sh, scripts/mariadb.sh).
 SERVER_FIXTURES = frozenset({"pg_server", "mariadb_server", "pg_store_url"})
-#: A test using one of these is marked ``live_db``: the servers' fixtures, and those that start them through
-#: ``request.getfixturevalue`` (which ``item.fixturenames`` does not show).
-LIVE_DB_FIXTURES = SERVER_FIXTURES | {"tenant_targets"}
+#: The fixtures that need a server. A test is marked ``live_db`` when it uses a server fixture (``item.fixturenames``
+#: holds every fixture a test needs), or when its source or that of a fixture it uses asks for one of these through
+#: ``request.getfixturevalue`` (which ``item.fixturenames`` cannot show).
+LIVE_DB_FIXTURES = SERVER_FIXTURES | {"pg_url", "mariadb_url", "tenant_pg", "tenant_mysql", "defog_restaurants"}
+_ASKED = re.compile(r"getfixturevalue\(\s*[\"'](\w+)[\"']")
 #: A test using one of these is marked ``browser`` (headless Chromium, tests/server/test_web.py).
 BROWSER_FIXTURES = frozenset({"browser", "chromium_path"})
 
@@ -141,7 +146,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
-        if used & LIVE_DB_FIXTURES:
+        if used & SERVER_FIXTURES or _asks_for_a_server(item):
             item.add_marker(pytest.mark.live_db)
         if used & BROWSER_FIXTURES:
             item.add_marker(pytest.mark.browser)
@@ -152,6 +157,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
+def _asks_for_a_server(item: pytest.Item) -> bool:
+    """Whether ``item`` or a fixture it uses asks by name for a fixture that needs a server (directly, or through
+    the fixtures that one needs or asks for in turn)."""
+    info = getattr(item, "_fixtureinfo", None)
+    functions = [getattr(item, "obj", None)]
+    if info is not None:
+        functions += [d.func for defs in info.name2fixturedefs.values() for d in defs]
+    names = [name for f in functions if f is not None for name in _asked(f)]
+    seen: set[str] = set()
+    while names:
+        name = names.pop()
+        if name in LIVE_DB_FIXTURES:
+            return True
+        if name in seen:
+            continue
+        seen.add(name)
+        for d in item.session._fixturemanager.getfixturedefs(name, item) or ():
+            names += [*d.argnames, *_asked(d.func)]
+    return False
+
+
+@functools.cache
+def _asked(function: object) -> tuple[str, ...]:
+    """The fixtures ``function``'s source asks for by name (``request.getfixturevalue("pg_url")``)."""
+    try:
+        return tuple(_ASKED.findall(inspect.getsource(function)))  # type: ignore[arg-type]
+    except (OSError, TypeError):
+        return ()
+
+
 class ServerGuard:
     """A server fixture set up for a test not marked ``live_db`` fails that test (and starts nothing)."""
 
@@ -159,7 +194,7 @@ class ServerGuard:
         item = request.config.stash.get(_RUNNING, None)
         if fixturedef.argname in SERVER_FIXTURES and item is not None and item.get_closest_marker("live_db") is None:
             pytest.fail(f"{item.nodeid} starts a database server (fixture {fixturedef.argname}) but is not marked "
-                        "live_db: name the fixture that starts it in LIVE_DB_FIXTURES (tests/conftest.py)",
+                        "live_db: name the fixture in LIVE_DB_FIXTURES (tests/conftest.py)",
                         pytrace=False)
 
 
