@@ -27,9 +27,11 @@ test: install
 	.venv-core/bin/python -m pytest -q -p no:cacheprovider
 	bash scripts/check-pip-install.sh
 
-# Unit tests only (no embedded model): seconds.
+# The fast tests (under a minute): no embedded model, no database server or other server process, no browser,
+# no Hypothesis property, nothing slow (the markers: pyproject.toml, tests/conftest.py). `make test` runs them all.
+UNIT = not model and not live_db and not browser and not fuzz and not slow
 unit: install
-	.venv/bin/python -m pytest -m "not model"
+	.venv/bin/python -m pytest -q -m "$(UNIT)"
 
 # The clean pip install on its own (a few minutes: one cold demo answer).
 check-pip-install: install-demo

@@ -3,8 +3,8 @@
     python scripts/gen_cli_reference.py            # write the page
     python scripts/gen_cli_reference.py --check    # exit 1 when the page is not what this script writes
 
-tests/test_docs_cli.py runs the check, so a command or option changed in sqlweave/cli.py without running this
-script fails the tests. The page lists every command in the order `sqlweave --help` does, its usage line, its
+tests/test_docs_cli.py runs the check, so a command or option changed in sqlweave/cli/ without running
+this script fails the tests. The page lists every command in the order `sqlweave --help` does, its usage line, its
 help text and a table of its arguments and options, each as its help record gives it (defaults, environment
 variables, required).
 """

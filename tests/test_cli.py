@@ -319,12 +319,12 @@ def test_help_paragraphs_flow_as_one_text() -> None:
 
 
 def test_an_unexpected_failure_is_one_clear_line_not_a_traceback(singer_db: Path, monkeypatch) -> None:
-    import sqlweave.cli as cli
+    import sqlweave.cli.database as cli_database
 
     def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AttributeError("'BM25' object has no attribute \x1b[31mvocab_dict")
 
-    monkeypatch.setattr(cli, "_open_database", broken)
+    monkeypatch.setattr(cli_database, "open_db", broken)
     r = runner.invoke(app, ["schema", "--db", str(singer_db)])
     assert r.exit_code == 2 and not isinstance(r.exception, AttributeError)
     out = " ".join(r.output.split())
@@ -411,13 +411,13 @@ def test_ask_and_chat_take_demo_and_demo_takes_no_cache(monkeypatch) -> None:
 def test_the_terminal_spinner_says_the_stage_now_in_words(monkeypatch) -> None:
     from rich.console import Console
 
-    import sqlweave.cli as cli
+    import sqlweave.cli.output as output
 
-    doing = cli._Doing()
+    doing = output.Doing()
     doing.start("generate")
     assert doing.__rich__().plain.startswith("Writing SQL… 0 s")
-    monkeypatch.setattr(cli, "err_console", Console(file=__import__("io").StringIO(), force_terminal=True))
-    with cli._working() as doing:  # a terminal: the spinner runs, told each stage and each sample
+    monkeypatch.setattr(output, "err_console", Console(file=__import__("io").StringIO(), force_terminal=True))
+    with output.working() as doing:  # a terminal: the spinner runs, told each stage and each sample
         doing.start("vote")
         doing.sample("vote", 1, 4)
         assert doing.__rich__().plain.startswith("Trying other readings 2/4… ")

@@ -588,6 +588,7 @@ def child_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.live_db  # starts an MCP server process
 def test_stdio_session_with_the_fake_model(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
 
@@ -608,6 +609,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.live_db  # starts an MCP server process
 def test_streamable_http_on_loopback(tmp_path: Path) -> None:
     port = _free_port()
     log = (tmp_path / "server.log").open("w")

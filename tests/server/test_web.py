@@ -9,8 +9,7 @@ part of the page, and one ``model`` test asks the real embedded model.
 
 One browser per module (``scripts/browser.sh`` installs Chromium when it is missing); each test gets a
 fresh browser context (its own storage). Screenshots go to pytest's temporary folder (``screenshots/``);
-``docs/screenshot.png`` (the README's) is written when missing, and refreshed from the real-model test
-with ``SQLWEAVE_UPDATE_SCREENSHOTS=1``.
+``docs/screenshot.png`` (the README's) is made on purpose by ``scripts/screenshot.py``, never by a test.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import sqlite3
 import subprocess
@@ -50,7 +48,6 @@ from tests import hostile  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "sqlweave" / "web"
 BROWSER_SCRIPT = ROOT / "scripts" / "browser.sh"
-README_SCREENSHOT = ROOT / "docs" / "screenshot.png"
 
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -364,11 +361,6 @@ def open_page(browser: Browser) -> Iterator[Callable[..., Watched]]:
     yield _open
     for ctx in contexts:
         ctx.close()
-
-
-def save_readme_screenshot(path: Path) -> None:
-    README_SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(path, README_SCREENSHOT)
 
 
 def screenshot_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -1030,8 +1022,6 @@ def test_laptop_screenshot(shop: LiveServer, open_page, tmp_path_factory: pytest
     path = screenshot_dir(tmp_path_factory) / "laptop.png"
     page.screenshot(path=str(path), full_page=False)
     assert path.stat().st_size > 10_000
-    if not README_SCREENSHOT.exists():  # the model test refreshes it with the real model's answer
-        save_readme_screenshot(path)
     w.assert_clean()
 
 
@@ -1195,8 +1185,6 @@ def test_real_model_through_the_page(module_env: Path, tmp_path: Path, open_page
         assert chart_state(page)["type"] == "line", sql
         path = screenshot_dir(tmp_path_factory) / "laptop-real-model.png"
         page.screenshot(path=str(path))
-        if os.environ.get("SQLWEAVE_UPDATE_SCREENSHOTS") == "1" or not README_SCREENSHOT.exists():
-            save_readme_screenshot(path)
         w.assert_clean()
 
 
