@@ -71,7 +71,7 @@ def target(engine: str, db_id: str, server: Any, duck_dir: Path) -> str:
     if engine in ("postgres", "mysql"):
         server.load(db_id.lower(), source)  # the servers' database names are lower-case
         return server.url(db_id.lower())
-    from sqlweave.db.load import load_database
+    from sqlweave.loading import load_database
 
     path = duck_dir / f"{db_id}.duckdb"
     if not path.exists():

@@ -10,7 +10,7 @@ import pytest
 
 import sqlweave
 from sqlweave.db import Database
-from sqlweave.db.load import load_database
+from sqlweave.loading import load_database
 from sqlweave.errors import ConfigurationError, ExecutionError, QueryTimeoutError, RefusedStatementError, SchemaError, SQLParseError
 from sqlweave.llm import FakeLLM
 

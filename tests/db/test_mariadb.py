@@ -15,7 +15,7 @@ import pytest
 
 import sqlweave
 from sqlweave.db import Database
-from sqlweave.db.load import load_database
+from sqlweave.loading import load_database
 from sqlweave.errors import (
     ExecutionError,
     MissingDependencyError,

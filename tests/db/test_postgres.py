@@ -14,7 +14,7 @@ import pytest
 import sqlweave
 from sqlweave.agent.tools import Toolkit
 from sqlweave.db import Database
-from sqlweave.db.load import load_database
+from sqlweave.loading import load_database
 from sqlweave.errors import (
     DatabaseNotFoundError,
     ExecutionError,
