@@ -51,7 +51,7 @@ def gold_tables(sql: str) -> list[str]:
 def main() -> None:
     os.environ["SQLWEAVE_CACHE_DIR"] = tempfile.mkdtemp()
     from sqlweave.agent.tools import Toolkit
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.retrieval.values import ValueIndex
 
     dbdir = SPIDER / "database"

@@ -55,7 +55,7 @@ def main() -> None:
     from rich.table import Table
 
     from sqlweave.config import cache_dir
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.errors import QueryTimeoutError
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:
 
 _CHILD = r"""
 import dataclasses, hashlib, json, sys, time
-from sqlweave.db import Database
+from sqlweave.database import Database
 start = time.perf_counter()
 db = Database.open(sys.argv[1])
 schema = db.schema()

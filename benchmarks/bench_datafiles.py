@@ -43,7 +43,7 @@ from bench_dialects import normal  # noqa: E402
 from bench_infer_keys import export  # noqa: E402
 from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and command)
 
-from sqlweave.db import Database  # noqa: E402
+from sqlweave.database import Database  # noqa: E402
 from sqlweave.db.datafiles import data_database  # noqa: E402
 from sqlweave.db.infer_keys import Keys, declare_keys  # noqa: E402
 from sqlweave.errors import SqlweaveError  # noqa: E402

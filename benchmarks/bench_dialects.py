@@ -123,7 +123,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from sqlweave.config import cache_dir
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from tests.db.conftest import MariaDBServer, PostgresServer
 
     records = [json.loads(line) for line in (args.run / "results.jsonl").read_text().splitlines() if line.strip()]

@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from sqlweave.db import Database  # noqa: E402
+from sqlweave.database import Database  # noqa: E402
 from sqlweave.errors import SqlweaveError  # noqa: E402
 
 

@@ -38,7 +38,7 @@ SPIDER = ROOT.parent / "shared" / "data" / "spider"
 
 def read(targets: list[str], repeat: int) -> dict:
     import sqlweave.db.connection as connection
-    from sqlweave.db import Database
+    from sqlweave.database import Database
 
     calls = [0]
     original = connection.Database.trusted_read

@@ -24,7 +24,7 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.eval.datasets import load_spider, load_spider_syn
 from sqlweave.retrieval.dense import get_embedder
 from sqlweave.stages.link_schema import link_terms

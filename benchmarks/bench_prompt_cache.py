@@ -31,7 +31,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "prompt_cache.json")
     args = ap.parse_args()
 
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.db.render import render_schema
     from sqlweave.eval.datasets import load_spider
     from sqlweave.llm.base import Message

@@ -31,7 +31,7 @@ SPIDER = ROOT.parent / "shared" / "data" / "spider"
 
 def value_columns(ds, examples) -> dict[str, list[tuple[str, str]]]:
     """Per question, the columns of the stored values it names (the ``select_values`` matcher)."""
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.stages.select_values import select_values, value_index
 
     indexes, out = {}, {}
@@ -51,7 +51,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "pruning.json",
                     help="where to write the JSON results")
     args = ap.parse_args()
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.datasets import load_spider
     from sqlweave.eval.runner import load_results
     from sqlweave.retrieval.schema_retriever import prune, prune_stats

@@ -21,7 +21,7 @@ from pathlib import Path
 import sqlglot
 from sqlglot import exp
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.eval.datasets import load_spider
 from sqlweave.stages.select_values import select_values, value_index
 

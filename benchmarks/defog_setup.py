@@ -216,7 +216,7 @@ class DefogDatabases:
 
 def check_gold(dbs: DefogDatabases, engines: tuple[str, ...] = ("postgres", "sqlite")) -> dict[str, Any]:
     """Run every gold alternative on its engine; score each question's first alternative against its gold."""
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.defog import GoldResults, load_questions, minimal_queries, questions_path, score_on_database
 
     out: dict[str, Any] = {}

@@ -19,7 +19,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.eval.runner import load_results
 from sqlweave.sql.fanout import fan_outs
 

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and command)
 
-from sqlweave.db import Database  # noqa: E402
+from sqlweave.database import Database  # noqa: E402
 from sqlweave.eval.runner import load_results  # noqa: E402
 from sqlweave.sql.rewrite import name_keys  # noqa: E402
 

@@ -26,7 +26,7 @@ from bench_defog import read_checkpoint  # noqa: E402
 from defog_setup import DATA, DEFAULT_PG_DIR, DefogDatabases, default_cache  # noqa: E402
 from vote_oracle import save  # noqa: E402  (the JSON with its date, machine and command)
 
-from sqlweave.db import Database  # noqa: E402
+from sqlweave.database import Database  # noqa: E402
 from sqlweave.errors import SqlweaveError  # noqa: E402
 from sqlweave.eval.defog import GoldResults, load_questions, questions_path, score_on_database  # noqa: E402
 from sqlweave.sql.rewrite import name_keys  # noqa: E402

@@ -54,7 +54,7 @@ def traces(folder: Path) -> Iterator[dict[str, Any]]:
 def spider_db(dbs: dict[str, Any], spider: Path, db_id: str) -> Any:
     """Spider's database ``db_id``, opened once per replay (``dbs`` keeps them)."""
     if db_id not in dbs:
-        from sqlweave.db import Database
+        from sqlweave.database import Database
 
         dbs[db_id] = Database.open(spider / "database" / db_id / f"{db_id}.sqlite", timeout_s=10)
     return dbs[db_id]

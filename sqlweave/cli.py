@@ -23,7 +23,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from . import __version__, display
-from .db.connection import Database
+from .database import Database
 from .errors import ConfigurationError, SqlweaveError
 from .eval.datasets import DATASETS, load_dataset
 from .llm.base import LLM

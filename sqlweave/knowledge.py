@@ -59,7 +59,6 @@ import csv
 import json
 import re
 import threading
-import weakref
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -69,7 +68,7 @@ from .errors import ConfigurationError, SchemaError, SqlweaveError
 from .sql.names import split_column
 
 if TYPE_CHECKING:
-    from .db.connection import Database
+    from .db.protocol import Reader
     from .schema import Schema
     from .policy import AccessPolicy
     from .retrieval.lexical import BM25Index
@@ -740,55 +739,19 @@ def _examples(value: Any, problems: _Problems) -> tuple[SamplePair, ...]:
 
 # --- knowledge of an open database ----------------------------------------------------------------------
 
-_ATTACHED: "weakref.WeakKeyDictionary[Database, Knowledge]" = weakref.WeakKeyDictionary()
-_FILES: dict[str, tuple[float, Knowledge]] = {}
-_LOCK = threading.Lock()
 
+def knowledge_for(db: "Reader") -> Knowledge | None:
+    """The knowledge pipelines use for ``db``: its own (:attr:`sqlweave.database.Database.knowledge`: what it was
+    opened or set with, else its descriptions file when that is a YAML knowledge file), with nothing the access
+    policy hides.
 
-def attach_knowledge(db: "Database", knowledge: Knowledge | None) -> None:
-    """Make ``knowledge`` what pipelines use for ``db`` (``None`` detaches it)."""
-    with _LOCK:
-        if knowledge is None:
-            _ATTACHED.pop(db, None)
-        else:
-            _ATTACHED[db] = knowledge
-
-
-def knowledge_for(db: "Database") -> Knowledge | None:
-    """The knowledge pipelines use for ``db``: what :func:`attach_knowledge` attached, else its descriptions
-    file when that is a YAML knowledge file (read once, again when it changes), else ``None``.
-
-    >>> from sqlweave.db import Database
+    >>> from sqlweave.database import Database
     >>> from sqlweave.db.demo import demo_database_path
     >>> knowledge_for(Database.open(demo_database_path())) is None
     True
     """
-    policy = getattr(db, "policy", None)
-    found = _knowledge_for(db)
+    policy, found = db.policy, db.knowledge
     return policy.filter_knowledge(found) if policy is not None else found  # nothing hidden reaches a prompt
-
-
-def _knowledge_for(db: "Database") -> Knowledge | None:
-    with _LOCK:
-        attached = _ATTACHED.get(db)
-    if attached is not None:
-        return attached
-    path = getattr(db, "descriptions", None)
-    if path is None or Path(path).suffix.lower() not in YAML_SUFFIXES:
-        return None
-    key = str(Path(path).resolve())
-    try:
-        mtime = Path(path).stat().st_mtime
-    except OSError:
-        return None
-    with _LOCK:
-        hit = _FILES.get(key)
-    if hit is not None and hit[0] == mtime:
-        return hit[1]
-    knowledge = load_knowledge(path)
-    with _LOCK:
-        _FILES[key] = (mtime, knowledge)
-    return knowledge
 
 
 # --- description side files (JSON, defog's JSON, BIRD's CSV folders) --------------------------------------

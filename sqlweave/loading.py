@@ -122,7 +122,7 @@ def _read_sqlite(path: Path) -> list[_SourceTable]:
 
 def _read_database(source: str | Path) -> list[_SourceTable]:
     """Any database sqlweave opens (DuckDB file, PostgreSQL URL), read-only, with its keys and comments."""
-    from .db.connection import Database
+    from .database import Database
 
     db = Database.open(source, timeout_s=600)
     try:
@@ -264,7 +264,7 @@ _COMPATIBLE = {"int": "int", "float": "float", "decimal": "decimal", "bool": "bo
 def _target_url(target: str | Path) -> tuple[str, Path | None]:
     text = str(target)
     if "://" in text:
-        from .db.connection import with_installed_driver
+        from .db.opening import with_installed_driver
 
         try:
             return with_installed_driver(text), None

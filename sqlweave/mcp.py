@@ -63,7 +63,8 @@ from pydantic import BaseModel, Field
 from ._version import __version__
 from .catalog import Catalog, UnknownDatabaseError
 from .cells import json_cell
-from .db.connection import Database, QueryResult
+from .database import Database
+from .db.connection import QueryResult
 from .answer_schema import AnswerSchema, ErrorSchema, ReadingSchema
 from .engine import Engine
 from .stages.check_question import MAX_QUESTION_CHARS

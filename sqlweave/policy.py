@@ -60,7 +60,7 @@ import re
 import threading
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence, Union
 
 import sqlglot
 from sqlglot import exp
@@ -699,19 +699,43 @@ def _column_ok(column: exp.Column, scope: Any, policy: AccessPolicy, schema: "Sc
     return False
 
 
-def resolve_policy(policy: "AccessPolicy | str | Path | None", descriptions: str | Path | None = None
-                   ) -> AccessPolicy | None:
-    """The policy a database opens with: ``policy`` (an object or a file) merged with the ``policy:`` section
-    of ``descriptions`` when that is a YAML knowledge file (so a policy is never silently dropped)."""
-    found = policy if isinstance(policy, AccessPolicy) or policy is None else AccessPolicy.load(policy)
-    if descriptions is not None and Path(descriptions).suffix.lower() in (".yaml", ".yml") \
-            and Path(descriptions).is_file():
-        import yaml  # the knowledge file's policy: section (the rest of the file is the knowledge module's)
+#: What a database may be opened with as its access policy: a policy, its mapping, its YAML file, several of them.
+PolicySpec = Union["AccessPolicy", Mapping[str, Any], str, Path, Sequence[Union["AccessPolicy", str, Path]], None]
 
-        try:
-            data = yaml.safe_load(Path(descriptions).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-            raise PolicyError(f"cannot read the policy section of {str(descriptions)!r}: {err}") from None
-        if isinstance(data, dict) and data.get("policy") is not None:
-            found = AccessPolicy.from_mapping(data["policy"], source=descriptions).merged(found)
-    return found
+
+def resolve_policy(policy: PolicySpec, descriptions: str | Path | None = None,
+                   knowledge: "Knowledge | None" = None) -> AccessPolicy | None:
+    """The one policy a database opens with, merged here and nowhere else: ``policy`` (an object, a mapping, a
+    file, or several: each later one merged with those before it) merged with the ``policy:`` section of the
+    knowledge (``knowledge``'s own, or that of ``descriptions`` when it is a YAML knowledge file), so a policy is
+    never silently dropped.
+
+    >>> sorted(resolve_policy([AccessPolicy.from_yaml("hidden_tables: [a]"), {"hidden_tables": ["b"]}]).hidden_tables)
+    ['a', 'b']
+    """
+    found: AccessPolicy | None = None
+    given: Sequence[Any] = policy if isinstance(policy, (list, tuple)) else (policy,)
+    for one in given:
+        if one is None:
+            continue
+        one = one if isinstance(one, AccessPolicy) else \
+            AccessPolicy.from_mapping(one) if isinstance(one, Mapping) else AccessPolicy.load(one)
+        found = one.merged(found)
+    section = knowledge.policy if knowledge is not None else _section_of(descriptions)
+    return section.merged(found) if section is not None else found
+
+
+def _section_of(descriptions: str | Path | None) -> AccessPolicy | None:
+    """The ``policy:`` section of a YAML knowledge file (the rest of the file is the knowledge module's)."""
+    if descriptions is None or Path(descriptions).suffix.lower() not in (".yaml", ".yml") \
+            or not Path(descriptions).is_file():
+        return None
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(descriptions).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        raise PolicyError(f"cannot read the policy section of {str(descriptions)!r}: {err}") from None
+    if isinstance(data, dict) and data.get("policy") is not None:
+        return AccessPolicy.from_mapping(data["policy"], source=descriptions)
+    return None

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 from ..errors import ConfigurationError, RefusedStatementError, SQLParseError, SqlweaveError
 
 if TYPE_CHECKING:
-    from ..db.connection import Database
+    from ..database import Database
 
 #: defog's query categories (35 questions each in the 210-question set).
 CATEGORIES = ("date_functions", "group_by", "instruct", "order_by", "ratio", "table_join")

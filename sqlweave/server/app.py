@@ -30,7 +30,8 @@ from ..catalog import Catalog
 from ..cells import json_cell
 from ..chart import NO_CHART, choose_chart
 from ..conversation import Conversation
-from ..db.connection import Database, QueryResult
+from ..database import Database
+from ..db.connection import QueryResult
 from ..engine import Engine
 from ..feedback import AnswerSeal
 from ..errors import (

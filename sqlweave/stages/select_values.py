@@ -17,7 +17,7 @@ Results go to ``state.values`` (a list of dicts: table, column, value, score, sp
 ``state.values_text`` (one line per column, ``- singer.Country: 'France'``), which
 :class:`~sqlweave.stages.generate.GenerateSQL` shows just before the question.
 
->>> from sqlweave.db.connection import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> db = Database.open(demo_database_path())
 >>> found = select_values("Which customers from Canada bought a Chess Set?", value_index(db), db.schema())
@@ -38,7 +38,7 @@ from ..errors import ConfigurationError, SqlweaveError
 from ..pipeline import State, check_options
 
 if TYPE_CHECKING:
-    from ..db.connection import Database
+    from ..db.protocol import Database
     from ..schema import Schema
     from ..resources import Resources
     from ..retrieval.values import ValueIndex
@@ -317,7 +317,7 @@ class SelectValues:
     pipeline: on a database error the stage selects nothing and notes why.
 
     >>> from sqlweave.llm.fake import FakeLLM
-    >>> from sqlweave.db.connection import Database
+    >>> from sqlweave.database import Database
     >>> from sqlweave.db.demo import demo_database_path
     >>> from sqlweave.pipeline import Pipeline
     >>> from sqlweave.stages import CheckQuestion, RenderSchema, GenerateSQL, ExtractSQL, ExecuteSQL
