@@ -347,7 +347,7 @@ class ConversationStore:
     def _store_error(self, err: Exception) -> ConversationStoreError:
         msg = str(getattr(err, "orig", None) or err).splitlines()[0]
         hint = None
-        if self._sqlite and not_a_database(msg):
+        if self._sqlite and not_a_database(err):
             # no path here: a server's clients see the hint (the operator finds the file in the configuration)
             hint = ("The store's file is not a readable SQLite database: move it away (a new store is started in its "
                     "place) or pass another file with --conversations.")
