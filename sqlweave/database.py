@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
 
     from .knowledge import Knowledge
-    from .policy import AccessPolicy, PolicySpec
+    from .policy import AccessPolicy
+    from .policy.opening import PolicySpec
     from .schema import Schema
 
 
@@ -96,7 +97,7 @@ class Database:
         ``options=-csearch_path=...`` says otherwise) and DuckDB every schema of the file, ``main`` first.
         """
         from .knowledge import Knowledge, load_knowledge
-        from .policy import resolve_policy
+        from .policy.opening import resolve_policy
 
         known: Knowledge | None = None
         if knowledge is not None:

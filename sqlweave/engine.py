@@ -27,7 +27,8 @@ from .resources import Resources, shared_resources
 if TYPE_CHECKING:
     from .conversation import Conversation, ConversationStore
     from .knowledge import Knowledge
-    from .policy import AccessPolicy, PolicySpec
+    from .policy import AccessPolicy
+    from .policy.opening import PolicySpec
     from .retrieval.pool import PoolExample
 
 

@@ -9,13 +9,14 @@ from pathlib import Path
 import pytest
 
 import sqlweave
-import sqlweave.policy
+import sqlweave.policy.opening
 from sqlweave.catalog import Catalog, DatabaseEntry
 from sqlweave.database import Database
 from sqlweave.engine import open_database
 from sqlweave.knowledge import Knowledge, Term, knowledge_for
 from sqlweave.llm.fake import FakeLLM
-from sqlweave.policy import AccessPolicy, resolve_policy
+from sqlweave.policy import AccessPolicy
+from sqlweave.policy.opening import resolve_policy
 
 from ..db.conftest import SINGER
 
@@ -44,13 +45,13 @@ def files(tmp_path: Path) -> dict[str, Path]:
 def merges(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Each call of the one function that merges a database's policy."""
     calls: list[int] = []
-    real = sqlweave.policy.resolve_policy
+    real = sqlweave.policy.opening.resolve_policy
 
     def counted(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sqlweave.policy, "resolve_policy", counted)
+    monkeypatch.setattr(sqlweave.policy.opening, "resolve_policy", counted)
     return calls
 
 
