@@ -267,7 +267,8 @@ def _code_digest() -> str:
 
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256(__version__.encode())
-    for file in sorted([*here.rglob("*.py"), here.parent / "knowledge.py", *(here.parent / "policy").glob("*.py")]):
+    for file in sorted([*here.rglob("*.py"), *(here.parent / "knowledge").glob("*.py"),
+                        *(here.parent / "policy").glob("*.py")]):
         digest.update(file.relative_to(here.parent).as_posix().encode() + file.read_bytes())
     return digest.hexdigest()[:16]
 
