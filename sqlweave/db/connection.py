@@ -40,8 +40,8 @@ from ..errors import (
 from .backends import SQLite, backend_named
 from .datafiles import data_database, data_name, reads_as_data, source_state
 from .diagnose import ABSENT, LOCKED, LOGIN, connect_hint, first_line
-from .opening import DUCKDB_SUFFIXES, SHOWN_DATABASES, file_identity, no_schemas, server_databases, \
-    with_installed_driver
+from .opening import DUCKDB_SUFFIXES, SHOWN_DATABASES, file_identity, no_schemas, schemas_note, \
+    schemas_with_tables, server_databases, with_installed_driver
 
 if TYPE_CHECKING:
     from .backends.base import Backend
@@ -186,9 +186,7 @@ class Connection:
             missing = [s for s in schemas if s not in conn.schemas]
             if missing:
                 conn.close()
-                from .introspect import schemas_note, schemas_with_tables
-
-                found = schemas_with_tables(engine)
+                found = schemas_with_tables(engine, kind)
                 raise SchemaError(f"database {name!r} has no schema {', '.join(map(repr, missing))}",
                                   hint=f"Its schemas with tables: {schemas_note(found) or 'none'}.")
         return conn

@@ -25,6 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..errors import QueryTimeoutError, SchemaError, SqlweaveError
 from ..knowledge import load_descriptions
 from ..schema import Column, ColumnStats, ForeignKey, Schema, Table, is_composite_type
+from .opening import schemas_note, schemas_with_tables
 
 if TYPE_CHECKING:
     from .protocol import Reader
@@ -57,7 +58,7 @@ def _introspect(db: "Reader", conn: sa.Connection, progress: "Callable[[int, int
         raise SchemaError(f"cannot read the schema of {db.name!r}: {str(err).splitlines()[0]}") from err
     names = list(owner)
     if not names:
-        elsewhere = schemas_with_tables(db.engine) if db.schemas else []
+        elsewhere = schemas_with_tables(db.engine, db.connection.kind) if db.schemas else []
         if elsewhere:
             raise SchemaError(f"database {db.name!r} has no tables in {', '.join(db.schemas)}; its tables are in "
                               f"{schemas_note(elsewhere)}",
@@ -238,33 +239,6 @@ def _reflected_together(inspector: Any, conn: sa.Connection,
     if any((schema, name) not in out["columns"] for name, schema in owner.items()):
         return None
     return out
-
-
-#: A DuckDB file's schemas that hold a table or view of its own, each with their number, by name.
-DUCKDB_SCHEMAS_WITH_TABLES = (
-    "SELECT schema_name, count(*) FROM (SELECT schema_name FROM duckdb_tables() WHERE database_name = "
-    "current_database() UNION ALL SELECT schema_name FROM duckdb_views() WHERE database_name = current_database() "
-    "AND NOT internal) GROUP BY 1 ORDER BY 1")
-
-
-def schemas_with_tables(engine: sa.Engine, limit: int = 8) -> list[tuple[str, int]]:
-    """Up to ``limit`` schemas of a PostgreSQL or DuckDB database that hold a table or view the user can read,
-    each with its number of them."""
-    if engine.dialect.name == "duckdb":
-        sql = DUCKDB_SCHEMAS_WITH_TABLES
-    else:
-        sql = ("SELECT table_schema, count(*) FROM information_schema.tables WHERE table_schema NOT IN "
-               "('pg_catalog', 'information_schema') AND substr(table_schema, 1, 3) <> 'pg_' GROUP BY 1 ORDER BY 1")
-    try:
-        with engine.connect() as con:
-            return [(str(name), int(count)) for name, count in con.exec_driver_sql(sql).fetchmany(limit)]
-    except SQLAlchemyError:
-        return []
-
-
-def schemas_note(schemas: list[tuple[str, int]]) -> str:
-    """``[("sales", 12), ("hr", 1)]`` as an error names them: ``sales (12 tables), hr (1 table)``."""
-    return ", ".join(f"{name} ({count} table{'s' if count > 1 else ''})" for name, count in schemas)
 
 
 def _tables_by_schema(inspector: Any, schemas: tuple[str, ...],

@@ -97,3 +97,25 @@ def server_databases(url: "sa.URL", backend: "Backend", connect_args: dict[str, 
             engine.dispose()
         return names
     return []
+
+
+def schemas_with_tables(engine: sa.Engine, kind: "Backend", limit: int = 8) -> list[tuple[str, int]]:
+    """Up to ``limit`` schemas of a PostgreSQL or DuckDB database that hold a table or view the user can read,
+    each with its number of them (``[]`` for an engine of one namespace, or when the catalog cannot be read)."""
+    if kind.tables_by_schema_sql is None:
+        return []
+    try:
+        with engine.connect() as con:
+            rows = con.exec_driver_sql(kind.tables_by_schema_sql).fetchmany(limit)
+            return [(str(name), int(count)) for name, count in rows]
+    except SQLAlchemyError:
+        return []
+
+
+def schemas_note(schemas: list[tuple[str, int]]) -> str:
+    """``[("sales", 12), ("hr", 1)]`` as an error names them: ``sales (12 tables), hr (1 table)``.
+
+    >>> schemas_note([("sales", 12), ("hr", 1)])
+    'sales (12 tables), hr (1 table)'
+    """
+    return ", ".join(f"{name} ({count} table{'s' if count > 1 else ''})" for name, count in schemas)

@@ -547,9 +547,9 @@ def test_a_url_without_the_driver_names_the_extra(pg_url: str, monkeypatch: pyte
     with pytest.raises(MissingDependencyError) as info:
         Database.open(pg_url.replace("postgresql+psycopg://", "postgresql+pg8000://"))
     assert "pip install" in info.value.hint and "sqlweave[postgres]" in info.value.hint
-    from sqlweave.db import connection
+    from sqlweave.db.backends import postgres
 
-    monkeypatch.setattr(connection, "_importable", lambda name: False)
+    monkeypatch.setattr(postgres, "importable", lambda name: False)
     with pytest.raises(MissingDependencyError) as info:
         Database.open(pg_url.replace("postgresql+psycopg://", "postgresql://"))
     assert info.value.hint == "Install it with: pip install 'sqlweave[postgres]'"

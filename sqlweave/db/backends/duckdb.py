@@ -126,6 +126,7 @@ class DuckDB(Backend):
     pings = False
     url_names_file = True
     packages = {"": "sqlweave[duckdb]"}
+    tables_by_schema_sql = DUCKDB_SCHEMAS_WITH_TABLES
 
     def connect_args(self, url: sa.URL, timeout_s: float) -> dict[str, Any]:
         # The configuration is locked once each connection has its search path (duckdb_session).

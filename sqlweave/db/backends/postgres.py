@@ -127,6 +127,9 @@ class PostgreSQL(Backend):
     has_search_path = True
     rolls_back = True
     schema_forms = "when-needed"
+    tables_by_schema_sql = ("SELECT table_schema, count(*) FROM information_schema.tables WHERE table_schema NOT IN "
+                            "('pg_catalog', 'information_schema') AND substr(table_schema, 1, 3) <> 'pg_' "
+                            "GROUP BY 1 ORDER BY 1")
     packages = {"": "sqlweave[postgres]", "psycopg": "sqlweave[postgres]", "psycopg2": "psycopg2-binary",
                 "pg8000": "pg8000", "asyncpg": "asyncpg"}
 
