@@ -43,15 +43,11 @@ def schema_names(schemas: "Sequence[str]") -> tuple[str, ...]:
 
 
 def no_schemas(schemas: tuple[str, ...] | None, backend: "Backend | str", why: str = "") -> None:
-    """Refuse ``schemas`` for a backend without a search path (``backend`` a class or ``"data files"``)."""
+    """Refuse ``schemas`` for a backend without a search path (``backend`` a class, or ``"data files"`` with
+    ``why``)."""
     if not schemas or (not isinstance(backend, str) and backend.has_search_path):
         return
-    if isinstance(backend, str):
-        kind = backend
-    else:
-        kind = "SQLite" if backend.dialect == "sqlite" else "MySQL and MariaDB"
-        why = why or ("a SQLite file has one schema" if backend.dialect == "sqlite" else
-                      "the URL names the one database read: mysql://user@host/shop")
+    kind, why = (backend, why) if isinstance(backend, str) else backend.one_namespace
     raise ConfigurationError(f"schemas are read on PostgreSQL and DuckDB databases, not {kind} ({why})",
                              hint="Leave out --schemas (schemas=...).")
 

@@ -53,6 +53,8 @@ class Backend:
     #: a pooled connection is checked alive before use (not a DuckDB file's: nothing to ping)
     pings: ClassVar[bool] = True
 
+    #: what the engine is called, and why it has one namespace, when it has no search path
+    one_namespace: ClassVar[tuple[str, str]] = ("this engine", "it has one namespace")
     #: SQL counting the tables and views of each schema the user can read (``None``: one namespace)
     tables_by_schema_sql: ClassVar[str | None] = None
     #: the package that installs each of its SQLAlchemy drivers (``""``: the URL names none)

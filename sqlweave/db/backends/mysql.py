@@ -82,6 +82,7 @@ class MySQL(Backend):
     dialect = "mysql"
     rolls_back = True
     url_needs_database = True
+    one_namespace = ("MySQL and MariaDB", "the URL names the one database read: mysql://user@host/shop")
     schema_forms = "always"
     packages = {"": "sqlweave[mysql]", "pymysql": "sqlweave[mysql]", "mysqldb": "mysqlclient"}
 

@@ -94,6 +94,7 @@ class SQLite(Backend):
     dialect = "sqlite"
     refuses_many_rows = False
     pool_per_thread = True
+    one_namespace = ("SQLite", "a SQLite file has one schema")
     opens_files = True
 
     def create_engine(self, path: Path, timeout_s: float) -> sa.Engine:
