@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sqlweave.agent.actions import parse_action
 from sqlweave.agent.tools import Toolkit
-from sqlweave.db.connection import Database
+from sqlweave.database import Database
 
 EXEMPLARS = [
     ("scientist_1", "Which projects is the scientist Michael Rogers assigned to? Give their names.", [

@@ -148,7 +148,7 @@ cmd_load() {
   client -e "DROP DATABASE IF EXISTS \`$name\`; CREATE DATABASE \`$name\` CHARACTER SET utf8mb4"
   case "$file" in
     *.sql) client "$name" <"$file" >/dev/null ;;
-    *) "$PY" -m sqlweave.db.load "$file" "$(url "$name")" >&2 ;;
+    *) "$PY" -m sqlweave.loading "$file" "$(url "$name")" >&2 ;;
   esac
   url "$name"
 }

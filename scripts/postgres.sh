@@ -139,7 +139,7 @@ cmd_load() {
   sql postgres -c "DROP DATABASE IF EXISTS \"$name\" WITH (FORCE)" -c "CREATE DATABASE \"$name\""
   case "$file" in
     *.sql) sql "$name" -f "$file" >/dev/null ;;
-    *) "$PY" -m sqlweave.db.load "$file" "$(url "$name")" >&2 ;;
+    *) "$PY" -m sqlweave.loading "$file" "$(url "$name")" >&2 ;;
   esac
   url "$name"
 }

@@ -6,7 +6,8 @@
 """
 
 from ._version import __version__
-from .db import Database, QueryResult, Schema
+from .database import Database
+from .db import QueryResult, Schema
 from .engine import Engine, connect
 from .errors import SqlweaveError
 from .pipeline import Answer, Pipeline, Stage, State

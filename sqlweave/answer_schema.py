@@ -6,7 +6,7 @@ client reads ``sql``, ``columns``, ``rows``, ``confidence``, ``cautions`` or ``e
 asked. How a cell is written is the door's choice (:mod:`sqlweave.cells`: the HTTP door cuts long bytes, the
 record keeps every character).
 
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> from sqlweave.llm.fake import FakeLLM
 >>> from sqlweave.presets import build_pipeline

@@ -60,7 +60,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from .db.connection import Database
+from .database import Database
 from .errors import ConfigurationError, DatabaseNotFoundError
 
 if TYPE_CHECKING:
@@ -311,15 +311,10 @@ class Catalog:
 
                 # a malformed knowledge file, then a malformed policy, fail here, before opening
                 knowledge = load_knowledge(entry.knowledge) if entry.knowledge else None
-                policy = None
-                if entry.policy:
-                    from .policy import AccessPolicy
-
-                    for file in entry.policy:
-                        policy = AccessPolicy.load(file).merged(policy)
                 db, _ = open_database(entry.target, timeout_s=entry.timeout_s, max_rows=entry.max_rows,
-                                      descriptions=entry.descriptions, knowledge=knowledge, policy=policy,
-                                      keys_from_data=entry.keys_from_data, schemas=entry.schemas)
+                                      descriptions=entry.descriptions, knowledge=knowledge,
+                                      policy=entry.policy, keys_from_data=entry.keys_from_data,
+                                      schemas=entry.schemas)
                 if db.policy is not None:
                     try:
                         db.schema()  # read and reduced to what the policy shows before the first request

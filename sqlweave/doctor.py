@@ -139,7 +139,7 @@ def _extras() -> list[Check]:
 
 
 def _database(target: str) -> Check:
-    from .db import Database
+    from .database import Database
 
     start = time.perf_counter()
     try:

@@ -15,7 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from .db.connection import Database, QueryResult
+from .database import Database
+from .db.connection import QueryResult
 from .schema import Schema
 from .llm.base import LLM
 from .llm.registry import get_llm
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from .conversation import Conversation, ConversationStore
     from .knowledge import Knowledge
     from .policy import AccessPolicy
+    from .policy.opening import PolicySpec
     from .retrieval.pool import PoolExample
 
 
@@ -237,39 +239,22 @@ def open_database(
     max_rows: int = 1000,
     descriptions: str | Path | None = None,
     knowledge: "str | Path | Knowledge | None" = None,
-    policy: "AccessPolicy | Mapping[str, Any] | str | Path | None" = None,
+    policy: "PolicySpec" = None,
     keys_from_data: bool = True,
     schemas: "Sequence[str] | None" = None,
 ) -> "tuple[Database, Knowledge | None]":
-    """Open ``target`` read-only with its side files (see :func:`connect`): the domain knowledge is attached and
-    returned, the access policy in force. A malformed knowledge or policy file fails before the database opens.
+    """Open ``target`` read-only with its side files (see :func:`connect` and
+    :meth:`~sqlweave.database.Database.open`, which merges the access policy once): the domain knowledge given is
+    the database's and is returned. A malformed knowledge or policy file fails before the database opens.
 
     >>> from sqlweave.db.demo import demo_database_path
     >>> db, known = open_database(demo_database_path())
     >>> db.dialect, known
     ('sqlite', None)
     """
-    from .knowledge import Knowledge, attach_knowledge, load_knowledge
-    from .policy import AccessPolicy
-
-    known: Knowledge | None = None
-    if knowledge is not None:
-        if descriptions is not None:
-            from .errors import ConfigurationError
-
-            raise ConfigurationError("both a descriptions file and a knowledge file were given",
-                                     hint="Put the descriptions in the knowledge file (its tables: section).")
-        known = knowledge if isinstance(knowledge, Knowledge) else load_knowledge(knowledge)
-        descriptions = known.source
-    if isinstance(policy, Mapping):
-        policy = AccessPolicy.from_mapping(policy)
-    if known is not None and known.policy is not None and known.source is None:  # built in code: not in a file
-        policy = known.policy.merged(policy if isinstance(policy, AccessPolicy) or policy is None
-                                     else AccessPolicy.load(policy))
     db = Database.open(target, timeout_s=timeout_s, max_rows=max_rows, descriptions=descriptions, policy=policy,
-                       keys_from_data=keys_from_data, schemas=schemas)
-    if known is not None:
-        attach_knowledge(db, known)
+                       keys_from_data=keys_from_data, schemas=schemas, knowledge=knowledge)
+    known = db.knowledge if knowledge is not None else None
     return db, known
 
 
@@ -283,7 +268,7 @@ def connect(
     max_rows: int = 1000,
     descriptions: str | Path | None = None,
     knowledge: "str | Path | Knowledge | None" = None,
-    policy: "AccessPolicy | Mapping[str, Any] | str | Path | None" = None,
+    policy: "PolicySpec" = None,
     resources: Resources | None = None,
     keys_from_data: bool = True,
     schemas: "Sequence[str] | None" = None,

@@ -260,15 +260,33 @@ class CacheFile:
                         "space and permissions there, or remove the file.", self.path, what, err)
 
 
-def not_a_database(err: object) -> bool:
-    """Does SQLite's error (or a driver's wrapping of it) say the file is no database it can read (overwritten, cut
-    short, encrypted), which no retry mends?
+#: SQLite's result codes of a file that is no database it can read: SQLITE_CORRUPT, SQLITE_NOTADB.
+_NOT_A_DATABASE = (11, 26)
 
-    >>> not_a_database("(sqlite3.DatabaseError) file is not a database"), not_a_database("database is locked")
-    (True, False)
+
+def not_a_database(err: BaseException | None) -> bool:
+    """Does SQLite's error (or a driver's wrapping of it) say, by its result code, that the file is no database it
+    can read (overwritten, cut short, encrypted), which no retry mends?
+
+    >>> import sqlite3, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "x.sqlite"
+    >>> _ = path.write_bytes(b"no database" * 400)
+    >>> try:
+    ...     sqlite3.connect(path).execute("SELECT 1 FROM sqlite_master")
+    ... except sqlite3.Error as err:
+    ...     not_a_database(err)
+    True
+    >>> not_a_database(sqlite3.OperationalError("file is not a database"))  # the words alone, no code: no
+    False
     """
-    text = str(err).lower()
-    return any(s in text for s in ("not a database", "malformed", "encrypted"))
+    seen = 0
+    while err is not None and seen < 8:
+        code = getattr(err, "sqlite_errorcode", None)
+        if isinstance(code, int):
+            return code & 0xFF in _NOT_A_DATABASE
+        err = getattr(err, "orig", None) or err.__cause__
+        seen += 1
+    return False
 
 
 __all__ = ["CacheFile", "append_jsonl", "not_a_database", "private_folder", "write_atomically"]

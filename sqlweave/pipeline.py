@@ -7,7 +7,7 @@ structured notes with :meth:`State.note`. Stages never call one another, so a ne
 stage slots in by building a new tuple.
 
 >>> from sqlweave.llm.fake import FakeLLM
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> from sqlweave.presets import build_pipeline
 >>> pipe = build_pipeline("zero-shot")
@@ -38,7 +38,8 @@ from .sql.quiet import reading_untrusted_text
 
 if TYPE_CHECKING:
     from .budget import Deadline
-    from .db.connection import Database, QueryResult
+    from .db.connection import QueryResult
+    from .db.protocol import Database
     from .db.render import RenderedSchema
     from .schema import Schema
     from .knowledge import Knowledge
@@ -500,7 +501,7 @@ class Pipeline:
         the model keeps no evaluated prompts (an HTTP model), a stage asks the model before generation, a stage
         failed, or the schema shown depends on the question (one larger than the budget, or pruned).
 
-        >>> from sqlweave.db import Database
+        >>> from sqlweave.database import Database
         >>> from sqlweave.db.demo import demo_database_path
         >>> from sqlweave.llm import FakeLLM
         >>> from sqlweave.presets import build_pipeline

@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("parts", {"db", "sql", "llm", "retrieval", "prompts", "knowledge", "policy", "question", "chart", "export",
                "display", "resources", "confidence", "temporal"}),
     ("pipeline", {"pipeline", "stages", "agent", "presets", "answer_schema"}),
-    ("product", {"engine", "catalog", "conversation", "eval", "doctor", "feedback"}),
+    ("product", {"engine", "catalog", "conversation", "eval", "doctor", "feedback", "loading", "database"}),
     ("doors", {"cli", "server", "mcp", "web"}),
 ]
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sqlweave.budget import Deadline, current, preset_budget, within
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.demo import demo_database_path
 from sqlweave.errors import ConfigurationError, LLMTimeoutError, QuestionCancelledError, QuestionTimeoutError
 from sqlweave.llm.base import GenerationOptions, Message

@@ -93,7 +93,7 @@ def test_every_answer_has_a_confidence_and_a_failed_one_has_zero(singer_db: Path
     answer = engine.ask("How many singers are there?")
     assert 0.5 < answer.confidence < 1.0 and not answer.unsure and answer.readings == ()
     assert [e.stage for e in answer.trace][-1] == "name_keys"  # no readings stage when none was asked for
-    # the signals the stages set are those a recorded trace gives back (benchmarks/calibrate.py fits on these)
+    # the signals the stages set are those a recorded trace gives back (benchmarks/tools/calibrate.py fits on these)
     assert answer.signals == load("calibrate").recorded_signals([e.as_dict() for e in answer.trace])
     failed = sqlweave.connect(singer_db, llm=FakeLLM(["I cannot tell."] * 8)).run("How many singers are there?")
     assert not failed.ok and failed.confidence == 0.0 and not failed.unsure

@@ -28,7 +28,7 @@ from sqlweave.conversation import (
     make_title,
     parse_rewrite,
 )
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.connection import QueryResult
 from sqlweave.errors import (
     ConfigurationError,

@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from sqlweave import display
 from sqlweave.cli import app
-from sqlweave.db.connection import Database, QueryResult
+from sqlweave.database import Database, QueryResult
 from sqlweave.errors import DatabaseNotFoundError, MissingDependencyError
 from sqlweave.export import to_csv
 from sqlweave.llm.fake import FakeLLM

@@ -10,12 +10,12 @@ import pytest
 
 import sqlweave
 from sqlweave.catalog import Catalog
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.demo import demo_database_path
 from sqlweave.knowledge import load_descriptions
 from sqlweave.db.render import RenderedSchema, render_create_table
 from sqlweave.errors import ConfigurationError, SchemaError, SqlweaveError
-from sqlweave.knowledge import Join, Knowledge, Term, attach_knowledge, knowledge_for, load_knowledge
+from sqlweave.knowledge import Join, Knowledge, Term, knowledge_for, load_knowledge
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import State
 from sqlweave.presets import build_pipeline
@@ -352,9 +352,10 @@ def test_catalog_knowledge_key(shop: tuple[Path, Path], tmp_path: Path) -> None:
 def test_attached_knowledge_wins(singer_db: Path) -> None:
     db = Database.open(singer_db)
     k = Knowledge(terms=(Term("veteran singer", "Age over 40"),))
-    attach_knowledge(db, k)
+    db.knowledge = k
     assert knowledge_for(db) is k
-    attach_knowledge(db, None)
+    assert knowledge_for(db.bind({})) is k  # a bound handle keeps it
+    db.knowledge = None
     assert knowledge_for(db) is None
 
 

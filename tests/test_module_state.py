@@ -64,9 +64,6 @@ PROCESS_WIDE: dict[str, str] = {
 #: ``module:name`` -> what it is: hits in modules another part of the current refactoring owns. Each owner moves
 #: its state to the Resources (or an owner object its callers hold) and deletes its lines here.
 OWNED_ELSEWHERE: dict[str, str] = {
-    # knowledge.py: the domain-knowledge files attached to databases, per process
-    "sqlweave.knowledge:_ATTACHED": "knowledge attached to a database by code, by database",
-    "sqlweave.knowledge:_FILES": "knowledge side files read, by path",
     # llm/local.py: llama.cpp grammars parsed per schema (data, not constants)
     "sqlweave.llm.local:_grammar": "llama.cpp's parsed grammar of a schema's text, 16 kept",
     # prompts/: the packaged templates, read once each; bounded by their number, but not by the cache

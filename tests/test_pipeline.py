@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 import sqlweave
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.errors import (
     ConfigurationError,
     InvalidQuestionError,

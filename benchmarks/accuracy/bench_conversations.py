@@ -211,7 +211,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from sqlweave.conversation import Conversation, ConversationStore
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.engine import Engine
     from sqlweave.presets import build_pipeline
     from sqlweave.eval.runner import GoldCache, execution_match

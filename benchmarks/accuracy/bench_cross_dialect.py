@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     import sqlweave
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.defog import load_questions, minimal_queries, questions_path, score_on_database
     from sqlweave.sql.extract import extract_sql
     from sqlweave.sql.repair import repair_schema_links

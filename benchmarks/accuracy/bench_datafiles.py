@@ -41,7 +41,7 @@ from benchmarks.common import ROOT, SPIDER, RESULTS, SAMPLES, save  # noqa: E402
 from benchmarks.accuracy.bench_dialects import normal  # noqa: E402
 from benchmarks.schema.bench_infer_keys import export  # noqa: E402
 
-from sqlweave.db import Database  # noqa: E402
+from sqlweave.database import Database  # noqa: E402
 from sqlweave.db.datafiles import data_database  # noqa: E402
 from sqlweave.db.infer_keys import Keys, declare_keys  # noqa: E402
 from sqlweave.errors import SqlweaveError  # noqa: E402

@@ -140,7 +140,7 @@ class Column:
         self.opened: dict[str, Any] = {}
 
     def database(self, name: str) -> Any:
-        from sqlweave.db import Database
+        from sqlweave.database import Database
 
         if name not in self.opened:
             self.opened[name] = Database.open(self.dbs.target(name, self.engine), timeout_s=self.args.timeout,

@@ -67,7 +67,7 @@ def target(engine: str, db_id: str, server: Any, duck_dir: Path) -> str:
     if engine in ("postgres", "mysql"):
         server.load(db_id.lower(), source)  # the servers' database names are lower-case
         return server.url(db_id.lower())
-    from sqlweave.db.load import load_database
+    from sqlweave.loading import load_database
 
     path = duck_dir / f"{db_id}.duckdb"
     if not path.exists():
@@ -119,7 +119,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from sqlweave.config import cache_dir
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from tests.db.conftest import MariaDBServer, PostgresServer
 
     records = [json.loads(line) for line in (args.run / "results.jsonl").read_text().splitlines() if line.strip()]

@@ -154,7 +154,7 @@ def main() -> None:
     ap.add_argument("--summary-only", action="store_true", help="print and write the summary of the checkpoint")
     args = ap.parse_args()
 
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.hardness import hardness
     from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.llm.registry import get_llm

@@ -23,7 +23,7 @@ from sqlglot import exp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bootstrap: benchmarks/README.md
 from benchmarks.common import parser  # noqa: E402
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.eval.datasets import load_spider
 from sqlweave.stages.select_values import select_values, value_index
 

@@ -16,7 +16,7 @@ and converted to SQLite by sqlweave's own loader.
   :func:`sqlweave.knowledge.load_knowledge` before it is used. Pass it as ``descriptions=``: the descriptions reach
   the schema and the terms and notes the prompts.
 - **SQLite.** ``CACHE/sqlite/NAME.sqlite`` is made from the loaded PostgreSQL database by
-  :func:`sqlweave.db.load.load_database` (the same as ``python -m sqlweave.db.load postgresql+psycopg://.../NAME
+  :func:`sqlweave.loading.load_database` (the same as ``python -m sqlweave.loading postgresql+psycopg://.../NAME
   NAME.sqlite``), again only when missing or made from another dump.
 
 ``--check`` runs every gold query (each alternative) of both question files on its engine and scores the first
@@ -183,7 +183,7 @@ class DefogDatabases:
 
     def sqlite(self, name: str, *, force: bool = False) -> Path:
         """``CACHE/sqlite/NAME.sqlite``, made from the PostgreSQL database by sqlweave's loader."""
-        from sqlweave.db.load import load_database
+        from sqlweave.loading import load_database
 
         out = self.cache / "sqlite" / f"{name}.sqlite"
         stamp_path = out.with_suffix(".source")
@@ -214,7 +214,7 @@ class DefogDatabases:
 
 def check_gold(dbs: DefogDatabases, engines: tuple[str, ...] = ("postgres", "sqlite")) -> dict[str, Any]:
     """Run every gold alternative on its engine; score each question's first alternative against its gold."""
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.defog import GoldResults, load_questions, minimal_queries, questions_path, score_on_database
 
     out: dict[str, Any] = {}

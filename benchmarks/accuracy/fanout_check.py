@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bootstrap: benchmarks/README.md
 from benchmarks.common import machine  # noqa: E402
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.eval.runner import load_results
 from sqlweave.sql.fanout import fan_outs
 

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bootstrap: benchmarks/README.md
 from benchmarks.common import save
 
-from sqlweave.db import Database  # noqa: E402
+from sqlweave.database import Database  # noqa: E402
 from sqlweave.eval.runner import load_results  # noqa: E402
 from sqlweave.sql.name_keys import name_keys  # noqa: E402
 

@@ -24,7 +24,7 @@ from benchmarks.accuracy.bench_defog import read_checkpoint  # noqa: E402
 from benchmarks.accuracy.defog_setup import DEFAULT_PG_DIR, DefogDatabases, default_cache  # noqa: E402
 from benchmarks.common import save, DEFOG
 
-from sqlweave.db import Database  # noqa: E402
+from sqlweave.database import Database  # noqa: E402
 from sqlweave.errors import SqlweaveError  # noqa: E402
 from sqlweave.eval.defog import GoldResults, load_questions, questions_path, score_on_database  # noqa: E402
 from sqlweave.sql.name_keys import name_keys  # noqa: E402

@@ -51,7 +51,7 @@ def main() -> None:
     from rich.table import Table
 
     from sqlweave.config import cache_dir
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.errors import QueryTimeoutError
 
     ap = parser(__doc__)

@@ -40,7 +40,7 @@ from benchmarks.common import ROOT, RESULTS, write_json
 
 _CHILD = r"""
 import dataclasses, hashlib, json, sys, time
-from sqlweave.db import Database
+from sqlweave.database import Database
 start = time.perf_counter()
 db = Database.open(sys.argv[1])
 schema = db.schema()

@@ -5,7 +5,7 @@
 
 Targets: the 301-table SQLite database of the large-schema benchmark (``benchmarks/schema/build_large_schema.py``, built
 if missing), Spider's dev databases together, and with ``--pg-url`` the same 301 tables loaded into PostgreSQL
-(``python -m sqlweave.db.load <cache>/benchmarks/large-schema/large.sqlite postgresql://.../large301``). For each,
+(``python -m sqlweave.loading <cache>/benchmarks/large-schema/large.sqlite postgresql://.../large301``). For each,
 ``--repeat`` fresh :class:`sqlweave.db.Database` handles read the schema; reported: the queries sqlweave sent
 (:meth:`~sqlweave.db.Database.trusted_read` calls; a server round trip or more each), the median seconds, and a
 digest of the schemas read, which must not change when only the way they are read changes. With ``--delay-ms``, the
@@ -35,7 +35,7 @@ from benchmarks.common import ROOT, SPIDER, RESULTS, write_json
 
 def read(targets: list[str], repeat: int) -> dict:
     import sqlweave.db.connection as connection
-    from sqlweave.db import Database
+    from sqlweave.database import Database
 
     calls = [0]
     original = connection.Database.trusted_read

@@ -94,7 +94,7 @@ def build_postgres(server, rows: int) -> str:
 
 
 def measure(target: str, repeat: int) -> dict:
-    from sqlweave.db import Database
+    from sqlweave.database import Database
 
     seconds, found = [], None
     for _ in range(repeat):

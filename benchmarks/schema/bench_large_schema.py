@@ -131,7 +131,7 @@ def run_ex(questions, big_db, out: Path, model: str, pipeline_name: str,
            budget: int | None = None) -> dict[tuple[str, str], dict]:
     from dataclasses import replace
 
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.runner import GoldCache, execution_match
     from sqlweave.llm.registry import get_llm
     from sqlweave.presets import build_pipeline
@@ -267,7 +267,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / ".eval-runs" / "large-schema")
     ap.add_argument("--results", type=Path, default=RESULTS / "large-schema.json")
     args = ap.parse_args()
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.sample import spread
 
     build = args.build or default_out()

@@ -29,7 +29,7 @@ from benchmarks.common import SPIDER, RESULTS, machine
 
 def value_columns(ds, examples) -> dict[str, list[tuple[str, str]]]:
     """Per question, the columns of the stored values it names (the ``select_values`` matcher)."""
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.stages.select_values import select_values, value_index
 
     indexes, out = {}, {}
@@ -49,7 +49,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "pruning.json",
                     help="where to write the JSON results")
     args = ap.parse_args()
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.datasets import load_spider
     from sqlweave.eval.runner import load_results
     from sqlweave.retrieval.schema_retriever import prune, prune_stats

@@ -53,7 +53,7 @@ def main() -> None:
     parser(__doc__).parse_args()  # no options: --help only
     os.environ["SQLWEAVE_CACHE_DIR"] = tempfile.mkdtemp()
     from sqlweave.agent.tools import Toolkit
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.retrieval.values import ValueIndex
 
     dbdir = SPIDER / "database"

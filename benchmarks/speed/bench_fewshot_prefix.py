@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     os.environ["SQLWEAVE_PROMPT_STATES"] = "0"  # no state on disk from earlier runs: memory only
 
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.datasets import load_spider
     from sqlweave.llm.base import Message
     from sqlweave.llm.local import LocalLLM

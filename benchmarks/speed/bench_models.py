@@ -33,7 +33,7 @@ def sample_questions(n: int, seed: int = 0):
 
 def measure(model: str, n_questions: int) -> dict:
     import sqlweave
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.metrics import order_matters, spider_result_eq
     from sqlweave.llm.base import Message
     from sqlweave.llm.local import LocalLLM, load_llama

@@ -88,8 +88,9 @@ def main() -> None:
         row["same texts"] = sum(a == b for a, b in zip(texts["one after another"], texts["together"]))
         row["ratio"] = row["together s"] / row["one after another s"]
         rows.append(row)
-        print(f"{i + 1}/{len(calls)} {qid}: {row['one after another s']:.2f} s -> {row['together s']:.2f} s "
-              f"({row['ratio']:.2f}), {row['same texts']}/{options.n} same", flush=True)
+        print(f"{i + 1}/{len(calls)} {qid}: {row['one after another s']:.2f} s for "
+              f"{row['one after another tokens']} tokens -> {row['together s']:.2f} s for {row['together tokens']} "
+              f"tokens ({row['ratio']:.2f}), {row['same texts']}/{options.n} same", flush=True)
 
     def stat(key: str, f: Any) -> float:
         return float(f([r[key] for r in rows])) if rows else 0.0
@@ -103,6 +104,9 @@ def main() -> None:
         "mean s one after another": stat("one after another s", statistics.mean),
         "mean s together": stat("together s", statistics.mean),
         "median ratio": stat("ratio", statistics.median),
+        "tokens per s one after another": stat("one after another tokens", sum) / max(1e-9, stat(
+            "one after another s", sum)),
+        "tokens per s together": stat("together tokens", sum) / max(1e-9, stat("together s", sum)),
         "tokens one after another": stat("one after another tokens", sum),
         "tokens together": stat("together tokens", sum),
         "samples the same": sum(r["same texts"] for r in rows), "samples": sum(r["n"] for r in rows),
@@ -112,6 +116,8 @@ def main() -> None:
     for name in ways:
         print(f"{name:<20} {summary[f'median s {name}']:>9.2f} {summary[f'mean s {name}']:>8.2f} "
               f"{summary[f'tokens {name}']:>8.0f}")
+    print(f"tokens per second: {summary['tokens per s one after another']:.1f} one after another, "
+          f"{summary['tokens per s together']:.1f} together")
     print(f"median ratio together / one after another: {summary['median ratio']:.2f}; "
           f"{summary['samples the same']} of {summary['samples']} samples the same text")
     if args.out:

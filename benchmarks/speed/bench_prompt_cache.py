@@ -32,7 +32,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=RESULTS / "prompt_cache.json")
     args = ap.parse_args()
 
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.db.render import render_schema
     from sqlweave.eval.datasets import load_spider
     from sqlweave.llm.base import Message

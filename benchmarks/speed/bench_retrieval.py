@@ -46,7 +46,7 @@ def _ms(values: list[float]) -> tuple[float, float]:
 def main() -> None:
     parser(__doc__).parse_args()  # no options: --help only
     os.environ["SQLWEAVE_CACHE_DIR"] = tempfile.mkdtemp()
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.datasets import load_spider
     from sqlweave.llm import FakeLLM
     from sqlweave.pipeline import State

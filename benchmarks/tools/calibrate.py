@@ -68,7 +68,7 @@ def recorded_signals(trace: list[dict[str, Any]]) -> "Signals":
 def load_run(folder: Path, data_dir: Path) -> list[dict[str, Any]]:
     """Every scored answer of a run with its signals (the prediction re-run on its database for its result)."""
     from sqlweave.confidence import FEATURES, features
-    from sqlweave.db.connection import Database
+    from sqlweave.database import Database
     from sqlweave.errors import SqlweaveError
 
     traces = {t["id"]: t["trace"] for t in read_traces(folder)}  # traces.jsonl, or a checkpoint's .gz

@@ -613,7 +613,7 @@ def build_bird(spider: Path, folder: Path) -> Path:
 
 def run_bird(folder: Path, official_dir: Path) -> tuple[dict[str, list[int]], list[dict[str, Any]]]:
     """BIRD EX and VES correctness per question, official vs sqlweave, plus the VES formula on fixed ratios."""
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.bird_metrics import _clean_abnormal, time_ratio, ves
     from sqlweave.eval.datasets import load_bird
     from sqlweave.eval.runner import execution_match

@@ -43,7 +43,7 @@ VOTE_STAGES = (STAGE, "vote")
 def spider_db(dbs: dict[str, Any], spider: Path, db_id: str) -> Any:
     """Spider's database ``db_id``, opened once per replay (``dbs`` keeps them)."""
     if db_id not in dbs:
-        from sqlweave.db import Database
+        from sqlweave.database import Database
 
         dbs[db_id] = Database.open(spider / "database" / db_id / f"{db_id}.sqlite", timeout_s=10)
     return dbs[db_id]

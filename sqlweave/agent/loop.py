@@ -12,7 +12,7 @@ to show schemas up to ``schema_token_limit`` tokens.
 
 >>> from sqlweave.llm.fake import FakeLLM
 >>> from sqlweave.db.demo import demo_database_path
->>> from sqlweave.db.connection import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.pipeline import Pipeline
 >>> llm = FakeLLM(["Thought: count them.\\nAction: ExecuteSQL(\\"SELECT count(*) FROM customers\\")",
 ...                "Thought: done.\\nAction: Done"])

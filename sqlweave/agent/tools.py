@@ -6,7 +6,7 @@ on first use: column embeddings (cached on disk by the embedder), the cell-value
 :mod:`sqlweave.retrieval.values`) and the join graph.
 
 >>> from sqlweave.db.demo import demo_database_path
->>> from sqlweave.db.connection import Database
+>>> from sqlweave.database import Database
 >>> kit = Toolkit(Database.open(demo_database_path()))
 >>> kit.find_shortest_path("customers.city", "products.name").joins[0]
 'customers.customer_id = orders.customer_id'
@@ -24,7 +24,8 @@ from ..cells import text_cell
 from ..errors import ConfigurationError, DatabaseUnavailableError, SchemaError, SchemaLinkError, SqlweaveError
 
 if TYPE_CHECKING:
-    from ..db.connection import Database, QueryResult
+    from ..db.connection import QueryResult
+    from ..db.protocol import Database
     from ..schema import Column, Schema, Table
     from ..resources import Resources
     from ..retrieval.dense import DenseIndex, Embedder

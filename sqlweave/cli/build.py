@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.text import Text
 
-from ..db.connection import Database
+from ..database import Database
 from ..errors import ConfigurationError
 from ..llm.base import LLM
 from .output import err_console, nullcontext, say

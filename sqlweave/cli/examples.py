@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..db.connection import Database
+from ..database import Database
 from .build import build_llm
 from .options import DbOption, ExamplesOption, ModelOption
 from .output import err_console, errors, print_rows, say

@@ -13,7 +13,7 @@ from typing import Optional
 import typer
 from rich.progress import BarColumn, Progress, TextColumn
 
-from ..db.connection import Database
+from ..database import Database
 from .options import DbOption
 from .output import err_console, errors, print_rows, say
 

@@ -136,7 +136,7 @@ class ConversationStore:
                     parsed, connect_args={"timeout": busy_timeout_s, "check_same_thread": False})
                 self._setup_sqlite(busy_timeout_s)
             else:
-                from ..db.connection import libpq_limits  # a store that does not answer is an error in seconds
+                from ..db.backends.postgres import libpq_limits  # a store that does not answer is an error in seconds
 
                 self._engine = sa.create_engine(parsed, pool_pre_ping=True,
                                                 connect_args=libpq_limits(parsed, busy_timeout_s))

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Sequence
 from ..errors import SqlweaveError
 
 if TYPE_CHECKING:
-    from .connection import Database
+    from .protocol import Reader
     from ..schema import Column, Table
 
 #: Integer types: a foreign key column of one of them takes its key's type (DuckDB declares a foreign key only
@@ -140,7 +140,7 @@ class _DatabaseProbe:
     """Reads through :meth:`sqlweave.db.Database.trusted_read` (read-only, under the access policy), each query
     for at most 5 s and all of them within the budget; past it, or when a query fails, a rule finds no key."""
 
-    def __init__(self, db: "Database", tables: Sequence["Table"], budget_s: float,
+    def __init__(self, db: "Reader", tables: Sequence["Table"], budget_s: float,
                  sampled: dict[str, int] | None = None, sample_rows: int = 100_000) -> None:
         self.db = db
         self.kinds = {t.name: [(c.name, _kind(c)) for c in t.columns] for t in tables}
@@ -155,7 +155,7 @@ class _DatabaseProbe:
     def one(self, sql: str) -> Any:
         left = self.deadline - time.monotonic()
         if left <= 0.05:
-            self.db.reads_cut_short += 1  # what this query would have shown depends on the machine's speed
+            self.db.connection.reads_cut_short += 1  # what this query would have shown depends on the machine's speed
             return None
         try:
             rows = self.db.trusted_read(sql, timeout_s=min(_QUERY_S, left), max_rows=1).rows
@@ -207,7 +207,7 @@ def infer_keys(con: Any, tables: Sequence[str]) -> Keys:
     return _infer(_DuckProbe(con), tables)
 
 
-def infer_database_keys(db: "Database", tables: Sequence["Table"], *, budget_s: float = 20.0,
+def infer_database_keys(db: "Reader", tables: Sequence["Table"], *, budget_s: float = 20.0,
                         max_rows: int = 1_000_000, sample_rows: int = 100_000) -> Keys:
     """The keys the data of ``tables`` shows on ``db``, any engine, by the rules above: a table's declared
     one-column primary key is kept, the others are looked for. The queries read through
@@ -218,7 +218,7 @@ def infer_database_keys(db: "Database", tables: Sequence["Table"], *, budget_s: 
     (that takes every row). So every check reads a bounded number of rows, and which keys are found does not
     depend on the machine's speed. Nothing is written to the database.
 
-    >>> from sqlweave.db import Database
+    >>> from sqlweave.database import Database
     >>> from sqlweave.db.demo import demo_database_path
     >>> db = Database.open(demo_database_path())
     >>> keys = infer_database_keys(db, db.schema().tables)

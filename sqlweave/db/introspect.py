@@ -4,7 +4,7 @@ Tables, columns, types, primary and foreign keys come from SQLAlchemy's
 inspector; descriptions from the database's comments or a side file; sample
 values and statistics from bounded queries (at most ``STATS_SAMPLE`` rows per table).
 
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> schema = introspect(Database.open(demo_database_path()))
 >>> "customers" in schema.table_names
@@ -25,9 +25,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from ..errors import QueryTimeoutError, SchemaError, SqlweaveError
 from ..knowledge import load_descriptions
 from ..schema import Column, ColumnStats, ForeignKey, Schema, Table, is_composite_type
+from .opening import schemas_note, schemas_with_tables
 
 if TYPE_CHECKING:
-    from .connection import Database
+    from .protocol import Reader
 
 SAMPLE_VALUES = 3
 SAMPLE_ROWS = 3
@@ -40,7 +41,7 @@ _MAX_SAMPLE_TEXT = 60
 warnings.filterwarnings("ignore", message=".*SQL-parsed foreign key constraint", category=sa.exc.SAWarning)
 
 
-def introspect(db: "Database", progress: "Callable[[int, int], None] | None" = None) -> Schema:
+def introspect(db: "Reader", progress: "Callable[[int, int], None] | None" = None) -> Schema:
     """Read tables, columns, keys, descriptions, samples and statistics of ``db`` (on one connection: a round trip
     to a server fewer for each of its hundreds of queries); ``progress(done, total)`` is called as each table's
     data has been read."""
@@ -48,7 +49,7 @@ def introspect(db: "Database", progress: "Callable[[int, int], None] | None" = N
         return _introspect(db, conn, progress)
 
 
-def _introspect(db: "Database", conn: sa.Connection, progress: "Callable[[int, int], None] | None") -> Schema:
+def _introspect(db: "Reader", conn: sa.Connection, progress: "Callable[[int, int], None] | None") -> Schema:
     try:
         inspector = sa.inspect(conn)
         owner, shadowed = _tables_by_schema(inspector, db.schemas,
@@ -57,7 +58,7 @@ def _introspect(db: "Database", conn: sa.Connection, progress: "Callable[[int, i
         raise SchemaError(f"cannot read the schema of {db.name!r}: {str(err).splitlines()[0]}") from err
     names = list(owner)
     if not names:
-        elsewhere = schemas_with_tables(db.engine) if db.schemas else []
+        elsewhere = schemas_with_tables(db.engine, db.connection.kind) if db.schemas else []
         if elsewhere:
             raise SchemaError(f"database {db.name!r} has no tables in {', '.join(db.schemas)}; its tables are in "
                               f"{schemas_note(elsewhere)}",
@@ -162,13 +163,13 @@ def _introspect(db: "Database", conn: sa.Connection, progress: "Callable[[int, i
                   shadowed=tuple(_qualified(db, home, name) for home, name in shadowed))
 
 
-def _qualified(db: "Database", schema: str, table: str) -> str:
+def _qualified(db: "Reader", schema: str, table: str) -> str:
     """``schema.table`` as the database's SQL names it, quoted only where needed (``"Hr Dept".staff``)."""
     quote = db.engine.dialect.identifier_preparer.quote
     return f"{quote(schema)}.{quote(table)}"
 
 
-def _keys_from_data(db: "Database", tables: list[Table],
+def _keys_from_data(db: "Reader", tables: list[Table],
                     fks: list[ForeignKey]) -> tuple[list[Table], list[ForeignKey]]:
     """The keys the data shows (:func:`~sqlweave.db.infer_keys.infer_database_keys`) of a database that declares
     no foreign key: a table that declares no primary key gets the one found, and each foreign key found is added
@@ -183,7 +184,7 @@ def _keys_from_data(db: "Database", tables: list[Table],
     return marked, [ForeignKey(*fk) for fk in keys.foreign if (fk[0].lower(), fk[1].lower()) not in keyed]
 
 
-def _joins_as_keys(db: "Database", fks: list[ForeignKey], tables: list[Table]) -> list[ForeignKey]:
+def _joins_as_keys(db: "Reader", fks: list[ForeignKey], tables: list[Table]) -> list[ForeignKey]:
     """The preferred joins of the database's knowledge file as foreign keys, where the database declares none
     on that column: the keys a data file, or a database that declares none, cannot show (``orders.customer_id =
     customers.id``). The side that is its table's primary key is the one referred to (either may come first);
@@ -240,33 +241,6 @@ def _reflected_together(inspector: Any, conn: sa.Connection,
     return out
 
 
-#: A DuckDB file's schemas that hold a table or view of its own, each with their number, by name.
-DUCKDB_SCHEMAS_WITH_TABLES = (
-    "SELECT schema_name, count(*) FROM (SELECT schema_name FROM duckdb_tables() WHERE database_name = "
-    "current_database() UNION ALL SELECT schema_name FROM duckdb_views() WHERE database_name = current_database() "
-    "AND NOT internal) GROUP BY 1 ORDER BY 1")
-
-
-def schemas_with_tables(engine: sa.Engine, limit: int = 8) -> list[tuple[str, int]]:
-    """Up to ``limit`` schemas of a PostgreSQL or DuckDB database that hold a table or view the user can read,
-    each with its number of them."""
-    if engine.dialect.name == "duckdb":
-        sql = DUCKDB_SCHEMAS_WITH_TABLES
-    else:
-        sql = ("SELECT table_schema, count(*) FROM information_schema.tables WHERE table_schema NOT IN "
-               "('pg_catalog', 'information_schema') AND substr(table_schema, 1, 3) <> 'pg_' GROUP BY 1 ORDER BY 1")
-    try:
-        with engine.connect() as con:
-            return [(str(name), int(count)) for name, count in con.exec_driver_sql(sql).fetchmany(limit)]
-    except SQLAlchemyError:
-        return []
-
-
-def schemas_note(schemas: list[tuple[str, int]]) -> str:
-    """``[("sales", 12), ("hr", 1)]`` as an error names them: ``sales (12 tables), hr (1 table)``."""
-    return ", ".join(f"{name} ({count} table{'s' if count > 1 else ''})" for name, count in schemas)
-
-
 def _tables_by_schema(inspector: Any, schemas: tuple[str, ...],
                       partitions: set[tuple[str, str]]) -> tuple[dict[str, str | None], list[tuple[str, str]]]:
     """Each table and view to read (a PostgreSQL materialized view too; not a partition of a table, which is read
@@ -304,7 +278,7 @@ def _mysql_code(err: SQLAlchemyError) -> int | None:
     return args[0] if args and isinstance(args[0], int) else None
 
 
-def _granted_columns(db: "Database", table: str) -> tuple[list[dict[str, Any]], set[str], list[dict[str, Any]], str]:
+def _granted_columns(db: "Reader", table: str) -> tuple[list[dict[str, Any]], set[str], list[dict[str, Any]], str]:
     """A MySQL or MariaDB table's columns that the role was granted (``information_schema`` lists only those),
     with its primary key and foreign keys among them and its comment: what reflection reads from the table's
     definition, which such a role may not see."""
@@ -325,7 +299,7 @@ def _granted_columns(db: "Database", table: str) -> tuple[list[dict[str, Any]], 
     return cols, pk, fks, str(comment or "")
 
 
-def _unreadable_columns(db: "Database") -> dict[tuple[str, str], set[str]]:
+def _unreadable_columns(db: "Reader") -> dict[tuple[str, str], set[str]]:
     """The columns of the tables and views on PostgreSQL's search path that the connection's role may not select
     (no privilege on the table nor on the column), by schema and table; none when the server cannot say (a
     server that speaks PostgreSQL's protocol without its catalog)."""
@@ -340,7 +314,7 @@ def _unreadable_columns(db: "Database") -> dict[tuple[str, str], set[str]]:
     return out
 
 
-def _partitions(db: "Database") -> set[tuple[str, str]]:
+def _partitions(db: "Reader") -> set[tuple[str, str]]:
     """The partitions of PostgreSQL's partitioned tables, by schema and name: each is a table of its own to the
     catalog (``events_2024`` of ``events``), and a question asks of the table they make up."""
     rows = catalog_rows(db, "SELECT n.nspname, c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
@@ -369,7 +343,7 @@ def _with_labels(description: str, labels: list[str], most: int = 25) -> str:
     return f"{description}; {note}" if description else note
 
 
-def _duckdb_types(db: "Database") -> dict[tuple[str, str, str], str]:
+def _duckdb_types(db: "Reader") -> dict[tuple[str, str, str], str]:
     """Every column's type as DuckDB names it, by schema, table and column (its SQLAlchemy driver knows no list,
     struct or map, and no enum's labels)."""
     rows = db.trusted_read("SELECT schema_name, table_name, column_name, data_type FROM duckdb_columns() "
@@ -377,7 +351,7 @@ def _duckdb_types(db: "Database") -> dict[tuple[str, str, str], str]:
     return {(str(s), str(t), str(c)): str(ty) for s, t, c, ty in rows}
 
 
-def catalog_rows(db: "Database", sql: str) -> list[Any]:
+def catalog_rows(db: "Reader", sql: str) -> list[Any]:
     """The rows of a query of sqlweave's own on the database's catalog (read-only, to the database's time limit),
     or none when it fails (what it adds is then left out)."""
     try:
@@ -386,7 +360,7 @@ def catalog_rows(db: "Database", sql: str) -> list[Any]:
         return []
 
 
-def _duckdb_keys(db: "Database") -> dict[tuple[str, str], tuple[set[str], list[dict[str, Any]]]]:
+def _duckdb_keys(db: "Reader") -> dict[tuple[str, str], tuple[set[str], list[dict[str, Any]]]]:
     """Primary and foreign keys from DuckDB's own catalog (its SQLAlchemy driver cannot reflect them), by schema
     and table (a foreign key refers to a table of its own schema)."""
     rows = db.trusted_read(
@@ -448,7 +422,7 @@ def _resolve_fks(fks: list[ForeignKey], tables: list[Table]) -> tuple[ForeignKey
     return tuple(out)
 
 
-def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
+def _with_data(db: "Reader", table: Table, explicit: bool = False) -> Table:
     """Add row count, sample rows, sample values and statistics, each from a bounded query (``explicit``: name
     the table's columns instead of ``*``, for a table some of whose columns are not to be read)."""
     q = db.quote
@@ -497,12 +471,12 @@ def _with_data(db: "Database", table: Table, explicit: bool = False) -> Table:
 _STATS_COLUMNS = 50
 
 
-def _samples_sql(db: "Database", table: str, column: str) -> str:
+def _samples_sql(db: "Reader", table: str, column: str) -> str:
     """A column's first distinct values that are not NULL, among the table's first rows."""
     return first_values_sql(db, table, column, SAMPLE_VALUES, scan=STATS_SAMPLE)
 
 
-def first_values_sql(db: "Database", table: str, column: str, limit: int, *, scan: int | None = None) -> str:
+def first_values_sql(db: "Reader", table: str, column: str, limit: int, *, scan: int | None = None) -> str:
     """A query for the first ``limit`` distinct values of a column that are not NULL (among the table's first
     ``scan`` rows when given), the same ones in every process. SQLite and MySQL give a DISTINCT's values in the
     order they first appear, PostgreSQL in its plan's order; DuckDB's DISTINCT runs on several threads and gives
@@ -521,7 +495,7 @@ def first_values_sql(db: "Database", table: str, column: str, limit: int, *, sca
     return f"SELECT DISTINCT {c} FROM {rows} WHERE {c} IS NOT NULL LIMIT {limit}"
 
 
-def _count_and_samples(db: "Database", table: Table) -> tuple[Any, dict[str, list[tuple[Any]]]]:
+def _count_and_samples(db: "Reader", table: Table) -> tuple[Any, dict[str, list[tuple[Any]]]]:
     """The table's row count and, on PostgreSQL, the sample values of its columns, as rows of one column: one
     query for the count and each 50 columns' samples (each column's own query, as :func:`_samples_sql` reads it,
     as an array), where a query per column was a round trip each to a server. A group whose query fails (a
@@ -564,7 +538,7 @@ def _count_and_samples(db: "Database", table: Table) -> tuple[Any, dict[str, lis
     return count[0], out
 
 
-def _stats_sql(db: "Database", table: str, columns: list[str]) -> str:
+def _stats_sql(db: "Reader", table: str, columns: list[str]) -> str:
     """One query of each column's distinct values, NULLs, minimum and maximum, over the table's first rows."""
     q = db.quote
     parts = [f"COUNT(DISTINCT {q(c)}), SUM(CASE WHEN {q(c)} IS NULL THEN 1 ELSE 0 END), MIN({q(c)}), MAX({q(c)})"
@@ -573,7 +547,7 @@ def _stats_sql(db: "Database", table: str, columns: list[str]) -> str:
             f"LIMIT {STATS_SAMPLE}) AS s")
 
 
-def _stats_together(db: "Database", table: Table) -> dict[str, tuple[Any, ...]]:
+def _stats_together(db: "Reader", table: Table) -> dict[str, tuple[Any, ...]]:
     """The statistics of a table's columns read by one query for each 50 of them (a round trip to a server per
     column added up to minutes for a schema of hundreds of tables); a group with a column whose values do not
     compare (no MIN for JSON) is left to one query per column."""

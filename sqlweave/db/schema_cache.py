@@ -23,7 +23,7 @@ DuckDB's catalog; MySQL's and MariaDB's catalogs too): a handle that lives on, a
 with the one its schema was read with (:meth:`sqlweave.db.Database.schema`), and reads the schema again when a
 table, a column, a key or a grant changed.
 
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> db = Database.open(demo_database_path())
 >>> fingerprint(db) is not None and structure(db) is not None
@@ -50,7 +50,7 @@ from .introspect import catalog_rows
 from ..schema import Column, ColumnStats, ForeignKey, Schema, Table
 
 if TYPE_CHECKING:
-    from .connection import Database
+    from .protocol import Reader
 
 #: Bumped when the file's layout changes (the code digest already covers what the schema holds).
 FORMAT = 1
@@ -121,7 +121,7 @@ FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()
 """
 
 
-def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bool = False,
+def read_schema(db: "Reader", settings: Settings | None = None, *, refresh: bool = False,
                 progress: Callable[[int, int], None] | None = None) -> Schema:
     """The schema of ``db``: the one kept on disk when it was read with the database's fingerprint of now (its
     time of reading then in ``db.schema_kept_since``), else read (:func:`~sqlweave.db.introspect.introspect`)
@@ -129,7 +129,7 @@ def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bo
     ``db.schema_structure`` is set to the database's
     :func:`structure` of now (how a long-lived handle tells, later, that a table or a column changed).
 
-    >>> from sqlweave.db import Database
+    >>> from sqlweave.database import Database
     >>> from sqlweave.db.demo import demo_database_path
     >>> "customers" in read_schema(Database.open(demo_database_path())).table_names
     True
@@ -146,27 +146,27 @@ def read_schema(db: "Database", settings: Settings | None = None, *, refresh: bo
     if kept is not None:
         db.schema_kept_since = kept[1]
         return kept[0]
-    cut_short = db.reads_cut_short
+    cut_short = db.connection.reads_cut_short
     schema = introspect(db, progress)
-    if db.reads_cut_short == cut_short and marks(db) == (structure_now, mark):  # complete, nothing changed meanwhile
+    if db.connection.reads_cut_short == cut_short and marks(db) == (structure_now, mark):  # complete, nothing changed meanwhile
         _store(path, mark, schema)
     return schema
 
 
-def fingerprint(db: "Database") -> str | None:
+def fingerprint(db: "Reader") -> str | None:
     """A digest that changes when what a schema read of ``db`` shows may have changed (its structure or its rows),
     or ``None`` where there is none to trust (MySQL, MariaDB, an in-memory database, a catalog that cannot be
     read)."""
     return marks(db)[1]
 
 
-def structure(db: "Database") -> str | None:
+def structure(db: "Reader") -> str | None:
     """A digest of the database's tables, columns, keys, comments and grants (not of its rows), by one query, or
     ``None`` when it cannot be read: SQLite's ``schema_version``, DuckDB's, PostgreSQL's and MySQL's catalogs."""
     return marks(db)[0]
 
 
-def marks(db: "Database") -> tuple[str | None, str | None]:
+def marks(db: "Reader") -> tuple[str | None, str | None]:
     """:func:`structure` and :func:`fingerprint` of ``db``, read together (one query to a server)."""
     backend = db.backend
     if backend == "postgresql":
@@ -192,7 +192,7 @@ def marks(db: "Database") -> tuple[str | None, str | None]:
     return None, None
 
 
-def _identity(db: "Database") -> str:
+def _identity(db: "Reader") -> str:
     """The identity of the file a handle reads (a file renamed over it is another structure, even with the same
     tables: a value index built on the old one is not used)."""
     return "" if db.file is None else f"{db.file[1]}"
@@ -216,7 +216,7 @@ def _files_mark(path: Path, journals: tuple[str, ...], header: int) -> str | Non
     return digest.hexdigest()
 
 
-def _key(db: "Database") -> str:
+def _key(db: "Reader") -> str:
     """What the read depends on besides the database's own state."""
     from ..knowledge import knowledge_for
 
@@ -267,8 +267,9 @@ def _code_digest() -> str:
 
     here = Path(__file__).resolve().parent
     digest = hashlib.sha256(__version__.encode())
-    for file in sorted([*here.glob("*.py"), here.parent / "knowledge.py", here.parent / "policy.py"]):
-        digest.update(file.name.encode() + file.read_bytes())
+    for file in sorted([*here.rglob("*.py"), *(here.parent / "knowledge").glob("*.py"),
+                        *(here.parent / "policy").glob("*.py")]):
+        digest.update(file.relative_to(here.parent).as_posix().encode() + file.read_bytes())
     return digest.hexdigest()[:16]
 
 

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..db.connection import Database
+from ..database import Database
 from ..errors import SqlweaveError
 from .metrics import bird_result_eq, undecodable
 

@@ -46,7 +46,7 @@ from .defog_frames import (NA, ResultComparisonError, ResultFrame, argsort_colum
                            drop_duplicate_rows, is_number, normalize_frame, sort_rows)
 
 if TYPE_CHECKING:
-    from ..db.connection import Database
+    from ..database import Database
 
 #: defog's query categories (35 questions each in the 210-question set).
 CATEGORIES = ("date_functions", "group_by", "instruct", "order_by", "ratio", "table_join")

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-from ..db.connection import Database
+from ..database import Database
 from ..errors import ConfigurationError, SqlweaveError, StorageError
 from ..llm.base import LLM
 from ..pipeline import Pipeline

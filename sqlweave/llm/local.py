@@ -217,6 +217,11 @@ class LocalLLM(LLM):
             raise ContextLengthError(f"the prompt has about {n} tokens, more than the model's context of "
                                      f"{self.n_ctx}", prompt_tokens=n, n_ctx=self.n_ctx)
 
+    def _near_context(self, messages: tuple[Message, ...]) -> bool:
+        """Whether the prompt of ``messages`` comes within the template's slack of the context (its count of the
+        template's own tokens is an upper bound, so the exact prompt may pass the context first)."""
+        return self.prompt_tokens(messages) + _DEFAULT_SYSTEM_TOKENS + _ANSWER_HEADER >= self.n_ctx
+
     def _prefill(self, messages: tuple[Message, ...]) -> bool:
         """Evaluate the prompt of ``messages`` (one token generated, then dropped), keeping its state in memory and
         in the prompt-state folder: a later prompt that begins the same way resumes from it."""
@@ -283,7 +288,9 @@ class LocalLLM(LLM):
                         # llama.cpp's abort callback stopped the prompt's evaluation at the deadline
                         raise LLMTimeoutError(
                             f"the local model did not finish within {options.timeout_s:g} s") from err
-                    if "exceed context window" in str(err):
+                    if isinstance(err, ValueError) and self._near_context(messages):
+                        # llama-cpp-python refuses a prompt past the context with a ValueError (no code): the
+                        # prompt's own length says so
                         raise ContextLengthError(f"the prompt is longer than the model's context: {err}") from err
                     raise LLMResponseError(
                         f"the embedded model failed while generating: {type(err).__name__}: {err}",

@@ -13,7 +13,8 @@ import threading
 from typing import Any, Mapping
 
 from ..catalog import Catalog, UnknownDatabaseError
-from ..db.connection import Database, QueryResult
+from ..database import Database
+from ..db.connection import QueryResult
 from ..engine import Engine
 from ..errors import ConfigurationError, SqlweaveError
 from ..llm.base import LLM

@@ -7,7 +7,7 @@ BM25 over its words and character trigrams, so "Frence" still finds "France" and
 tool and by the value-selection stage.
 
 >>> from sqlweave.db.demo import demo_database_path
->>> from sqlweave.db.connection import Database
+>>> from sqlweave.database import Database
 >>> idx = ValueIndex.build(Database.open(demo_database_path()))
 >>> hit = idx.search("Frence", k=1)[0]
 >>> (hit.table, hit.column, hit.value)
@@ -32,7 +32,7 @@ from ..errors import SchemaError, SqlweaveError
 from ..files import write_atomically
 
 if TYPE_CHECKING:
-    from ..db.connection import Database
+    from ..db.protocol import Database
 
 INDEX_VERSION = 1
 MAX_VALUE_CHARS = 200

@@ -24,7 +24,7 @@ from ..answer_schema import AnswerSchema
 from ..catalog import Catalog
 from ..chart import NO_CHART
 from ..conversation import Conversation
-from ..db.connection import Database
+from ..database import Database
 from ..engine import Engine
 from ..errors import DatabaseError, MissingDependencyError, SqlweaveError
 from ..feedback import AnswerSeal

@@ -4,7 +4,7 @@ Templates: how many rows a main table has; how many per a text column with few d
 of a numeric column per category (a text column, or the table a foreign key points to); how many per month
 when there is a date column; which rows have a real stored value; the top five by a numeric column.
 
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> for q in suggest_questions(Database.open(demo_database_path())):
 ...     print(q)
@@ -26,7 +26,7 @@ from ..chart import is_date_value, time_like_name
 from ..errors import SqlweaveError
 
 if TYPE_CHECKING:
-    from ..db.connection import Database
+    from ..db.protocol import Database
     from ..schema import Column, Schema, Table
 
 #: A text column is a category when it has at most this many distinct values (and repeats some).

@@ -25,7 +25,7 @@ from ..errors import SqlweaveError
 from .validate import parse_one
 
 if TYPE_CHECKING:
-    from ..db.connection import Database
+    from ..db.protocol import Database
 
 #: Rows read past the k-th to count the ties (more are said as "or more").
 EXTRA_ROWS = 50

@@ -57,7 +57,7 @@ class CheckQuestion(BaseStage):
     In a pipeline, the language becomes a note and ``state.question_language``:
 
     >>> from sqlweave.llm.fake import FakeLLM
-    >>> from sqlweave.db import Database
+    >>> from sqlweave.database import Database
     >>> from sqlweave.db.demo import demo_database_path
     >>> from sqlweave.pipeline import Pipeline
     >>> answer = Pipeline("check", (CheckQuestion(),)).run("¿Cuántos clientes hay?",

@@ -18,7 +18,7 @@ the reason noted (``rejected``), when it is empty or a SQL query; a model error 
 
 >>> from sqlweave.llm.fake import FakeLLM
 >>> from sqlweave.pipeline import State
->>> from sqlweave.db.connection import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> from sqlweave.stages.render_schema import RenderSchema
 >>> db = Database.open(demo_database_path())

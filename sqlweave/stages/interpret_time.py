@@ -28,7 +28,7 @@ falls back to the machine's date, and that is noted.
 
 >>> from sqlweave.llm.fake import FakeLLM
 >>> from sqlweave.pipeline import State
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> db = Database.open(demo_database_path())
 >>> state = State("How many orders were placed on weekends last month?", db, FakeLLM([]), db.schema(), db.schema())
@@ -56,14 +56,14 @@ from ..temporal import MAX_CHARS, Interpretation, describe, evidence_text, find_
 from .base import BaseStage
 
 if TYPE_CHECKING:
-    from ..db.connection import Database
+    from ..db.protocol import Database
     from ..schema import Schema
 
 
 def database_today(db: "Database") -> date:
     """Today's date by ``db``'s clock (``SELECT CURRENT_DATE`` in its dialect).
 
-    >>> from sqlweave.db import Database
+    >>> from sqlweave.database import Database
     >>> from sqlweave.db.demo import demo_database_path
     >>> isinstance(database_today(Database.open(demo_database_path())), date)
     True

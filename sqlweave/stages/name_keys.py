@@ -9,7 +9,7 @@ the query as it was before the names were added (:func:`sqlweave.confidence.sign
 changes no row.
 
 >>> from sqlweave.llm.fake import FakeLLM
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> from sqlweave.presets import build_pipeline
 >>> answer = build_pipeline("default").run("Who is the manager of each employee?", Database.open(demo_database_path()),

@@ -15,7 +15,7 @@ full-schema fallback (which widens a *pruned* schema) has nothing wider to show.
 schema pruning, which then prunes the fitted schema.
 
 >>> from sqlweave.llm.fake import FakeLLM
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> from sqlweave.pipeline import State
 >>> db = Database.open(demo_database_path())

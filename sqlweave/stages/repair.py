@@ -7,7 +7,7 @@ does better than the failed one, so a correct answer is never touched. Cheap eno
 model-based correction stages, which then only see what rules could not fix.
 
 >>> from sqlweave.llm.fake import FakeLLM
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> from sqlweave.presets import build_pipeline
 >>> pipe = build_pipeline("repair")

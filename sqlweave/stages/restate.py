@@ -14,7 +14,7 @@ A model that fails, or answers with something that is not a question, leaves the
 
 >>> from sqlweave.llm.fake import FakeLLM
 >>> from sqlweave.pipeline import PriorTurn, State
->>> from sqlweave.db.connection import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> db = Database.open(demo_database_path())
 >>> state = State("How many are there?", db, FakeLLM(["How many customers are from Canada?"]), db.schema(),

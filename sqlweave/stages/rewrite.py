@@ -9,7 +9,7 @@ the stage never turns an answer into an error or an empty result. No model call.
 for questions in English: the rule reads the question's words against the schema's table names.
 
 >>> from sqlweave.llm.fake import FakeLLM
->>> from sqlweave.db import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> from sqlweave.presets import build_pipeline
 >>> pipe = build_pipeline("zero-shot+rewrite")
@@ -36,7 +36,7 @@ from .base import BaseStage
 from .candidate import Attempt, adopt, attempt, current_attempt
 
 if TYPE_CHECKING:
-    from ..db.connection import Database
+    from ..db.protocol import Database
 
 #: Seconds one "does this column hold this text?" probe may take, and all the probes of one value_probe together
 #: (one answer, or every sample of one vote); past either, the answer is "cannot tell".

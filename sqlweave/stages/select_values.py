@@ -17,7 +17,7 @@ Results go to ``state.values`` (:class:`~sqlweave.stages.payloads.ValueMatch`: t
 and the ``values`` prompt block (one line per column, ``- singer.Country: 'France'``, under
 :data:`~sqlweave.stages.generate.VALUES_HEADER`), which generation prompts show just before the question.
 
->>> from sqlweave.db.connection import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> db = Database.open(demo_database_path())
 >>> found = select_values("Which customers from Canada bought a Chess Set?", value_index(db), db.schema())
@@ -41,7 +41,7 @@ from .generate import VALUES_HEADER, headed_block
 from .payloads import ValueMatch
 
 if TYPE_CHECKING:
-    from ..db.connection import Database
+    from ..db.protocol import Database
     from ..schema import Schema
     from ..resources import Resources
     from ..retrieval.values import ValueIndex
@@ -303,7 +303,7 @@ class SelectValues(BaseStage):
     pipeline: on a database error the stage selects nothing and notes why.
 
     >>> from sqlweave.llm.fake import FakeLLM
-    >>> from sqlweave.db.connection import Database
+    >>> from sqlweave.database import Database
     >>> from sqlweave.db.demo import demo_database_path
     >>> from sqlweave.pipeline import Pipeline
     >>> from sqlweave.stages import CheckQuestion, RenderSchema, GenerateSQL, ExtractSQL, ExecuteSQL

@@ -20,7 +20,7 @@ handled the same way: simplification is an aid, never a reason to fail.
 
 >>> from sqlweave.llm.fake import FakeLLM
 >>> from sqlweave.pipeline import State
->>> from sqlweave.db.connection import Database
+>>> from sqlweave.database import Database
 >>> from sqlweave.db.demo import demo_database_path
 >>> db = Database.open(demo_database_path())
 >>> state = State("Give me the tally of clients hailing from Canada.", db, FakeLLM(["How many customers are from Canada?"]),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sqlweave.agent.loop import AgentLoop, STOP
-from sqlweave.db.connection import Database
+from sqlweave.database import Database
 from sqlweave.llm.fake import FakeLLM
 from sqlweave.pipeline import Pipeline
 from sqlweave.presets import build_pipeline

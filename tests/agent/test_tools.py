@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sqlweave.agent.tools import Toolkit, join_graph
-from sqlweave.db.connection import Database
+from sqlweave.database import Database
 from sqlweave.schema import Column, Schema, Table
 from sqlweave.errors import SchemaError
 

@@ -249,7 +249,7 @@ def duck_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """concert_singer as a DuckDB file made by the loader, with comments."""
     need_extra("duckdb")
     import duckdb
-    from sqlweave.db.load import load_database
+    from sqlweave.loading import load_database
 
     path = tmp_path_factory.mktemp("duck") / "concert_singer.duckdb"
     load_database(SINGER, path)

@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from sqlweave.agent.tools import Toolkit
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.retrieval.values import ValueIndex
 from sqlweave.sql.extract import extract_sql
 from sqlweave.sql.repair import repair_schema_links

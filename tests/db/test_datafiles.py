@@ -12,7 +12,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from typer.testing import CliRunner
 
 from sqlweave.cli import app
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.datafiles import data_database, table_names
 from sqlweave.errors import DatabaseError, DatabaseNotFoundError, MissingDependencyError, RefusedStatementError
 from tests.extras import need_extra

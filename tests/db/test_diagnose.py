@@ -1,5 +1,6 @@
 """Errors typed where they arise: each engine's rejection of a wrong name becomes the same typed error with the
-name it reported (SQLite by message, DuckDB by exception and message, PostgreSQL by SQLSTATE), on live databases."""
+name it reported (SQLite by result code and message, DuckDB by exception class and message, PostgreSQL by SQLSTATE),
+on live databases. Why a connection failed is each backend's: tests/db/test_backends.py."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
-from sqlweave.db.diagnose import ABSENT, LOGIN, connect_hint, diagnose, unreachable_reason
+from sqlweave.database import Database
+from sqlweave.db.backends import diagnose
+from sqlweave.db.diagnose import ABSENT, LOGIN, TIMED_OUT, connect_hint
 from sqlweave.errors import (
     AmbiguousColumnError,
     DatabaseSyntaxError,
@@ -119,24 +121,9 @@ def test_policy_withheld_message_keeps_the_type_but_not_the_name() -> None:
     assert info.value.name is None and "country" not in info.value.message
 
 
-@pytest.mark.parametrize("said, reason", [
-    ('connection to server at "h", port 5432 failed: FATAL:  role "nobody" does not exist', LOGIN),
-    ('FATAL:  role "barred" is not permitted to log in', LOGIN),
-    ('FATAL:  password authentication failed for user "app"', LOGIN),
-    ("(1045, \"Access denied for user 'app'@'localhost' (using password: YES)\")", LOGIN),
-    ('FATAL:  database "nosuchdb" does not exist', ABSENT[0]),
-    ("(1049, \"Unknown database 'nope'\")", ABSENT[0]),
-    ("failed to resolve host 'db.invalid': [Errno -2] Name or service not known", ABSENT[1]),
-    ('connection to server at "h", port 1 failed: Connection refused', "the connection was refused"),
-    ('IO Error: The file "/x.duckdb" exists, but it is not a valid DuckDB database file!', ABSENT[2]),
-])
-def test_why_a_connection_failed_is_read_from_each_servers_words(said: str, reason: str) -> None:
-    assert unreachable_reason(said) == reason
-
-
 def test_each_reason_that_needs_its_own_advice_has_it() -> None:
     assert "name at the end of the URL" in (connect_hint(ABSENT[0]) or "")
     assert "host name" in (connect_hint(ABSENT[1]) or "")
-    assert "firewall" in (connect_hint("the connection timed out") or "")
+    assert "firewall" in (connect_hint(TIMED_OUT) or "")
     assert connect_hint(LOGIN) is None  # DatabaseLoginError's own hint says it
     assert connect_hint("the connection was refused") is None  # DatabaseUnavailableError's own hint says it

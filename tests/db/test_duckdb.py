@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import sqlweave
-from sqlweave.db import Database
-from sqlweave.db.load import load_database
+from sqlweave.database import Database
+from sqlweave.loading import load_database
 from sqlweave.errors import ConfigurationError, ExecutionError, QueryTimeoutError, RefusedStatementError, SchemaError, SQLParseError
 from sqlweave.llm import FakeLLM
 

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database, render_compact, render_create_table, render_schema
+from sqlweave.database import Database
+from sqlweave.db import render_compact, render_create_table, render_schema
 from sqlweave.db.demo import build_demo_database, demo_database_path
 from sqlweave.errors import SchemaError
 from tests.conftest import keyless_shop
@@ -176,7 +177,7 @@ def test_a_foreign_key_declared_twice_is_read_once_and_quietly(tmp_path: Path) -
             FOREIGN KEY (owner_id) REFERENCES "Owners"(owner_id));
     """)
     conn.close()
-    code = ("import sys; from sqlweave.db import Database; "
+    code = ("import sys; from sqlweave.database import Database; "
             "print(len(Database.open(sys.argv[1]).schema().foreign_keys))")
     done = subprocess.run([sys.executable, "-W", "default", "-c", code, str(path)], capture_output=True, text=True,
                           timeout=120)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import sqlweave
-from sqlweave.db import Database
-from sqlweave.db.load import load_database
+from sqlweave.database import Database
+from sqlweave.loading import load_database
 from sqlweave.errors import (
     ExecutionError,
     MissingDependencyError,
@@ -240,9 +240,9 @@ def test_a_url_without_the_driver_names_the_extra(mariadb_url: str, monkeypatch:
     maria = Database.open(mariadb_url.replace("mysql+pymysql://", "mariadb://"))
     assert maria.dialect == "mysql" and maria.execute("SELECT count(*) FROM singer").rows == ((6,),)
     maria.close()
-    from sqlweave.db import connection
+    from sqlweave.db.backends import mysql
 
-    monkeypatch.setattr(connection, "_importable", lambda name: False)
+    monkeypatch.setattr(mysql, "importable", lambda name: False)
     with pytest.raises(MissingDependencyError) as info:
         Database.open(mariadb_url.replace("mysql+pymysql://", "mysql://"))
     assert "mysqlclient" in info.value.hint or "sqlweave[mysql]" in info.value.hint

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.schema_cache import fingerprint
 from sqlweave.policy import AccessPolicy
 from tests.conftest import keyless_shop
@@ -130,13 +130,15 @@ def test_off_old_unreadable_or_incomplete_reads_are_not_used(tmp_path: Path, rea
 
 def test_fingerprint_is_none_where_nothing_tells_a_change(tmp_path: Path) -> None:
     need_extra("duckdb")
-    from sqlweave.db.connection import Database as Handle
+    from sqlweave.db.backends import DuckDB
+    from sqlweave.db.connection import Connection
 
     path = keyless_shop(tmp_path / "shop.sqlite")
     assert fingerprint(Database.open(path)) == fingerprint(Database.open(path))
     import sqlalchemy as sa
 
-    memory = Handle(sa.create_engine("duckdb:///:memory:"), name="mem", target="duckdb:///:memory:")
+    memory = Database(Connection(sa.create_engine("duckdb:///:memory:"), DuckDB(), name="mem",
+                                 target="duckdb:///:memory:"))
     assert fingerprint(memory) is None
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.sqlite_functions import add_percentiles
 from sqlweave.errors import ExecutionError
 

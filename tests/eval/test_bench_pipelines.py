@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.llm import FakeLLM
 from sqlweave.presets import build_pipeline
 from tests.eval.test_vote_replays import load

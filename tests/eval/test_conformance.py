@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.eval.bird_metrics import _clean_abnormal, time_ratio, ves
 from sqlweave.eval.datasets import Example
 from sqlweave.eval.exact_match import exact_match, kmap_for, sqlite_schema

@@ -316,7 +316,7 @@ def test_a_file_that_is_not_a_question_file_is_refused(tmp_path) -> None:
 def test_gold_answers_score_three_of_three_on_live_postgres(defog_restaurants: str) -> None:
     """defog's smallest database loaded from its dump; the pipeline, answered by a model that writes the gold
     SQL, runs three questions (one with {..} alternatives, one with instructions) and scores 3/3."""
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.defog import GoldResults, score_on_database
     from sqlweave.llm.fake import FakeLLM
     from sqlweave.presets import build_pipeline

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.eval.bird_metrics import soft_f1, time_ratio, ves
 from sqlweave.eval.exact_match import exact_match, partial_match
 from sqlweave.eval.spider_sql import to_spider

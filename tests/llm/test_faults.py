@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.errors import LLMError, LLMResponseError, LLMTimeoutError, ModelUnavailableError
 from sqlweave.llm import CachedLLM, FakeLLM, Message, get_llm
 from sqlweave.llm import local as local_module

@@ -87,7 +87,7 @@ def test_without_a_pool_given_the_bundled_one_is_used(tmp_path: Path, monkeypatc
 
 def test_a_vote_with_the_examples_view_and_no_pool_given_shows_bundled_pairs(singer_db: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.llm import FakeLLM
     from sqlweave.pipeline import Pipeline
     from sqlweave.presets import build_pipeline, zero_shot

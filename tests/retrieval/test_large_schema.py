@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.render import render_schema
 from sqlweave.schema import Schema
 from sqlweave.llm.base import Message

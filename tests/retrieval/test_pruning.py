@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.llm import FakeLLM
 from sqlweave.presets import build_pipeline
 from sqlweave.retrieval.schema_retriever import prune, prune_stats, query_elements

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from sqlweave.config import Settings
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.demo import demo_database_path
 from sqlweave.llm.fake import FakeLLM
 from sqlweave.pipeline import State

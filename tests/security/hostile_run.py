@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.engine import Engine
 from sqlweave.errors import NoSQLInOutputError, QueryTimeoutError, RefusedStatementError, SQLParseError, SqlweaveError
 from sqlweave.llm.base import GenerationOptions, Message

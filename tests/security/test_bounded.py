@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.errors import QueryTimeoutError
 from sqlweave.llm import FakeLLM
 from sqlweave.presets import build_pipeline

@@ -28,7 +28,7 @@ def _mode(path: Path) -> int:
 def test_every_folder_sqlweave_makes_in_a_new_cache_is_private(
         tmp_path: Path, singer_db: Path, monkeypatch: pytest.MonkeyPatch, loose_umask: None) -> None:
     from sqlweave.conversation import ConversationStore, default_store_url
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.db.demo import build_demo_database
     from sqlweave.llm.cache import CachedLLM
     from sqlweave.llm.base import Message
@@ -132,7 +132,7 @@ def test_a_cache_file_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
 
 def test_a_schema_kept_on_a_full_disk_leaves_no_temporary_file(singer_db: Path, monkeypatch) -> None:
     from sqlweave.config import cache_dir
-    from sqlweave.db import Database
+    from sqlweave.database import Database
 
     def no_space(src, dst) -> None:
         raise OSError(28, "No space left on device")
@@ -154,7 +154,7 @@ def open_umask() -> Iterator[None]:
 def test_every_file_and_folder_in_a_new_cache_is_private_even_with_an_open_umask(
         tmp_path: Path, singer_db: Path, monkeypatch: pytest.MonkeyPatch, open_umask: None) -> None:
     from sqlweave.conversation import ConversationStore, default_store_url
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.db.demo import build_demo_database
     from sqlweave.feedback import AnswerSeal, PendingExamples
     from sqlweave.llm.base import Message

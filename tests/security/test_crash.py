@@ -48,7 +48,7 @@ def digest(path: Path) -> str:
 
 def test_value_index_build_killed_keeps_finished_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from sqlweave.config import Settings
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.retrieval.values import ValueIndex
 
     db_path = tmp_path / "many.sqlite"
@@ -61,7 +61,7 @@ def test_value_index_build_killed_keeps_finished_tables(tmp_path: Path, monkeypa
     folder = tmp_path / "cache" / "values"
     kill_when(f"""
         import time
-        from sqlweave.db import Database
+        from sqlweave.database import Database
         from sqlweave.retrieval.values import ValueIndex
         ValueIndex.build(Database.open({str(db_path)!r}), progress=lambda done, total: time.sleep(0.1))
     """, lambda: folder.exists() and len(list(folder.rglob("*.json"))) >= 5, tmp_path)
@@ -181,7 +181,7 @@ def test_repeated_kills_at_random_moments_then_a_full_index(tmp_path: Path) -> N
     import random
 
     from sqlweave.config import Settings
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.retrieval.values import ValueIndex
 
     db_path = tmp_path / "many.sqlite"
@@ -196,7 +196,7 @@ def test_repeated_kills_at_random_moments_then_a_full_index(tmp_path: Path) -> N
         start, delay = time.time(), rng.uniform(0.3, 1.5)
         kill_when(f"""
             import time
-            from sqlweave.db import Database
+            from sqlweave.database import Database
             from sqlweave.retrieval.values import ValueIndex
             ValueIndex.build(Database.open({str(db_path)!r}), progress=lambda done, total: time.sleep(0.1))
         """, lambda: time.time() - start > delay, tmp_path)

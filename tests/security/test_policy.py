@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import sqlweave
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.render import render_schema
 from sqlweave.errors import AccessDeniedError, PolicyError, RefusedStatementError, SqlweaveError
 from sqlweave.knowledge import Knowledge, Term, knowledge_for

@@ -230,7 +230,7 @@ def test_suggestions_are_real_and_deterministic(make):
 def test_suggestions_name_the_rows_of_a_singular_table_in_the_plural(tmp_path: Path):
     import sqlite3
 
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.server.suggest import suggest_questions
 
     path = tmp_path / "gadgets.sqlite"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.demo import demo_database_path
 from sqlweave.sql.fanout import fan_outs
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db.connection import Database
+from sqlweave.database import Database
 from sqlweave.schema import Column, Schema, Table
 from sqlweave.errors import ConfigurationError
 from sqlweave.llm import FakeLLM

@@ -9,7 +9,7 @@ import sys
 import pytest
 import sqlglot
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.demo import demo_database_path
 from sqlweave.errors import RefusedStatementError
 from sqlweave.llm.fake import FakeLLM
@@ -50,7 +50,7 @@ def test_pipeline_and_execute_do_not_echo_the_text(caplog: pytest.LogCaptureFixt
 
 def test_nothing_reaches_stderr_without_logging_configured() -> None:
     # Python's last-resort handler printed these on stderr, raw, in the middle of the CLI's output.
-    code = ("from sqlweave.db import Database\n"
+    code = ("from sqlweave.database import Database\n"
             "from sqlweave.db.demo import demo_database_path\n"
             "from sqlweave.llm.fake import FakeLLM\n"
             "from sqlweave.presets import build_pipeline\n"

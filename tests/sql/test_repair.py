@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db.connection import Database
+from sqlweave.database import Database
 from sqlweave.sql.repair import repair_schema_links
 from sqlweave.sql.validate import schema_issues
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlweave.db.connection import Database
+from sqlweave.database import Database
 from sqlweave.sql.name_keys import name_keys
 from sqlweave.sql.rewrite import relink_values, rewrite_query
 from sqlweave.stages.rewrite import value_probe

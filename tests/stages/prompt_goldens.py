@@ -89,7 +89,7 @@ def run(preset: str, first: Sequence[str] = (), *, restate: bool = False, **opti
     :data:`ANSWER`); ``options`` go to :meth:`~sqlweave.pipeline.Pipeline.run`. With ``restate``, the question is
     restated first, as an :class:`~sqlweave.engine.Engine` does with earlier turns."""
     import sqlweave.retrieval.dense as dense
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.db.demo import demo_database_path
     from sqlweave.presets import build_pipeline
     from sqlweave.resources import Resources

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.errors import ConfigurationError
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline
 from sqlweave.presets import zero_shot

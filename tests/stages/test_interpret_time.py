@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.errors import ConfigurationError, DatabaseUnavailableError
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import State

@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.schema import Column, Schema, Table
 from sqlweave.errors import ConfigurationError, MissingDependencyError
 from sqlweave.llm import FakeLLM

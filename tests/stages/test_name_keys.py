@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sqlweave.confidence import Signals, features
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.demo import demo_database_path
 from sqlweave.llm import FakeLLM
 from sqlweave.pipeline import Pipeline

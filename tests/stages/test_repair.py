@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlweave.db.connection import Database
+from sqlweave.database import Database
 from sqlweave.llm.fake import FakeLLM
 from sqlweave.presets import build_pipeline
 from tests.conftest import file_digest

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import sqlweave.stages.rewrite as rewrite_stage
-from sqlweave.db.connection import Database
+from sqlweave.database import Database
 from sqlweave.llm.fake import FakeLLM
 from sqlweave.presets import build_pipeline
 from sqlweave.sql.rewrite import Rewrite

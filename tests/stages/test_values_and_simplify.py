@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.db.demo import demo_database_path
 from sqlweave.db.render import RenderedSchema
 from sqlweave.schema import Column, Schema, Table

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from sqlweave.db import Database
+from sqlweave.database import Database
 from sqlweave.llm.base import LLM, Completion, GenerationOptions, Message, Usage
 from sqlweave.llm.recorded import RecordedLLM
 from sqlweave.presets import build_pipeline

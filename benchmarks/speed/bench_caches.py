@@ -1,6 +1,6 @@
 """Per-schema retrieval caches: what a warm lookup costs, and that the cache stops at its bound (no model).
 
-    .venv/bin/python benchmarks/bench_caches.py [--questions N] [--repeats R] [--schemas S] [--out FILE]
+    .venv/bin/python benchmarks/speed/bench_caches.py [--questions N] [--repeats R] [--schemas S] [--out FILE]
 
 1. Warm retrieval time: every Spider dev question (or the first ``--questions``) pruned with BM25 on its own
    database (``prune(method="bm25")``: the per-schema column index), and ranked against one schema made of the
@@ -30,7 +30,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bootstrap: benchmarks/README.md
+
+ROOT = Path(__file__).resolve().parents[2]
 SPIDER = ROOT.parent / "shared" / "data" / "spider"
 
 
@@ -78,7 +80,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "caches.json")
     args = ap.parse_args()
     import sqlweave
-    from sqlweave.db import Database
+    from sqlweave.database import Database
     from sqlweave.eval.datasets import load_spider
     from sqlweave.retrieval.schema_retriever import prune
 

@@ -21,7 +21,7 @@ Other sources (a DuckDB file, a PostgreSQL URL) are read read-only through :clas
 >>> report.tables["customers"] > 0, len(report.foreign_keys) >= 5
 (True, True)
 
-Command line: ``python -m sqlweave.db.load SOURCE TARGET [--descriptions FILE] [--keep-case]``, where TARGET is
+Command line: ``python -m sqlweave.loading SOURCE TARGET [--descriptions FILE] [--keep-case]``, where TARGET is
 a SQLAlchemy URL (``postgresql+psycopg://...``) or a ``.duckdb`` / ``.sqlite`` path (replaced if it exists).
 """
 
@@ -42,7 +42,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from ..errors import DatabaseError, DatabaseNotFoundError, MissingDependencyError
+from .errors import DatabaseError, DatabaseNotFoundError, MissingDependencyError
 
 _CHUNK = 1000
 _INT64 = 2**63 - 1
@@ -122,7 +122,7 @@ def _read_sqlite(path: Path) -> list[_SourceTable]:
 
 def _read_database(source: str | Path) -> list[_SourceTable]:
     """Any database sqlweave opens (DuckDB file, PostgreSQL URL), read-only, with its keys and comments."""
-    from .connection import Database
+    from .database import Database
 
     db = Database.open(source, timeout_s=600)
     try:
@@ -264,7 +264,7 @@ _COMPATIBLE = {"int": "int", "float": "float", "decimal": "decimal", "bool": "bo
 def _target_url(target: str | Path) -> tuple[str, Path | None]:
     text = str(target)
     if "://" in text:
-        from .connection import with_installed_driver
+        from .db.opening import with_installed_driver
 
         try:
             return with_installed_driver(text), None
@@ -312,7 +312,7 @@ def load_database(
     else:
         tables = _read_database(source)
     if descriptions:
-        from ..knowledge import load_descriptions
+        from .knowledge import load_descriptions
 
         side = load_descriptions(Path(descriptions))
         for t in tables:
@@ -651,9 +651,9 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from ..errors import SqlweaveError
+    from .errors import SqlweaveError
 
-    ap = argparse.ArgumentParser(prog="python -m sqlweave.db.load",
+    ap = argparse.ArgumentParser(prog="python -m sqlweave.loading",
                                  description="Copy a database (a SQLite or DuckDB file, or a URL) into another.")
     ap.add_argument("source")
     ap.add_argument("target", help="a SQLAlchemy URL, or a .duckdb / .sqlite path (replaced)")

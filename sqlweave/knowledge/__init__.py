@@ -55,24 +55,25 @@ Domain knowledge for this database:
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 import threading
-import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from .errors import ConfigurationError, SchemaError, SqlweaveError
-from .sql.names import split_column
+from ..errors import ConfigurationError, SchemaError, SqlweaveError
+from .checks import Problems, did_you_mean, kind_of, list_at, positions, text_at
+from .descriptions import file_descriptions, read_json
+from .model import Join, SamplePair, TableKnowledge, Term, need_text
+from .sections import examples_section, joins_section, tables_section, terms_section
 
 if TYPE_CHECKING:
-    from .db.connection import Database
-    from .schema import Schema
-    from .policy import AccessPolicy
-    from .retrieval.lexical import BM25Index
+    from ..db.protocol import Reader
+    from ..schema import Schema
+    from ..policy import AccessPolicy
+    from ..retrieval.lexical import BM25Index
 
 #: Suffixes of knowledge files read as YAML.
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -86,95 +87,7 @@ RELATIVE_SCORE = 0.4
 KNOWLEDGE_HEADER = "Domain knowledge for this database:"
 
 _SECTIONS = ("database", "tables", "terms", "joins", "examples", "notes", "policy")
-_TABLE_KEYS = ("description", "columns")
-_TERM_KEYS = ("name", "definition", "sql")
-_EXAMPLE_KEYS = ("question", "sql")
 # --- the model ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TableKnowledge:
-    """What the team says about one table: its description and its columns' (``{column: description}``)."""
-
-    name: str
-    description: str = ""
-    columns: Mapping[str, str] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        _need_text(self.name, "a table's name", empty=False)
-        _need_text(self.description, f"the description of table {self.name!r}")
-        if not isinstance(self.columns, Mapping):
-            raise ConfigurationError(f"the columns of table {self.name!r} must map column names to descriptions")
-        for col, text in self.columns.items():
-            _need_text(col, f"a column name of table {self.name!r}", empty=False)
-            _need_text(text, f"the description of column {self.name}.{col}")
-        object.__setattr__(self, "columns", dict(self.columns))
-
-    def __hash__(self) -> int:
-        return hash((self.name, self.description, tuple(self.columns.items())))
-
-
-@dataclass(frozen=True)
-class Term:
-    """A business term: ``active customer`` means ``ordered in the last 90 days``, optionally as SQL."""
-
-    name: str
-    definition: str
-    sql: str | None = None
-
-    def __post_init__(self) -> None:
-        _need_text(self.name, "a term's name", empty=False)
-        _need_text(self.definition, f"the definition of term {self.name!r}", empty=self.sql is not None)
-        if self.sql is not None:
-            _need_text(self.sql, f"the SQL of term {self.name!r}", empty=False)
-
-    def line(self) -> str:
-        text = f'- "{self.name}" means: {self.definition}' if self.definition else f'- "{self.name}"'
-        return text + (f" (SQL: {' '.join(self.sql.split())})" if self.sql else "")
-
-
-@dataclass(frozen=True)
-class Join:
-    """A preferred join, ``table.column = table.column``.
-
-    >>> Join.parse('orders.customer_id = "Customers".id')
-    Join(table='orders', column='customer_id', ref_table='Customers', ref_column='id')
-    >>> Join.parse("orders.customer_id")
-    Traceback (most recent call last):
-    sqlweave.errors.ConfigurationError: 'orders.customer_id' is not a join ...
-    """
-
-    table: str
-    column: str
-    ref_table: str
-    ref_column: str
-
-    def __post_init__(self) -> None:
-        for part in (self.table, self.column, self.ref_table, self.ref_column):
-            _need_text(part, "a table or column name of a join", empty=False)
-
-    @classmethod
-    def parse(cls, text: str) -> "Join":
-        left, sep, right = str(text).partition("=")
-        a, b = split_column(left), split_column(right)
-        if not sep or a is None or b is None:
-            raise ConfigurationError(f"{text!r} is not a join", hint="Write a join as table.column = table.column.")
-        return cls(*a, *b)
-
-    def __str__(self) -> str:
-        return f"{self.table}.{self.column} = {self.ref_table}.{self.ref_column}"
-
-
-@dataclass(frozen=True)
-class SamplePair:
-    """A question answered before on this database, with the SQL that answers it."""
-
-    question: str
-    sql: str
-
-    def __post_init__(self) -> None:
-        _need_text(self.question, "a sample question", empty=False)
-        _need_text(self.sql, f"the SQL of sample question {self.question!r}", empty=False)
 
 
 @dataclass(frozen=True)
@@ -202,7 +115,7 @@ class Knowledge:
             object.__setattr__(self, name, items)
         notes = tuple(self.notes)
         for n in notes:
-            _need_text(n, "a note", empty=False)
+            need_text(n, "a note", empty=False)
         object.__setattr__(self, "notes", notes)
         if self.source is not None:
             object.__setattr__(self, "source", Path(self.source))
@@ -229,7 +142,7 @@ class Knowledge:
         ({'sbTickerId': 'ticker id'}, 'NCT (Net Commission Total)', ('Amounts in USD',))
         """
         path = Path(path)
-        data = _read_json(path)
+        data = read_json(path)
         meta = data.get("table_metadata") if isinstance(data, dict) else None
         if not isinstance(meta, dict):
             raise ConfigurationError(f"{str(path)!r} is not defog metadata: it has no table_metadata object",
@@ -278,19 +191,19 @@ class Knowledge:
 
     @cached_property
     def _name_index(self) -> "BM25Index":
-        from .retrieval.lexical import BM25Index
+        from ..retrieval.lexical import BM25Index
 
         return BM25Index([t.name for t in self.terms])
 
     @cached_property
     def _term_index(self) -> "BM25Index":
-        from .retrieval.lexical import BM25Index
+        from ..retrieval.lexical import BM25Index
 
         return BM25Index([f"{t.name} {t.definition}" for t in self.terms])
 
     @cached_property
     def _example_index(self) -> "BM25Index":
-        from .retrieval.lexical import BM25Index
+        from ..retrieval.lexical import BM25Index
 
         return BM25Index([e.question for e in self.examples])
 
@@ -418,13 +331,6 @@ def _mentions(question: str, name: str) -> bool:
     return re.search(rf"(?<!\w){forms}(?!\w)", question) is not None
 
 
-def _need_text(value: Any, what: str, *, empty: bool = True) -> None:
-    if not isinstance(value, str):
-        raise ConfigurationError(f"{what} must be text, not {type(value).__name__}")
-    if not empty and not value.strip():
-        raise ConfigurationError(f"{what} is empty")
-
-
 def _glossary(text: str) -> tuple[tuple[Term, ...], tuple[str, ...]]:
     """defog glossary lines (``- ...``, continuation lines indented) -> terms (``TERM = DEFINITION``) and notes."""
     items: list[str] = []
@@ -467,75 +373,13 @@ def load_knowledge(path: str | Path) -> Knowledge:
             raise ConfigurationError(f"cannot read the knowledge file {str(path)!r}: {err}") from None
         return _parse_yaml(text, path)
     if path.is_file() and path.suffix.lower() == ".json":
-        data = _read_json(path)
+        data = read_json(path)
         if isinstance(data, dict) and "table_metadata" in data:
             return Knowledge.from_defog_json(path)
     if not path.exists():
         raise ConfigurationError(f"no knowledge file at {str(path)!r}",
                                  hint="Pass a YAML knowledge file, defog's JSON metadata or a descriptions file.")
     return Knowledge.from_descriptions(load_descriptions(path), source=path)
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigurationError(f"no knowledge file at {str(path)!r}") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigurationError(f"cannot read {str(path)!r}: {err}") from None
-    except ValueError as err:
-        raise ConfigurationError(f"{str(path)!r} is not valid JSON: {err}") from None
-
-
-class _Problems:
-    """Collects what is wrong with a knowledge file, each with its line and key path."""
-
-    def __init__(self, source: str, lines: dict[tuple[Any, ...], int]) -> None:
-        self.source = source
-        self.lines = lines
-        self.items: list[str] = []
-
-    def add(self, path: tuple[Any, ...], message: str, line: int | None = None) -> None:
-        for n in range(len(path), -1, -1):
-            if line is not None:
-                break
-            line = self.lines.get(path[:n])
-            if line is not None:
-                break
-        where = ".".join(str(p) if not isinstance(p, int) else f"[{p}]" for p in path).replace(".[", "[")
-        self.items.append(f"line {line}" * (line is not None) + (f" ({where})" if where else "") + f": {message}")
-
-    def raise_if_any(self) -> None:
-        if not self.items:
-            return
-        shown = self.items[:5] + ([f"... and {len(self.items) - 5} more"] if len(self.items) > 5 else [])
-        raise ConfigurationError(
-            f"the knowledge file {self.source} has {len(self.items)} problem{'s' * (len(self.items) > 1)}: "
-            + "; ".join(shown),
-            hint="Fix those entries; the sections a knowledge file may have are: " + ", ".join(_SECTIONS) + ".",
-            problems=list(self.items), file=self.source,
-        )
-
-
-def _positions(node: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], int],
-               duplicates: list[tuple[tuple[Any, ...], int]]) -> None:
-    """Map each key path of a composed YAML node tree to its 1-based line; note repeated keys."""
-    import yaml
-
-    if isinstance(node, yaml.MappingNode):
-        seen = set()
-        for key, value in node.value:
-            k = key.value if isinstance(key, yaml.ScalarNode) else str(key.value)
-            sub = path + (k,)
-            if k in seen:
-                duplicates.append((sub, key.start_mark.line + 1))
-            seen.add(k)
-            out.setdefault(sub, key.start_mark.line + 1)
-            _positions(value, sub, out, duplicates)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            out.setdefault(path + (i,), item.start_mark.line + 1)
-            _positions(item, path + (i,), out, duplicates)
 
 
 def _parse_yaml(text: str, source: str | Path | None) -> Knowledge:
@@ -555,9 +399,9 @@ def _parse_yaml(text: str, source: str | Path | None) -> Knowledge:
     lines: dict[tuple[Any, ...], int] = {}
     duplicates: list[tuple[tuple[Any, ...], int]] = []
     if node is not None:
-        _positions(node, (), lines, duplicates)
+        positions(node, (), lines, duplicates)
         lines.setdefault((), node.start_mark.line + 1)
-    problems = _Problems(name, lines)
+    problems = Problems(name, lines, _SECTIONS)
     for path, line in duplicates:
         problems.add(path, f"{path[-1]!r} is given twice", line)
     if data is None:
@@ -565,22 +409,22 @@ def _parse_yaml(text: str, source: str | Path | None) -> Knowledge:
         return Knowledge(source=Path(source) if source is not None else None)
     if not isinstance(data, dict):
         problems.add((), f"a knowledge file must be a mapping of sections ({', '.join(_SECTIONS)}), "
-                         f"not {_kind(data)}")
+                         f"not {kind_of(data)}")
         problems.raise_if_any()
     for key in data:
         if key not in _SECTIONS:
-            problems.add((key,), f"unknown section {key!r}{_did_you_mean(key, _SECTIONS)}; "
+            problems.add((key,), f"unknown section {key!r}{did_you_mean(key, _SECTIONS)}; "
                                  f"expected one of: {', '.join(_SECTIONS)}")
-    database = _text(data.get("database"), ("database",), problems, optional=True)
-    tables = _tables(data.get("tables"), problems)
-    terms = _terms(data.get("terms"), problems)
-    joins = _joins(data.get("joins"), problems)
-    examples = _examples(data.get("examples"), problems)
-    notes = tuple(n for i, item in enumerate(_list(data.get("notes"), ("notes",), problems))
-                  if (n := _text(item, ("notes", i), problems)))
+    database = text_at(data.get("database"), ("database",), problems, optional=True)
+    tables = tables_section(data.get("tables"), problems)
+    terms = terms_section(data.get("terms"), problems)
+    joins = joins_section(data.get("joins"), problems)
+    examples = examples_section(data.get("examples"), problems)
+    notes = tuple(n for i, item in enumerate(list_at(data.get("notes"), ("notes",), problems))
+                  if (n := text_at(item, ("notes", i), problems)))
     policy = None
     if data.get("policy") is not None:
-        from .policy import AccessPolicy
+        from ..policy import AccessPolicy
 
         try:
             policy = AccessPolicy.from_mapping(data["policy"], source=source)
@@ -595,203 +439,7 @@ def _parse_yaml(text: str, source: str | Path | None) -> Knowledge:
         raise ConfigurationError(f"the knowledge file {name}: {err.message}", hint=err.hint) from None
 
 
-def _kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "text", bool: "true/false", type(None): "nothing"}.get(
-        type(value), f"a {type(value).__name__}")
-
-
-def _did_you_mean(key: Any, choices: Iterable[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(str(key), list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def _text(value: Any, path: tuple[Any, ...], problems: _Problems, *, optional: bool = False) -> str:
-    """Text from a scalar (numbers are written as text); anything else is a problem."""
-    if value is None:
-        if not optional:
-            problems.add(path, "is empty")
-        return ""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        problems.add(path, f"must be text, not {_kind(value)}"
-                     + (" (quote it: YAML reads yes/no/true/false as true/false)" if isinstance(value, bool) else ""))
-        return ""
-    text = str(value).strip()
-    if not text and not optional:
-        problems.add(path, "is empty")
-    return text
-
-
-def _mapping(value: Any, path: tuple[Any, ...], problems: _Problems) -> dict[Any, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        problems.add(path, f"must be a mapping, not {_kind(value)}")
-        return {}
-    return value
-
-
-def _list(value: Any, path: tuple[Any, ...], problems: _Problems) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        problems.add(path, f"must be a list, not {_kind(value)}")
-        return []
-    return value
-
-
-def _keys(entry: dict[Any, Any], path: tuple[Any, ...], allowed: tuple[str, ...], problems: _Problems) -> None:
-    for key in entry:
-        if key not in allowed:
-            problems.add(path + (key,), f"unknown key {key!r}{_did_you_mean(key, allowed)}; "
-                                        f"expected one of: {', '.join(allowed)}")
-
-
-def _tables(value: Any, problems: _Problems) -> tuple[TableKnowledge, ...]:
-    out = []
-    for table, entry in _mapping(value, ("tables",), problems).items():
-        path = ("tables", table)
-        name = _text(table, path, problems)
-        if isinstance(entry, (str, int, float)) and not isinstance(entry, bool) or entry is None:
-            if name:
-                out.append(TableKnowledge(name, _text(entry, path, problems, optional=True)))
-            continue
-        if not isinstance(entry, dict):
-            problems.add(path, f"must be a description or a mapping with description and columns, not {_kind(entry)}")
-            continue
-        _keys(entry, path, _TABLE_KEYS, problems)
-        description = _text(entry.get("description"), path + ("description",), problems, optional=True)
-        columns = {}
-        for col, text in _mapping(entry.get("columns"), path + ("columns",), problems).items():
-            col_name = _text(col, path + ("columns", col), problems)
-            if isinstance(text, dict):  # {description: ...} is accepted for a column too
-                _keys(text, path + ("columns", col), ("description",), problems)
-                text = text.get("description")
-            col_text = _text(text, path + ("columns", col), problems, optional=True)
-            if col_name:
-                columns[col_name] = col_text
-        if name:
-            out.append(TableKnowledge(name, description, columns))
-    return tuple(out)
-
-
-def _term_body(entry: dict[str, Any], path: tuple[Any, ...], problems: _Problems) -> tuple[str, str | None]:
-    """A term's definition and SQL (the definition may be left out when the SQL is given)."""
-    definition = _text(entry.get("definition"), path + ("definition",), problems, optional="sql" in entry)
-    sql = _text(entry.get("sql"), path + ("sql",), problems) if "sql" in entry else None
-    return definition, sql
-
-
-def _terms(value: Any, problems: _Problems) -> tuple[Term, ...]:
-    out = []
-    if isinstance(value, dict):  # {name: definition} or {name: {definition, sql}}
-        for term, entry in value.items():
-            path = ("terms", term)
-            name = _text(term, path, problems)
-            if isinstance(entry, dict):
-                _keys(entry, path, ("definition", "sql"), problems)
-                definition, sql = _term_body(entry, path, problems)
-            else:
-                definition, sql = _text(entry, path, problems), None
-            if name and (definition or sql):
-                out.append(Term(name, definition, sql or None))
-        return tuple(out)
-    for i, entry in enumerate(_list(value, ("terms",), problems)):
-        path = ("terms", i)
-        if not isinstance(entry, dict):
-            problems.add(path, f"must be a mapping with name, definition and optionally sql, not {_kind(entry)}")
-            continue
-        _keys(entry, path, _TERM_KEYS, problems)
-        name = _text(entry.get("name"), path + ("name",), problems)
-        definition, sql = _term_body(entry, path, problems)
-        if name and (definition or sql):
-            out.append(Term(name, definition, sql or None))
-    return tuple(out)
-
-
-def _joins(value: Any, problems: _Problems) -> tuple[Join, ...]:
-    out = []
-    for i, entry in enumerate(_list(value, ("joins",), problems)):
-        text = _text(entry, ("joins", i), problems)
-        if not text:
-            continue
-        try:
-            out.append(Join.parse(text))
-        except ConfigurationError:
-            problems.add(("joins", i), f"{text!r} is not a join: write table.column = table.column")
-    return tuple(out)
-
-
-def _examples(value: Any, problems: _Problems) -> tuple[SamplePair, ...]:
-    out = []
-    for i, entry in enumerate(_list(value, ("examples",), problems)):
-        path = ("examples", i)
-        if not isinstance(entry, dict):
-            problems.add(path, f"must be a mapping with question and sql, not {_kind(entry)}")
-            continue
-        _keys(entry, path, _EXAMPLE_KEYS, problems)
-        question = _text(entry.get("question"), path + ("question",), problems)
-        sql = _text(entry.get("sql"), path + ("sql",), problems)
-        if question and sql:
-            out.append(SamplePair(question, sql))
-    return tuple(out)
-
-
-# --- knowledge of an open database ----------------------------------------------------------------------
-
-_ATTACHED: "weakref.WeakKeyDictionary[Database, Knowledge]" = weakref.WeakKeyDictionary()
-_FILES: dict[str, tuple[float, Knowledge]] = {}
-_LOCK = threading.Lock()
-
-
-def attach_knowledge(db: "Database", knowledge: Knowledge | None) -> None:
-    """Make ``knowledge`` what pipelines use for ``db`` (``None`` detaches it)."""
-    with _LOCK:
-        if knowledge is None:
-            _ATTACHED.pop(db, None)
-        else:
-            _ATTACHED[db] = knowledge
-
-
-def knowledge_for(db: "Database") -> Knowledge | None:
-    """The knowledge pipelines use for ``db``: what :func:`attach_knowledge` attached, else its descriptions
-    file when that is a YAML knowledge file (read once, again when it changes), else ``None``.
-
-    >>> from sqlweave.db import Database
-    >>> from sqlweave.db.demo import demo_database_path
-    >>> knowledge_for(Database.open(demo_database_path())) is None
-    True
-    """
-    policy = getattr(db, "policy", None)
-    found = _knowledge_for(db)
-    return policy.filter_knowledge(found) if policy is not None else found  # nothing hidden reaches a prompt
-
-
-def _knowledge_for(db: "Database") -> Knowledge | None:
-    with _LOCK:
-        attached = _ATTACHED.get(db)
-    if attached is not None:
-        return attached
-    path = getattr(db, "descriptions", None)
-    if path is None or Path(path).suffix.lower() not in YAML_SUFFIXES:
-        return None
-    key = str(Path(path).resolve())
-    try:
-        mtime = Path(path).stat().st_mtime
-    except OSError:
-        return None
-    with _LOCK:
-        hit = _FILES.get(key)
-    if hit is not None and hit[0] == mtime:
-        return hit[1]
-    knowledge = load_knowledge(path)
-    with _LOCK:
-        _FILES[key] = (mtime, knowledge)
-    return knowledge
-
-
-# --- description side files (JSON, defog's JSON, BIRD's CSV folders) --------------------------------------
+# --- description side files (JSON, defog's JSON, BIRD's CSV folders: :mod:`sqlweave.knowledge.descriptions`) ---
 
 
 def load_descriptions(path: Path) -> dict[str, dict[str, Any]]:
@@ -803,47 +451,25 @@ def load_descriptions(path: Path) -> dict[str, dict[str, Any]]:
     its ``tables`` section: see :mod:`sqlweave.knowledge`). Keys are lower-cased.
     """
     path = Path(path)
-    if not path.exists():
-        raise SchemaError(f"no description file at {str(path)!r}",
-                          hint="Pass a JSON file, a YAML knowledge file or a folder of CSV files.")
-    if path.suffix.lower() in (".yaml", ".yml") and path.is_file():
+    if path.suffix.lower() in YAML_SUFFIXES and path.is_file():
         return load_knowledge(path).descriptions()
-    try:
-        if path.is_dir():
-            return _bird_descriptions(path)
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, csv.Error) as err:
-        raise SchemaError(f"cannot read descriptions from {str(path)!r}: {err}") from err
-    if not isinstance(data, dict):
-        raise SchemaError(f"descriptions in {str(path)!r} must be a JSON object")
-    out: dict[str, dict[str, Any]] = {}
-    if "table_metadata" in data:
-        for table, cols in data["table_metadata"].items():
-            out[table.lower()] = {
-                "description": "",
-                "columns": {str(c.get("column_name", "")).lower(): c.get("column_description", "") for c in cols},
-            }
-        return out
-    for table, info in data.items():
-        info = info if isinstance(info, dict) else {"description": str(info)}
-        cols = info.get("columns", {}) or {}
-        out[table.lower()] = {
-            "description": str(info.get("description", "")),
-            "columns": {str(k).lower(): str(v) for k, v in cols.items()},
-        }
-    return out
+    return file_descriptions(path)
 
 
-def _bird_descriptions(folder: Path) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for f in sorted(folder.glob("*.csv")):
-        cols: dict[str, str] = {}
-        raw = f.read_bytes().decode("utf-8", errors="replace").lstrip("\ufeff")
-        for row in csv.DictReader(raw.splitlines()):
-            name = (row.get("original_column_name") or "").strip()
-            if not name:
-                continue
-            parts = [row.get("column_description") or "", row.get("value_description") or ""]
-            cols[name.lower()] = "; ".join(p.strip() for p in parts if p and p.strip())
-        out[f.stem.lower()] = {"description": "", "columns": cols}
-    return out
+# --- knowledge of an open database ----------------------------------------------------------------------
+
+
+def knowledge_for(db: "Reader") -> Knowledge | None:
+    """The knowledge pipelines use for ``db``: its own (:attr:`sqlweave.database.Database.knowledge`: what it was
+    opened or set with, else its descriptions file when that is a YAML knowledge file), with nothing the access
+    policy hides.
+
+    >>> from sqlweave.database import Database
+    >>> from sqlweave.db.demo import demo_database_path
+    >>> knowledge_for(Database.open(demo_database_path())) is None
+    True
+    """
+    policy, found = db.policy, db.knowledge
+    return policy.filter_knowledge(found) if policy is not None else found  # nothing hidden reaches a prompt
+
+

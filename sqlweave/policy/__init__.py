@@ -66,20 +66,20 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from .errors import AccessDeniedError, PolicyError, SqlweaveError
-from .sql.names import split_column
+from ..errors import AccessDeniedError, PolicyError, SqlweaveError
+from ..sql.names import split_column
+from .scope import COLUMN_DENIED, TABLE_DENIED, check_columns, ctes_in_scope
 
 if TYPE_CHECKING:
-    from .schema import Schema
-    from .knowledge import Knowledge
+    from ..schema import Schema
+    from ..knowledge import Knowledge
 
 #: The alias of the table inside a policy subquery (so a filter's column never resolves to an outer query).
 INNER_ALIAS = "_policy"
 #: Keys of a policy mapping.
 POLICY_KEYS = ("hidden_tables", "hidden_columns", "row_filters")
-#: What a refusal says: the same words whatever was hidden, so a message never names it.
-TABLE_DENIED = "the query reads a table that this database does not show"
-COLUMN_DENIED = "the query reads a column that this database does not show"
+#: What a refusal says: the same words whatever was hidden, so a message never names it (the table's and the
+#: column's: :mod:`sqlweave.policy.scope`).
 FUNCTION_DENIED = "the query calls a function that reads the database's catalog, settings or files"
 UNCHECKABLE = "the query could not be checked against this database's access policy"
 
@@ -154,7 +154,7 @@ def _parse_condition(text: str, dialect: str | None, table: str) -> exp.Expressi
     if where is None or tree.args.get("from_") is not None or len(tree.expressions) != 1 \
             or any(tree.args.get(k) for k in ("group", "having", "order", "limit", "joins", "with_")):
         raise PolicyError(f"the row filter of table {table!r} must be one condition, such as tenant_id = :tenant")
-    from .sql.classify import ensure_read_only
+    from ..sql.classify import ensure_read_only
 
     try:
         ensure_read_only(f"SELECT 1 WHERE {text}", dialect)
@@ -358,7 +358,7 @@ class AccessPolicy:
 
     def filter_schema(self, schema: "Schema") -> "Schema":
         """``schema`` without hidden tables and columns; filtered tables keep no rows, samples, stats or count."""
-        from .schema import ColumnStats
+        from ..schema import ColumnStats
 
         keep: dict[str, Iterable[str] | None] = {
             t.name: [c.name for c in t.columns if c.name.lower() not in self.hidden_columns_of(t.name)]
@@ -405,7 +405,7 @@ class AccessPolicy:
         table comes back unchanged. Raises :class:`AccessDeniedError`, :class:`PolicyError` (an unbound
         parameter), or the classifier's errors for SQL that is not one read.
         """
-        from .sql.classify import ensure_read_only
+        from ..sql.classify import ensure_read_only
 
         tree = ensure_read_only(sql, dialect)
         try:
@@ -450,7 +450,7 @@ class AccessPolicy:
                 qualifier = table.args.get(part)
                 if qualifier is not None and qualifier.name.lower() not in own:
                     raise AccessDeniedError(TABLE_DENIED, sql=text)
-            if name in ctes and not table.args.get("db") and name in _ctes_in_scope(table):
+            if name in ctes and not table.args.get("db") and name in ctes_in_scope(table):
                 continue  # a WITH query's own name, where that WITH query is defined
             if not schema.has_table(name):
                 raise AccessDeniedError(TABLE_DENIED, sql=text)
@@ -466,7 +466,7 @@ class AccessPolicy:
                 raise AccessDeniedError(FUNCTION_DENIED, sql=text)
         hidden = {c for t in referenced for c in self.hidden_columns_of(t)}
         if hidden:
-            _check_columns(tree, hidden, self, schema, text)
+            check_columns(tree, hidden, self, schema, text)
 
     def rewrite(self, tree: exp.Expression, schema: "Schema", dialect: str | None,
                 params: Mapping[str, Any] | None = None) -> exp.Expression:
@@ -549,34 +549,13 @@ def _needs_quotes(name: str) -> bool:
 
 
 def _parse(sql: str, dialect: str | None) -> exp.Expression:
-    from .sql.validate import parse_one
+    from ..sql.validate import parse_one
 
     return parse_one(sql, dialect)
 
 
 def _named_tables(tree: exp.Expression) -> list[exp.Table]:
     return [t for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
-
-
-def _ctes_in_scope(node: exp.Expression) -> set[str]:
-    """Names of the WITH queries ``node`` can refer to: those of every enclosing WITH, and inside a WITH query's
-    own body only the ones defined before it unless the WITH is RECURSIVE (without it, its own name there is
-    taken for the table it names, as PostgreSQL does: read as a real table, it must pass every check)."""
-    names: set[str] = set()
-    child: Any = node
-    parent: Any = node.parent
-    cte: exp.Expression | None = None
-    while parent is not None:
-        if isinstance(child, exp.CTE):
-            cte = child
-        with_ = parent.args.get("with_") if isinstance(parent, exp.Expression) else None
-        if isinstance(with_, exp.With):
-            defined = list(with_.expressions)
-            if child is with_ and cte is not None and cte in defined and not with_.args.get("recursive"):
-                defined = defined[: defined.index(cte)]  # WITH RECURSIVE: each sees every one, itself too
-            names |= {c.alias_or_name.lower() for c in defined}
-        child, parent = parent, parent.parent
-    return names
 
 
 def _filter_columns(cond: exp.Expression) -> list[exp.Column]:
@@ -589,129 +568,3 @@ def _filter_columns(cond: exp.Expression) -> list[exp.Column]:
             continue
         out.append(col)
     return out
-
-
-def _check_columns(tree: exp.Expression, hidden: set[str], policy: AccessPolicy, schema: "Schema",
-                   text: str | None) -> None:
-    """Refuse a reference to a hidden column: resolved through the query's scopes the way SQL resolves names
-    (innermost first); anything named like a hidden column that does not resolve to something visible is
-    refused too."""
-    suspects: list[exp.Expression] = [i for i in tree.find_all(exp.Identifier) if i.name.lower() in hidden]
-    suspects += [v for v in tree.find_all(exp.Var) if v.name.lower() in hidden]
-    if not suspects:
-        return
-    from sqlglot.optimizer.scope import build_scope
-
-    try:
-        root = build_scope(tree)
-        scopes = list(root.traverse()) if root is not None else []
-    except Exception:  # noqa: BLE001 - the scope builder's limits: refuse rather than guess
-        raise AccessDeniedError(COLUMN_DENIED, sql=text) from None
-    by_expr = {id(s.expression): s for s in scopes}
-
-    def scope_of(node: exp.Expression) -> Any:
-        cur = node.parent
-        while cur is not None:
-            s = by_expr.get(id(cur))
-            if s is not None:
-                return s
-            cur = cur.parent
-        return None
-
-    for ident in suspects:
-        parent = ident.parent
-        if isinstance(parent, exp.TableAlias) or (isinstance(parent, exp.Alias) and parent.args.get("alias") is ident):
-            continue  # an alias being defined: names an output, reads nothing
-        if isinstance(parent, exp.Table) and parent.this is ident:
-            continue  # a table named like a hidden column: the table checks cover it
-        if isinstance(parent, exp.Column) and parent.this is ident and not parent.args.get("db"):
-            if _column_ok(parent, scope_of(parent), policy, schema):
-                continue
-        elif isinstance(parent, exp.Column) and parent.args.get("table") is ident and not parent.args.get("db"):
-            if _is_source_alias(ident.name, scope_of(parent)):
-                continue  # a table alias named like a hidden column
-        raise AccessDeniedError(COLUMN_DENIED, sql=text)
-
-
-def _is_source_alias(name: str, scope: Any) -> bool:
-    low = name.lower()
-    while scope is not None:
-        if any(k.lower() == low for k in scope.sources):
-            return True
-        scope = scope.parent
-    return False
-
-
-def _outputs(source: Any) -> set[str]:
-    """The explicit output names of a derived table's scope (a star adds nothing: it expands to visible columns)."""
-    expr = source.expression
-    while isinstance(expr, exp.SetOperation):
-        expr = expr.this
-    if isinstance(expr, exp.Select):
-        return {s.alias_or_name.lower() for s in expr.expressions if s.alias_or_name and s.alias_or_name != "*"}
-    return set()
-
-
-def _is_order_alias(column: exp.Column, select: Any, name: str) -> bool:
-    order = column.find_ancestor(exp.Order, exp.Select)
-    return (isinstance(order, exp.Order) and order.parent is select and isinstance(select, exp.Select)
-            and order.this is None and any(isinstance(s, exp.Alias) and s.alias.lower() == name
-                                           for s in select.expressions)
-            and any(o.this is column for o in order.expressions))
-
-
-def _column_ok(column: exp.Column, scope: Any, policy: AccessPolicy, schema: "Schema") -> bool:
-    """Whether ``column`` (named like a hidden column) resolves to something visible."""
-    from sqlglot.optimizer.scope import Scope
-
-    name = column.name.lower()
-    qualifier = column.table.lower() if column.table else None
-    first = True
-    while scope is not None:
-        sources = {k.lower(): v for k, v in scope.sources.items()}
-        if qualifier is not None:
-            if qualifier in sources:
-                src = sources[qualifier]
-                if isinstance(src, exp.Table):
-                    return name not in policy.hidden_columns_of(src.name) and schema.has_table(src.name) \
-                        and schema.table(src.name).has_column(name)
-                if isinstance(src, Scope):
-                    return name in _outputs(src)
-                return False
-        else:
-            if first and _is_order_alias(column, scope.expression, name):
-                return True  # ORDER BY names an output alias before a table's column
-            for src in sources.values():
-                if isinstance(src, exp.Table) and name in policy.hidden_columns_of(src.name):
-                    return False
-            if first:
-                select = scope.expression
-                if isinstance(select, exp.Select) and any(
-                        isinstance(s, exp.Alias) and s.alias.lower() == name for s in select.expressions):
-                    return True
-            for src in sources.values():
-                if isinstance(src, exp.Table) and schema.has_table(src.name) and schema.table(src.name).has_column(name):
-                    return True
-                if isinstance(src, Scope) and name in _outputs(src):
-                    return True
-        first = False
-        scope = scope.parent
-    return False
-
-
-def resolve_policy(policy: "AccessPolicy | str | Path | None", descriptions: str | Path | None = None
-                   ) -> AccessPolicy | None:
-    """The policy a database opens with: ``policy`` (an object or a file) merged with the ``policy:`` section
-    of ``descriptions`` when that is a YAML knowledge file (so a policy is never silently dropped)."""
-    found = policy if isinstance(policy, AccessPolicy) or policy is None else AccessPolicy.load(policy)
-    if descriptions is not None and Path(descriptions).suffix.lower() in (".yaml", ".yml") \
-            and Path(descriptions).is_file():
-        import yaml  # the knowledge file's policy: section (the rest of the file is the knowledge module's)
-
-        try:
-            data = yaml.safe_load(Path(descriptions).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-            raise PolicyError(f"cannot read the policy section of {str(descriptions)!r}: {err}") from None
-        if isinstance(data, dict) and data.get("policy") is not None:
-            found = AccessPolicy.from_mapping(data["policy"], source=descriptions).merged(found)
-    return found
