@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 import sqlweave
-from sqlweave.cli import EXIT_ERROR, app
+from sqlweave.cli import app
+from sqlweave.cli.output import EXIT_ERROR
 from sqlweave.db.demo import demo_database_path
 from sqlweave.errors import ConfigurationError, PluginError
 from sqlweave.llm import BACKENDS, get_llm
