@@ -17,7 +17,8 @@ MODULES = sorted(
 
 #: Modules that run only with an extra installed.
 DOOR_EXTRAS = {"sqlweave.server": "server", "sqlweave.mcp": "mcp", "sqlweave.db.datafiles": "duckdb",
-               "sqlweave.db.infer_keys": "duckdb"}
+               "sqlweave.db.infer_keys": "duckdb", "sqlweave.db.backends.duckdb": "duckdb",
+               "sqlweave.db.backends.postgres": "postgres"}
 
 
 @pytest.mark.parametrize("name", MODULES)
