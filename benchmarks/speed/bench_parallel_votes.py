@@ -16,7 +16,6 @@ cache: every call is drawn.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 import platform
@@ -29,24 +28,21 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bootstrap: benchmarks/README.md
 
+from benchmarks.common import traces  # noqa: E402
 from sqlweave.llm.base import GenerationOptions, Message
 
 
 def sampled_calls(folder: Path, limit: int | None) -> list[tuple[str, list[Message], GenerationOptions]]:
-    path = folder / "traces.jsonl"
-    opener: Any = open if path.exists() else gzip.open
     found = []
-    with opener(path if path.exists() else folder / "traces.jsonl.gz", "rt", encoding="utf-8") as f:
-        for line in f:
-            record = json.loads(line)
-            for entry in record["trace"]:
-                for call in entry.get("calls") or []:
-                    options = call.get("options") or {}
-                    if options.get("n", 1) > 1 and options.get("temperature"):
-                        messages = [Message(m["role"], m["content"]) for m in call["messages"]]
-                        found.append((record["id"], messages, GenerationOptions(**options)))
-            if limit is not None and len(found) >= limit:
-                return found[:limit]
+    for record in traces(folder):
+        for entry in record["trace"]:
+            for call in entry.get("calls") or []:
+                options = call.get("options") or {}
+                if options.get("n", 1) > 1 and options.get("temperature"):
+                    messages = [Message(m["role"], m["content"]) for m in call["messages"]]
+                    found.append((record["id"], messages, GenerationOptions(**options)))
+        if limit is not None and len(found) >= limit:
+            return found[:limit]
     return found
 
 

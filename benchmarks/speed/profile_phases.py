@@ -15,16 +15,16 @@ of the total.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 import statistics
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bootstrap: benchmarks/README.md
 
+from benchmarks.common import traces  # noqa: E402
 from sqlweave.prompts import load
 
 TEMPLATES = ("zero_shot", "zero_shot_conventions", "zero_shot_examples", "zero_shot_link_first", "few_shot",
@@ -43,15 +43,6 @@ def template_of(system: str) -> str:
         if head and system.strip().startswith(head) and len(head) > length:
             best, length = name, len(head)
     return best
-
-
-def traces(folder: Path) -> Iterator[dict[str, Any]]:
-    path = folder / "traces.jsonl"
-    opener = open if path.exists() else gzip.open
-    with opener(path if path.exists() else folder / "traces.jsonl.gz", "rt", encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
 
 
 def phases(trace: list[dict[str, Any]]) -> dict[str, float]:
